@@ -1,0 +1,16 @@
+"""Chat models that need no key: the scripted model and turn helpers."""
+
+from nbagents.models.scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
+from nbagents.models.turns import Turn, call, delegate, fail, parallel, say
+
+__all__ = [
+    "ScriptExhaustedError",
+    "ScriptedChatModel",
+    "Turn",
+    "call",
+    "delegate",
+    "estimate_tokens",
+    "fail",
+    "parallel",
+    "say",
+]

@@ -1,0 +1,285 @@
+"""``ScriptedChatModel``: a deterministic tool-calling chat model that needs no key and no network."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolCallChunk,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field
+
+from nbagents.models.turns import Turn, to_turn
+
+__all__ = ["ScriptExhaustedError", "ScriptedChatModel", "estimate_tokens"]
+
+DEFAULT_AGENT = "main"
+ANY_TASK = "*"
+
+
+class ScriptExhaustedError(LookupError):
+    """The script has no reply for this agent, task and turn."""
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token estimate (about four characters a token), so usage is reproducible."""
+    return (len(text) + 3) // 4
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that replies from a script, for tutorials, tests and benchmarks.
+
+    ``script`` maps an agent's name (the ``name`` given to ``create_deep_agent`` or a sub-agent's
+    name) to its replies. The replies are a list, used turn by turn in every conversation of that
+    agent, or a mapping from a task description to a list, so that several sub-agents of the same
+    type running at once each get their own answers; the key ``"*"`` serves any other task.
+    A reply is a string, a :class:`~nbagents.models.Turn` (see ``say``, ``call``, ``delegate``,
+    ``parallel`` and ``fail``), an ``AIMessage`` or a list of turns made at once.
+
+    The turn is the number of AI messages already in the conversation, so replies do not depend
+    on timing or on which thread runs first.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: Mapping[str, Any] = Field(default_factory=dict)
+    """Agent name → replies (a list, or a mapping from task description to a list)."""
+    latency: float = 0.0
+    """Seconds every reply takes, to make parallelism and live views visible."""
+    model_name: str = "scripted-model"
+    """Reported in ``response_metadata`` like a real provider's model name."""
+    stream_chunk_chars: int = 24
+    """Size of the text pieces ``stream`` yields."""
+    responder: Callable[[str, list[BaseMessage]], Any] | None = None
+    """Optional fallback ``(agent, messages) -> reply`` for conversations the script lacks."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name}
+
+    def bind_tools(
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools; the script's tool calls are checked against them at reply time."""
+        schemas = [convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=schemas, **kwargs)
+
+    # -- replying ------------------------------------------------------------------------------
+
+    def _reply(
+        self, messages: list[BaseMessage], metadata: Mapping[str, Any] | None, tools: Any
+    ) -> tuple[AIMessage, float]:
+        agent = _agent_name(metadata, self.script)
+        task = _task_of(messages)
+        turn_index = sum(isinstance(m, AIMessage) for m in messages)
+        turn = self._turn(agent, task, turn_index, messages)
+        if turn.error is not None:
+            raise turn.error
+        message = turn.to_message(f"{agent}|{task}|{turn_index}")
+        _check_tools(message, tools, agent, turn_index)
+        message.usage_metadata = _usage(messages, message, turn.usage)
+        message.response_metadata = {"model_name": self.model_name, "finish_reason": "stop"}
+        message.name = None
+        latency = self.latency if turn.latency is None else turn.latency
+        return message, latency
+
+    def _turn(self, agent: str, task: str, index: int, messages: list[BaseMessage]) -> Turn:
+        replies = self._replies_for(agent, task)
+        if replies is not None and index < len(replies):
+            return to_turn(replies[index])
+        if self.responder is not None:
+            return to_turn(self.responder(agent, messages))
+        if replies is None:
+            raise ScriptExhaustedError(
+                f"ScriptedChatModel has no script for agent {agent!r} on task "
+                f"{_preview(task)!r}; scripted: {_describe(self.script, agent)}."
+            )
+        raise ScriptExhaustedError(
+            f"ScriptedChatModel's script for agent {agent!r} (task {_preview(task)!r}) has "
+            f"{len(replies)} turn(s), but the agent asked for turn {index + 1}. Add a reply, "
+            f"e.g. say('...'), to end the agent's loop."
+        )
+
+    def _replies_for(self, agent: str, task: str) -> Sequence[Any] | None:
+        entry = self.script.get(agent)
+        if entry is None:
+            return None
+        if isinstance(entry, Mapping):
+            if task in entry:
+                return _as_list(entry[task])
+            matches = [k for k in entry if k != ANY_TASK and k in task]
+            if len(matches) == 1:
+                return _as_list(entry[matches[0]])
+            if len(matches) > 1:
+                raise ScriptExhaustedError(
+                    f"Task {_preview(task)!r} of agent {agent!r} matches several script keys: "
+                    f"{matches}; use the exact task description as the key."
+                )
+            return _as_list(entry[ANY_TASK]) if ANY_TASK in entry else None
+        return _as_list(entry)
+
+    # -- BaseChatModel hooks -------------------------------------------------------------------
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        if latency > 0:
+            time.sleep(latency)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        if latency > 0:
+            await asyncio.sleep(latency)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        if latency > 0:
+            time.sleep(latency)
+        for chunk in self._chunks(message):
+            if run_manager and chunk.text:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        if latency > 0:
+            await asyncio.sleep(latency)
+        for chunk in self._chunks(message):
+            if run_manager and chunk.text:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
+        text = message.text
+        size = max(1, self.stream_chunk_chars)
+        for start in range(0, len(text), size):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + size]))
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                tool_call_chunks=[
+                    ToolCallChunk(
+                        name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i
+                    )
+                    for i, c in enumerate(message.tool_calls)
+                ],
+                usage_metadata=message.usage_metadata,
+                response_metadata=message.response_metadata,
+                chunk_position="last",
+            )
+        )
+
+
+def _metadata(
+    run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
+) -> Mapping[str, Any] | None:
+    return run_manager.metadata if run_manager is not None else None
+
+
+def _agent_name(metadata: Mapping[str, Any] | None, script: Mapping[str, Any]) -> str:
+    name = (metadata or {}).get("lc_agent_name")
+    if isinstance(name, str) and name:
+        return name
+    # A model called outside any named agent: a one-agent script is unambiguous.
+    return next(iter(script)) if len(script) == 1 else DEFAULT_AGENT
+
+
+def _task_of(messages: Sequence[BaseMessage]) -> str:
+    for m in messages:
+        if isinstance(m, HumanMessage):
+            return m.text
+    return ""
+
+
+def _as_list(entry: Any) -> Sequence[Any]:
+    if isinstance(entry, str | Turn | AIMessage):
+        return [entry]
+    return list(entry)
+
+
+def _check_tools(message: AIMessage, tools: Any, agent: str, index: int) -> None:
+    if not message.tool_calls:
+        return
+    bound = [t.get("function", {}).get("name") for t in tools or []]
+    for c in message.tool_calls:
+        if c["name"] not in bound:
+            have = ", ".join(repr(n) for n in bound) or "none"
+            raise ValueError(
+                f"Turn {index + 1} of agent {agent!r} calls tool {c['name']!r}, but that agent's "
+                f"tools are: {have}."
+            )
+
+
+def _usage(
+    messages: Sequence[BaseMessage], reply: AIMessage, override: Mapping[str, int] | None
+) -> UsageMetadata:
+    if override is not None:
+        inp, out = int(override.get("input_tokens", 0)), int(override.get("output_tokens", 0))
+    else:
+        inp = sum(_message_tokens(m) for m in messages)
+        out = _message_tokens(reply)
+    return UsageMetadata(input_tokens=inp, output_tokens=out, total_tokens=inp + out)
+
+
+def _message_tokens(message: BaseMessage) -> int:
+    calls = getattr(message, "tool_calls", None) or []
+    extra = json.dumps([[c["name"], c["args"]] for c in calls]) if calls else ""
+    return 4 + estimate_tokens(message.text) + estimate_tokens(extra)
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _describe(script: Mapping[str, Any], agent: str) -> str:
+    entry = script.get(agent)
+    if isinstance(entry, Mapping):
+        return f"tasks {[_preview(k) for k in entry]} for {agent!r}"
+    return f"agents {list(script)}"

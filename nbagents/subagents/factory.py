@@ -1,0 +1,87 @@
+"""``create_deep_agent``: a main agent wired with ``SubAgentMiddleware``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware, InterruptOnConfig
+from langchain.chat_models import init_chat_model
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.graph.state import CompiledStateGraph
+
+from nbagents.subagents.middleware import SubAgentMiddleware
+from nbagents.subagents.spawn import OnError
+from nbagents.subagents.specs import CompiledSubAgent, SubAgent
+
+__all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a capable assistant. Plan the work, delegate self-contained parts to sub-agents "
+    "when that keeps your context focused, and answer the user with the combined result."
+)
+
+DEFAULT_MAX_CONCURRENCY = 256
+"""Threads a synchronous ``invoke`` may use for parallel tool calls.
+
+LangGraph's default pool has ``min(32, cpus + 4)`` workers, which would queue the sixth and later
+sub-agents of one message behind the first five.
+"""
+
+
+def create_deep_agent(
+    model: str | BaseChatModel,
+    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
+    *,
+    system_prompt: str | None = None,
+    subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+    middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+    max_subagent_depth: int = 3,
+    name: str = "main",
+    checkpointer: Any = None,
+    store: Any = None,
+    response_format: Any = None,
+    interrupt_on: dict[str, bool | InterruptOnConfig] | None = None,
+    excluded_state_keys: Iterable[str] = (),
+    on_subagent_error: OnError = "return",
+    general_purpose_agent: bool = True,
+    state_schema: Any = None,
+    context_schema: Any = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    debug: bool = False,
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Build a main agent that can delegate to sub-agents through the ``task`` tool.
+
+    A ``general-purpose`` sub-agent (the main model and tools) exists unless
+    ``general_purpose_agent=False`` or a spec of that name is given. ``model`` is a chat model or
+    a ``"provider:model"`` string. Returns the compiled LangGraph agent.
+    """
+    chat_model = init_chat_model(model) if isinstance(model, str) else model
+    subagent_middleware = SubAgentMiddleware(
+        default_model=chat_model,
+        default_tools=tools,
+        subagents=subagents,
+        general_purpose_agent=general_purpose_agent,
+        excluded_state_keys=excluded_state_keys,
+        max_subagent_depth=max_subagent_depth,
+        on_subagent_error=on_subagent_error,
+    )
+    stack: list[AgentMiddleware[Any, Any]] = [subagent_middleware, *middleware]
+    if interrupt_on:
+        stack.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
+    agent = create_agent(
+        chat_model,
+        tools=list(tools),
+        system_prompt=system_prompt if system_prompt is not None else DEFAULT_SYSTEM_PROMPT,
+        middleware=stack,
+        response_format=response_format,
+        checkpointer=checkpointer,
+        store=store,
+        state_schema=state_schema,
+        context_schema=context_schema,
+        name=name,
+        debug=debug,
+    )
+    return agent.with_config(max_concurrency=max_concurrency)

@@ -1,0 +1,259 @@
+"""``SubAgentMiddleware``: gives an agent the ``task`` tool and tells it how to delegate."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, cast
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    HumanInTheLoopMiddleware,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain.chat_models import init_chat_model
+from langchain.tools import ToolRuntime
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.types import Command
+
+from nbagents.subagents.prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
+from nbagents.subagents.spawn import DEPTH_KEY, OnError, Spawn
+from nbagents.subagents.specs import (
+    DEFAULT_EXCLUDED_STATE_KEYS,
+    GENERAL_PURPOSE_SUBAGENT,
+    CompiledSubAgent,
+    SubAgent,
+    validate_specs,
+)
+
+__all__ = ["SubAgentMiddleware"]
+
+
+class _Registry:
+    """The sub-agent types of one main agent; builds each type's graph once, on first use.
+
+    Sub-agents built here get the same ``task`` tool (sharing this registry), so nesting needs
+    no extra graphs: the depth limit is enforced at run time from the run's metadata.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[SubAgent | CompiledSubAgent],
+        *,
+        default_model: BaseChatModel,
+        default_tools: Sequence[Any],
+        default_middleware: Sequence[AgentMiddleware[Any, Any]],
+        excluded: frozenset[str],
+        max_depth: int,
+        on_error: OnError,
+    ) -> None:
+        self.specs = {s["name"]: s for s in specs}
+        self.default_model = default_model
+        self.default_tools = list(default_tools)
+        self.default_middleware = list(default_middleware)
+        self.excluded = excluded
+        self.max_depth = max_depth
+        self.on_error = on_error
+        self._graphs: dict[str, Runnable[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def runnable(self, name: str) -> Runnable[Any, Any]:
+        with self._lock:
+            if name not in self._graphs:
+                self._graphs[name] = self._build(self.specs[name])
+            return self._graphs[name]
+
+    def _build(self, spec: SubAgent | CompiledSubAgent) -> Runnable[Any, Any]:
+        if "runnable" in spec:
+            return cast(CompiledSubAgent, spec)["runnable"]
+        spec = cast(SubAgent, spec)
+        model = spec.get("model", self.default_model)
+        if isinstance(model, str):
+            model = init_chat_model(model)
+        middleware: list[AgentMiddleware[Any, Any]] = [
+            *self.default_middleware,
+            *spec.get("middleware", ()),
+        ]
+        if spec.get("interrupt_on"):
+            middleware.append(HumanInTheLoopMiddleware(interrupt_on=spec["interrupt_on"]))
+        middleware.append(SubAgentMiddleware._sharing(self))
+        return create_agent(
+            model,
+            tools=list(spec["tools"]) if "tools" in spec else self.default_tools,
+            system_prompt=spec["system_prompt"],
+            middleware=middleware,
+            response_format=spec.get("response_format"),
+            name=spec["name"],
+        )
+
+
+class SubAgentMiddleware(AgentMiddleware[Any, Any]):
+    """Adds the ``task`` tool, through which the agent hands jobs to isolated sub-agents.
+
+    Args:
+        default_model: the model of sub-agents that name none (a model or ``"provider:model"``).
+        default_tools: the tools of sub-agents that name none (usually the main agent's tools).
+        subagents: ``SubAgent`` and ``CompiledSubAgent`` specs.
+        default_middleware: middleware every built sub-agent gets before its own.
+        general_purpose_agent: add ``GENERAL_PURPOSE_SUBAGENT`` unless a spec of that name exists.
+        system_prompt: the section appended to the agent's system prompt (``{available_agents}``
+            is replaced by the list of sub-agents); ``None`` appends nothing.
+        task_description: the ``task`` tool's description, with the same placeholder.
+        excluded_state_keys: state keys withheld from sub-agents besides the default ones.
+        max_subagent_depth: how deep sub-agents may nest; at the limit ``task`` answers with an
+            error instead of spawning.
+        on_subagent_error: ``"return"`` turns a failing sub-agent into an error ToolMessage;
+            ``"raise"`` lets the exception stop the run.
+    """
+
+    def __init__(
+        self,
+        *,
+        default_model: str | BaseChatModel,
+        default_tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
+        subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+        default_middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+        general_purpose_agent: bool = True,
+        system_prompt: str | None = TASK_SYSTEM_PROMPT,
+        task_description: str | None = None,
+        excluded_state_keys: Iterable[str] = (),
+        max_subagent_depth: int = 3,
+        on_subagent_error: OnError = "return",
+    ) -> None:
+        super().__init__()
+        specs = list(subagents)
+        validate_specs(specs)
+        if general_purpose_agent and not any(s["name"] == "general-purpose" for s in specs):
+            specs.insert(0, GENERAL_PURPOSE_SUBAGENT)
+        if not specs:
+            raise ValueError(
+                "SubAgentMiddleware needs at least one sub-agent: pass `subagents` or keep "
+                "general_purpose_agent=True."
+            )
+        if max_subagent_depth < 0:
+            raise ValueError(f"max_subagent_depth must be >= 0, got {max_subagent_depth}.")
+        if on_subagent_error not in ("return", "raise"):
+            raise ValueError(
+                f"on_subagent_error must be 'return' or 'raise', got {on_subagent_error!r}."
+            )
+        model = init_chat_model(default_model) if isinstance(default_model, str) else default_model
+        registry = _Registry(
+            specs,
+            default_model=model,
+            default_tools=default_tools,
+            default_middleware=default_middleware,
+            excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),
+            max_depth=max_subagent_depth,
+            on_error=on_subagent_error,
+        )
+        agents = list_agents((s["name"], s["description"]) for s in specs)
+        self._setup(registry, system_prompt, task_description, agents)
+
+    @classmethod
+    def _sharing(cls, registry: _Registry) -> SubAgentMiddleware:
+        """The middleware a built sub-agent gets, so that it can delegate further."""
+        nested = cls.__new__(cls)
+        AgentMiddleware.__init__(nested)
+        agents = list_agents((n, s["description"]) for n, s in registry.specs.items())
+        nested._setup(registry, TASK_SYSTEM_PROMPT, None, agents)
+        return nested
+
+    def _setup(
+        self,
+        registry: _Registry,
+        system_prompt: str | None,
+        task_description: str | None,
+        agents: str,
+    ) -> None:
+        self._registry = registry
+        self._prompt_section = _fill(system_prompt, agents) if system_prompt else None
+        self.tools = [_task_tool(registry, _fill(task_description or TASK_TOOL_DESCRIPTION, agents))]
+
+    @property
+    def subagent_names(self) -> list[str]:
+        """The ``subagent_type`` values the ``task`` tool accepts."""
+        return list(self._registry.specs)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(self._with_prompt(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(self._with_prompt(request))
+
+    def _with_prompt(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        if not self._prompt_section:
+            return request
+        current = request.system_message.text if request.system_message else ""
+        text = f"{current}\n\n{self._prompt_section}" if current else self._prompt_section
+        return request.override(system_message=SystemMessage(content=text))
+
+
+def _fill(template: str, agents: str) -> str:
+    return template.replace("{available_agents}", agents)
+
+
+def _task_tool(registry: _Registry, description: str) -> BaseTool:
+    def prepare(
+        description: str, subagent_type: str, runtime: ToolRuntime
+    ) -> Spawn | ToolMessage:
+        call_id = runtime.tool_call_id or ""
+        if subagent_type not in registry.specs:
+            allowed = ", ".join(f"'{n}'" for n in registry.specs)
+            return _error(
+                f"Unknown subagent_type {subagent_type!r}. Allowed types: {allowed}.", call_id
+            )
+        metadata: Mapping[str, Any] = (runtime.config or {}).get("metadata") or {}
+        depth = int(metadata.get(DEPTH_KEY, 0)) + 1
+        if depth > registry.max_depth:
+            return _error(
+                f"Cannot start sub-agent {subagent_type!r}: the sub-agent depth limit "
+                f"(max_subagent_depth={registry.max_depth}) is reached. Do this task yourself.",
+                call_id,
+            )
+        return Spawn(
+            name=subagent_type,
+            description=description,
+            runnable=registry.runnable(subagent_type),
+            parent_state=runtime.state or {},
+            tool_call_id=call_id,
+            depth=depth,
+            excluded=registry.excluded,
+            on_error=registry.on_error,
+        )
+
+    def task(
+        description: Annotated[str, "A complete brief of the job: the sub-agent sees only this."],
+        runtime: ToolRuntime,
+        subagent_type: Annotated[str, "Which sub-agent type runs the job."] = "general-purpose",
+    ) -> Command[Any] | ToolMessage:
+        spawn = prepare(description, subagent_type, runtime)
+        return spawn.run() if isinstance(spawn, Spawn) else spawn
+
+    async def atask(
+        description: Annotated[str, "A complete brief of the job: the sub-agent sees only this."],
+        runtime: ToolRuntime,
+        subagent_type: Annotated[str, "Which sub-agent type runs the job."] = "general-purpose",
+    ) -> Command[Any] | ToolMessage:
+        spawn = prepare(description, subagent_type, runtime)
+        return await spawn.arun() if isinstance(spawn, Spawn) else spawn
+
+    return StructuredTool.from_function(
+        func=task, coroutine=atask, name="task", description=description
+    )
+
+
+def _error(text: str, tool_call_id: str) -> ToolMessage:
+    return ToolMessage(content=text, tool_call_id=tool_call_id, name="task", status="error")

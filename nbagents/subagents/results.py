@@ -1,0 +1,111 @@
+"""Turning a finished sub-agent run into what the parent sees: content, state update, artifact."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from pydantic import BaseModel
+
+__all__ = ["StateDiff", "SubAgentArtifact", "TokenCounts", "describe_size", "result_text"]
+
+
+class TokenCounts(TypedDict):
+    input: int
+    output: int
+    total: int
+
+
+class StateDiff(TypedDict):
+    """Which parent state keys the sub-agent was given and which it gave back."""
+
+    withheld: dict[str, str]
+    """Excluded keys present in the parent state → their size ("messages: 12 items")."""
+    passed: dict[str, str]
+    """Keys copied into the sub-agent's input → their size."""
+    returned: list[str]
+    """Keys whose new values the sub-agent sent back to the parent (``messages`` aside)."""
+
+
+class SubAgentArtifact(TypedDict):
+    """The ``artifact`` of a ``task`` ToolMessage."""
+
+    subagent: str
+    description: str
+    status: str
+    """``"ok"`` or ``"error"``."""
+    depth: int
+    duration_s: float
+    tokens: TokenCounts
+    """Tokens of the sub-agent's own model calls."""
+    tokens_including_descendants: TokenCounts
+    state: StateDiff
+    error: str | None
+
+
+def describe_size(value: Any) -> str:
+    """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``."""
+    if isinstance(value, str | bytes):
+        return f"{len(value)} chars" if isinstance(value, str) else f"{len(value)} bytes"
+    if isinstance(value, Mapping | Sequence | set | frozenset):
+        n = len(value)
+        return f"{n} item" if n == 1 else f"{n} items"
+    return type(value).__name__
+
+
+def result_text(result: Mapping[str, Any], name: str) -> str:
+    """JSON of ``structured_response`` when set, else the last non-empty AI message's text."""
+    structured = result.get("structured_response")
+    if structured is not None:
+        return json.dumps(_plain(structured), ensure_ascii=False, sort_keys=True)
+    messages = result["messages"]
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.text.strip():
+            return message.text.rstrip()
+    last = messages[-1] if messages else None
+    if isinstance(last, BaseMessage) and last.text.strip():
+        return last.text.rstrip()
+    return f"Sub-agent {name!r} finished without a text answer."
+
+
+def own_tokens(messages: Sequence[Any]) -> TokenCounts:
+    """Sum of ``usage_metadata`` over the AI messages of a conversation."""
+    counts = zero_tokens()
+    for m in messages:
+        usage = getattr(m, "usage_metadata", None) if isinstance(m, AIMessage) else None
+        if usage:
+            counts["input"] += usage.get("input_tokens", 0)
+            counts["output"] += usage.get("output_tokens", 0)
+            counts["total"] += usage.get("total_tokens", 0)
+    return counts
+
+
+def nested_tokens(messages: Sequence[Any]) -> TokenCounts:
+    """Tokens reported by nested ``task`` calls' artifacts in a conversation."""
+    counts = zero_tokens()
+    for m in messages:
+        artifact = getattr(m, "artifact", None) if isinstance(m, ToolMessage) else None
+        if isinstance(artifact, Mapping) and "tokens_including_descendants" in artifact:
+            counts = add_tokens(counts, artifact["tokens_including_descendants"])
+    return counts
+
+
+def zero_tokens() -> TokenCounts:
+    return TokenCounts(input=0, output=0, total=0)
+
+
+def add_tokens(a: Mapping[str, int], b: Mapping[str, int]) -> TokenCounts:
+    return TokenCounts(
+        input=a["input"] + b["input"], output=a["output"] + b["output"], total=a["total"] + b["total"]
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value

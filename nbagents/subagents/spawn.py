@@ -1,0 +1,159 @@
+"""Running one sub-agent: isolate its input, invoke it, and package what comes back."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
+
+from nbagents.subagents.results import (
+    StateDiff,
+    SubAgentArtifact,
+    add_tokens,
+    describe_size,
+    nested_tokens,
+    own_tokens,
+    result_text,
+    zero_tokens,
+)
+
+__all__ = ["DEPTH_KEY", "SPAWN_KEY", "SUBAGENT_TAG", "Spawn"]
+
+DEPTH_KEY = "nbagents_depth"
+"""Run metadata: how deep the running agent is (the main agent is 0)."""
+SPAWN_KEY = "nbagents_spawn"
+"""Run metadata on a sub-agent's run: type, description, depth, tool call id, state diff."""
+SUBAGENT_TAG = "nbagents:subagent"
+
+OnError = Literal["return", "raise"]
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """One ``task`` call about to run: everything known before the sub-agent starts."""
+
+    name: str
+    description: str
+    runnable: Runnable[Any, Any]
+    parent_state: Mapping[str, Any]
+    tool_call_id: str
+    depth: int
+    excluded: Collection[str]
+    on_error: OnError
+
+    def child_input(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
+        state["messages"] = [HumanMessage(content=self.description)]
+        return state
+
+    def child_config(self) -> RunnableConfig:
+        withheld = {
+            k: describe_size(v) for k, v in self.parent_state.items() if k in self.excluded
+        }
+        passed = {
+            k: describe_size(v) for k, v in self.parent_state.items() if k not in self.excluded
+        }
+        return RunnableConfig(
+            run_name=self.name,
+            tags=[SUBAGENT_TAG],
+            metadata={
+                "lc_agent_name": self.name,
+                DEPTH_KEY: self.depth,
+                SPAWN_KEY: {
+                    "subagent": self.name,
+                    "description": self.description,
+                    "depth": self.depth,
+                    "tool_call_id": self.tool_call_id,
+                    "withheld": withheld,
+                    "passed": passed,
+                },
+            },
+        )
+
+    def run(self) -> Command[Any] | ToolMessage:
+        started = time.perf_counter()
+        try:
+            result = self.runnable.invoke(self.child_input(), self.child_config())
+            return self._finish(result, started)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            return self._failed(error, started)
+
+    async def arun(self) -> Command[Any] | ToolMessage:
+        started = time.perf_counter()
+        try:
+            result = await self.runnable.ainvoke(self.child_input(), self.child_config())
+            return self._finish(result, started)
+        except GraphBubbleUp:
+            raise
+        except Exception as error:
+            return self._failed(error, started)
+
+    def _finish(self, result: Any, started: float) -> Command[Any]:
+        if not isinstance(result, Mapping) or "messages" not in result:
+            got = sorted(result) if isinstance(result, Mapping) else type(result).__name__
+            raise ValueError(
+                f"Sub-agent {self.name!r} must return a state with a 'messages' key; it returned "
+                f"{got}."
+            )
+        messages = result["messages"]
+        own = own_tokens(messages)
+        sent = self.child_input()
+        update = {
+            k: v
+            for k, v in result.items()
+            if k not in self.excluded and (k not in sent or sent[k] is not v and sent[k] != v)
+        }
+        artifact = self._artifact(
+            "ok", started, own, add_tokens(own, nested_tokens(messages)), sorted(update), None
+        )
+        message = ToolMessage(
+            content=result_text(result, self.name),
+            tool_call_id=self.tool_call_id,
+            name="task",
+            artifact=artifact,
+        )
+        return Command(update={**update, "messages": [message]})
+
+    def _failed(self, error: Exception, started: float) -> ToolMessage:
+        if self.on_error == "raise":
+            raise error
+        text = f"Sub-agent {self.name!r} failed: {type(error).__name__}: {error}"
+        return ToolMessage(
+            content=text,
+            tool_call_id=self.tool_call_id,
+            name="task",
+            status="error",
+            artifact=self._artifact("error", started, zero_tokens(), zero_tokens(), [], text),
+        )
+
+    def _artifact(
+        self,
+        status: str,
+        started: float,
+        own: Any,
+        total: Any,
+        returned: list[str],
+        error: str | None,
+    ) -> SubAgentArtifact:
+        metadata = self.child_config()["metadata"][SPAWN_KEY]
+        return SubAgentArtifact(
+            subagent=self.name,
+            description=self.description,
+            status=status,
+            depth=self.depth,
+            duration_s=round(time.perf_counter() - started, 6),
+            tokens=own,
+            tokens_including_descendants=total,
+            state=StateDiff(
+                withheld=metadata["withheld"], passed=metadata["passed"], returned=returned
+            ),
+            error=error,
+        )
