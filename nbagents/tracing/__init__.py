@@ -1,0 +1,6 @@
+"""Tracing: the ``Trace``/``Span`` data model, its JSON format and the callback handler."""
+
+from nbagents.tracing.jsonio import TraceFormatError
+from nbagents.tracing.model import Span, SubAgentRecord, TokenUsage, Trace
+
+__all__ = ["Span", "SubAgentRecord", "TokenUsage", "Trace", "TraceFormatError"]

@@ -1,0 +1,95 @@
+"""pandas views of a trace: a row per span, and token usage per agent or per spawn."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import pandas as pd
+
+from nbagents.tracing.model import TokenUsage
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = ["spans_frame", "token_usage_frame"]
+
+_TOKEN_COLUMNS = [
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "total_tokens_incl_descendants",
+]
+
+
+def spans_frame(trace: Trace) -> pd.DataFrame:
+    rows = [
+        {
+            "id": s.id,
+            "parent_id": s.parent_id,
+            "kind": s.kind,
+            "name": s.name,
+            "agent": s.agent,
+            "depth": s.depth,
+            "start": s.start,
+            "end": s.end,
+            "duration": s.duration,
+            "status": s.status,
+            "error": s.error,
+            "model": s.model,
+            "input_tokens": s.usage.input,
+            "output_tokens": s.usage.output,
+            "total_tokens": s.usage.total,
+            "cache_read_tokens": s.usage.cache_read,
+            "hidden": s.hidden,
+        }
+        for s in trace.spans
+    ]
+    return pd.DataFrame(rows, columns=None if rows else ["id", "parent_id", "kind", "name"])
+
+
+def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
+    """Rows for the main agent(s) and each sub-agent (type, or spawn with ``per="spawn"``)."""
+    if per not in ("agent", "spawn"):
+        raise ValueError(f"per must be 'agent' or 'spawn', got {per!r}.")
+    rows: list[dict[str, object]] = []
+    for root in (s for s in trace.spans if s.kind == "agent"):
+        own = trace.own_usage(root)
+        total = trace.usage_including_descendants(root)
+        rows.append(_row(root.name, "main", root.depth, 1, own, total, root.id, ""))
+    for rec in trace.subagents:
+        rows.append(
+            _row(
+                rec.type, "subagent", rec.depth, 1, rec.tokens_own, rec.tokens_total,
+                rec.span_id, rec.description,
+            )
+        )
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=["agent", "role", "spawns", *_TOKEN_COLUMNS])
+    if per == "spawn":
+        return frame.drop(columns=["spawns"]).reset_index(drop=True)
+    grouped = (
+        frame.groupby(["agent", "role"], sort=False)
+        .agg(spawns=("spawns", "sum"), **{c: (c, "sum") for c in _TOKEN_COLUMNS})
+        .reset_index()
+    )
+    grouped.loc[grouped["role"] == "main", "spawns"] = 0
+    return grouped
+
+
+def _row(
+    agent: str, role: str, depth: int, spawns: int, own: TokenUsage, total: TokenUsage,
+    span_id: str, description: str,
+) -> dict[str, object]:
+    return {
+        "agent": agent,
+        "role": role,
+        "depth": depth,
+        "spawns": spawns,
+        "description": description,
+        "input_tokens": own.input,
+        "output_tokens": own.output,
+        "total_tokens": own.total,
+        "total_tokens_incl_descendants": total.total,
+        "span_id": span_id,
+    }

@@ -1,0 +1,400 @@
+"""The trace data model: spans in a parent/child tree, and the per-spawn sub-agent records.
+
+Plain data only: views render it, the tracer fills it, JSON stores it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import graphviz
+    import pandas as pd
+
+__all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Trace"]
+
+SpanKind = Literal["agent", "subagent", "task", "model", "tool", "chain"]
+SpanStatus = Literal["running", "ok", "error", "interrupted"]
+
+VISIBLE_KINDS: frozenset[str] = frozenset({"agent", "subagent", "task", "model", "tool"})
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Token counts of one model call, or a sum of them."""
+
+    input: int = 0
+    output: int = 0
+    total: int = 0
+    cache_read: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input + other.input,
+            self.output + other.output,
+            self.total + other.total,
+            self.cache_read + other.cache_read,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.input or self.output or self.total or self.cache_read)
+
+    @classmethod
+    def from_usage_metadata(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
+        """From LangChain's ``usage_metadata`` (``input_tokens``, ``output_tokens``, …)."""
+        if not usage:
+            return cls()
+        details = usage.get("input_token_details") or {}
+        inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        return cls(
+            input=inp,
+            output=out,
+            total=int(usage.get("total_tokens", inp + out)),
+            cache_read=int(details.get("cache_read", 0) or 0),
+        )
+
+
+@dataclass
+class Span:
+    """One step of a run: an agent, a sub-agent, a ``task`` call, a model call or a tool call.
+
+    ``start``/``end`` are seconds since the trace began. ``hidden`` marks LangGraph plumbing
+    (node wrappers, middleware hooks) that views fold away; it stays in the data.
+    ``inputs``/``outputs`` hold JSON-ready data (messages as dicts, not only strings).
+    """
+
+    id: str
+    parent_id: str | None
+    kind: SpanKind
+    name: str
+    agent: str
+    depth: int
+    start: float
+    end: float | None = None
+    status: SpanStatus = "running"
+    error: str | None = None
+    inputs: Any = None
+    outputs: Any = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    model: str | None = None
+    hidden: bool = False
+    attributes: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
+    sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
+    in its message (``call_index``)."""
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.end is None else self.end - self.start
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["usage"] = asdict(self.usage)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Span:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["usage"] = TokenUsage(**(data.get("usage") or {}))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class SubAgentRecord:
+    """One spawn of a sub-agent: what it was asked, what it cost, what it was (not) given."""
+
+    span_id: str
+    type: str
+    description: str
+    parent_agent: str
+    depth: int
+    start: float
+    end: float | None
+    status: SpanStatus
+    result: str | None
+    tokens_own: TokenUsage
+    tokens_total: TokenUsage
+    """Tokens of the sub-agent and every sub-agent it spawned, recursively."""
+    withheld: Mapping[str, str]
+    """Parent state keys withheld from the sub-agent → their size (``{"messages": "12 items"}``)."""
+    passed: Mapping[str, str]
+    """Parent state keys given to the sub-agent → their size."""
+    returned: tuple[str, ...]
+    """State keys the sub-agent sent back to the parent (besides its one ToolMessage)."""
+    error: str | None = None
+    task_span_id: str | None = None
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.end is None else self.end - self.start
+
+    @property
+    def result_preview(self) -> str:
+        text = " ".join((self.result or "").split())
+        return text if len(text) <= 80 else text[:79] + "…"
+
+
+Listener = Callable[["Trace"], None]
+
+
+class Trace:
+    """A recorded run: every span, in a parent/child tree. Thread-safe to read while it grows.
+
+    Build one with ``nbagents.trace()`` or ``Tracer``; load one with ``Trace.load``.
+    """
+
+    def __init__(self, spans: list[Span] | None = None, *, title: str = "") -> None:
+        self._spans: dict[str, Span] = {}
+        self._children: dict[str | None, list[str]] = {}
+        self._lock = threading.RLock()
+        self._listeners: list[Listener] = []
+        self.title = title
+        self.finished = False
+        """True once the traced block or run has ended."""
+        for span in spans or []:
+            self.add(span)
+
+    # -- building (the tracer calls these) -----------------------------------------------------
+
+    def add(self, span: Span) -> None:
+        with self._lock:
+            if span.id in self._spans:
+                raise ValueError(f"A span with id {span.id!r} is already in the trace.")
+            self._spans[span.id] = span
+            self._children.setdefault(span.parent_id, []).append(span.id)
+        self.changed()
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(trace)`` after every change; returns a function that unsubscribes."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def changed(self) -> None:
+        """Tell listeners the trace changed. A failing listener never breaks the traced run."""
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(self)
+            except Exception:  # a view's failure must not reach the agent
+                _log_listener_failure(listener)
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it to read several spans consistently while the run goes on."""
+        return self._lock
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def spans(self) -> list[Span]:
+        """Every span, in the order they started."""
+        with self._lock:
+            return list(self._spans.values())
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __iter__(self) -> Iterator[Span]:
+        return iter(self.spans)
+
+    def get(self, span_id: str) -> Span:
+        return self._spans[span_id]
+
+    @property
+    def roots(self) -> list[Span]:
+        """Spans with no parent: one per traced run."""
+        return self.children(None)
+
+    def children(self, span: Span | str | None) -> list[Span]:
+        """Direct children of ``span`` (all of them, hidden plumbing included), in call order."""
+        key = span.id if isinstance(span, Span) else span
+        with self._lock:
+            kids = [self._spans[i] for i in self._children.get(key, [])]
+        return _ordered(kids)
+
+    def visible_children(self, span: Span | str | None) -> list[Span]:
+        """Children as a user thinks of them: hidden plumbing spans are looked through."""
+        out: list[Span] = []
+        for child in self.children(span):
+            if child.hidden:
+                out.extend(self.visible_children(child))
+            else:
+                out.append(child)
+        return _ordered(out)
+
+    def visible_roots(self) -> list[Span]:
+        return self.visible_children(None)
+
+    def descendants(self, span: Span) -> Iterator[Span]:
+        for child in self.children(span):
+            yield child
+            yield from self.descendants(child)
+
+    def parent(self, span: Span) -> Span | None:
+        return self._spans.get(span.parent_id) if span.parent_id else None
+
+    @property
+    def status(self) -> SpanStatus:
+        """``running`` while any root runs, else ``error`` if any root failed, else ``ok``."""
+        roots = self.roots
+        if any(r.status == "running" for r in roots) or (not roots and not self.finished):
+            return "running"
+        if any(r.status == "error" for r in roots):
+            return "error"
+        if any(r.status == "interrupted" for r in roots):
+            return "interrupted"
+        return "ok"
+
+    @property
+    def duration(self) -> float:
+        ends = [s.end for s in self.spans if s.end is not None]
+        return max(ends, default=0.0)
+
+    def total_usage(self) -> TokenUsage:
+        """Tokens of every model call in the trace."""
+        total = TokenUsage()
+        for span in self.spans:
+            if span.kind == "model":
+                total = total + span.usage
+        return total
+
+    def own_usage(self, agent_span: Span) -> TokenUsage:
+        """Tokens of the model calls that belong to this agent span itself (not sub-agents)."""
+        total = TokenUsage()
+        stack = list(self.children(agent_span))
+        while stack:
+            span = stack.pop()
+            if span.kind in ("agent", "subagent"):
+                continue
+            if span.kind == "model":
+                total = total + span.usage
+            stack.extend(self.children(span))
+        return total
+
+    def usage_including_descendants(self, span: Span) -> TokenUsage:
+        total = span.usage if span.kind == "model" else TokenUsage()
+        for d in self.descendants(span):
+            if d.kind == "model":
+                total = total + d.usage
+        return total
+
+    @property
+    def subagents(self) -> list[SubAgentRecord]:
+        """One record per sub-agent spawn, in start order."""
+        from nbagents.tracing.records import subagent_records
+
+        return subagent_records(self)
+
+    # -- exports -------------------------------------------------------------------------------
+
+    def token_usage(self, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
+        """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``."""
+        from nbagents.tracing.frames import token_usage_frame
+
+        return token_usage_frame(self, per)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """One row per span, plumbing included (filter on ``hidden``)."""
+        from nbagents.tracing.frames import spans_frame
+
+        return spans_frame(self)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        from nbagents.tracing.jsonio import trace_to_json
+
+        return trace_to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        from nbagents.tracing.jsonio import trace_from_json
+
+        return trace_from_json(text)
+
+    def save(self, path: str | Any) -> None:
+        from pathlib import Path
+
+        Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Any) -> Trace:
+        from pathlib import Path
+
+        from nbagents.tracing.jsonio import TraceFormatError
+
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise TraceFormatError(f"{file}: not a text file ({error}).") from error
+        try:
+            return cls.from_json(text)
+        except TraceFormatError as error:
+            raise TraceFormatError(f"{file}: {error}") from error
+
+    def to_html(self) -> str:
+        """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
+        from nbagents.display.html import trace_html
+
+        return trace_html(self)
+
+    def to_graphviz(self) -> graphviz.Digraph:
+        """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
+        from nbagents.display.graph import trace_graphviz
+
+        return trace_graphviz(self)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> dict[str, str]:
+        return {"text/plain": self.summary(), "text/html": self.to_html()}
+
+    def summary(self) -> str:
+        """One line: status, agents, spawns, tokens."""
+        subs = self.subagents
+        tokens = self.total_usage().total
+        roots = self.visible_roots()
+        agents = ", ".join(sorted({r.name for r in roots})) or "no run"
+        return (
+            f"<Trace {self.status}: {agents}; {len(subs)} sub-agent spawn(s); "
+            f"{tokens} tokens; {len(self)} spans>"
+        )
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+
+def _ordered(spans: list[Span]) -> list[Span]:
+    # Parallel siblings start in thread order, which varies from run to run; their position in
+    # the AI message that called them (``batch`` + ``call_index``) does not. Ordering a batch by
+    # that position, and batches by their first start, makes equal runs render identically.
+    batch_start: dict[Any, float] = {}
+    for span in spans:
+        batch = span.attributes.get("batch")
+        if batch is not None:
+            batch_start[batch] = min(batch_start.get(batch, span.start), span.start)
+
+    def key(span: Span) -> tuple[float, int, float]:
+        batch = span.attributes.get("batch")
+        if batch is None:
+            return (span.start, 0, span.start)
+        return (batch_start[batch], int(span.attributes.get("call_index", 0)), span.start)
+
+    return sorted(spans, key=key)
+
+
+def _log_listener_failure(listener: Listener) -> None:
+    import logging
+
+    logging.getLogger("nbagents").exception("A trace listener failed: %r", listener)
