@@ -7,6 +7,7 @@ from nbagents.subagents import (
     SubAgent,
     SubAgentMiddleware,
     create_deep_agent,
+    load_subagents,
 )
 
 __all__ = [
@@ -16,5 +17,6 @@ __all__ = [
     "SubAgent",
     "SubAgentMiddleware",
     "create_deep_agent",
+    "load_subagents",
 ]
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
 """The sub-agent system: specs, the ``task`` tool's middleware and ``create_deep_agent``."""
 
 from nbagents.subagents.factory import create_deep_agent
+from nbagents.subagents.loader import SubAgentFileError, load_subagents
 from nbagents.subagents.middleware import SubAgentMiddleware
 from nbagents.subagents.results import StateDiff, SubAgentArtifact
 from nbagents.subagents.specs import (
@@ -17,6 +18,8 @@ __all__ = [
     "StateDiff",
     "SubAgent",
     "SubAgentArtifact",
+    "SubAgentFileError",
     "SubAgentMiddleware",
     "create_deep_agent",
+    "load_subagents",
 ]
