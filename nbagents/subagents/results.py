@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel
 
 __all__ = ["StateDiff", "SubAgentArtifact", "TokenCounts", "describe_size", "result_text"]
@@ -61,13 +61,9 @@ def result_text(result: Mapping[str, Any], name: str) -> str:
     structured = result.get("structured_response")
     if structured is not None:
         return json.dumps(_plain(structured), ensure_ascii=False, sort_keys=True)
-    messages = result["messages"]
-    for message in reversed(messages):
+    for message in reversed(result["messages"]):
         if isinstance(message, AIMessage) and message.text.strip():
             return message.text.rstrip()
-    last = messages[-1] if messages else None
-    if isinstance(last, BaseMessage) and last.text.strip():
-        return last.text.rstrip()
     return f"Sub-agent {name!r} finished without a text answer."
 
 
@@ -97,9 +93,11 @@ def zero_tokens() -> TokenCounts:
     return TokenCounts(input=0, output=0, total=0)
 
 
-def add_tokens(a: Mapping[str, int], b: Mapping[str, int]) -> TokenCounts:
+def add_tokens(a: TokenCounts, b: TokenCounts) -> TokenCounts:
     return TokenCounts(
-        input=a["input"] + b["input"], output=a["output"] + b["output"], total=a["total"] + b["total"]
+        input=a["input"] + b["input"],
+        output=a["output"] + b["output"],
+        total=a["total"] + b["total"],
     )
 
 

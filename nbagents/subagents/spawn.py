@@ -15,6 +15,7 @@ from langgraph.types import Command
 from nbagents.subagents.results import (
     StateDiff,
     SubAgentArtifact,
+    TokenCounts,
     add_tokens,
     describe_size,
     nested_tokens,
@@ -23,7 +24,7 @@ from nbagents.subagents.results import (
     zero_tokens,
 )
 
-__all__ = ["DEPTH_KEY", "SPAWN_KEY", "SUBAGENT_TAG", "Spawn"]
+__all__ = ["DEPTH_KEY", "SPAWN_KEY", "SUBAGENT_TAG", "OnError", "Spawn"]
 
 DEPTH_KEY = "nbagents_depth"
 """Run metadata: how deep the running agent is (the main agent is 0)."""
@@ -53,12 +54,7 @@ class Spawn:
         return state
 
     def child_config(self) -> RunnableConfig:
-        withheld = {
-            k: describe_size(v) for k, v in self.parent_state.items() if k in self.excluded
-        }
-        passed = {
-            k: describe_size(v) for k, v in self.parent_state.items() if k not in self.excluded
-        }
+        withheld, passed = self._sizes()
         return RunnableConfig(
             run_name=self.name,
             tags=[SUBAGENT_TAG],
@@ -78,39 +74,43 @@ class Spawn:
 
     def run(self) -> Command[Any] | ToolMessage:
         started = time.perf_counter()
+        sent = self.child_input()
         try:
-            result = self.runnable.invoke(self.child_input(), self.child_config())
-            return self._finish(result, started)
+            result = self.runnable.invoke(sent, self.child_config())
+            return self._finish(result, sent, started)
         except GraphBubbleUp:
+            # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
             raise
         except Exception as error:
             return self._failed(error, started)
 
     async def arun(self) -> Command[Any] | ToolMessage:
         started = time.perf_counter()
+        sent = self.child_input()
         try:
-            result = await self.runnable.ainvoke(self.child_input(), self.child_config())
-            return self._finish(result, started)
+            result = await self.runnable.ainvoke(sent, self.child_config())
+            return self._finish(result, sent, started)
         except GraphBubbleUp:
             raise
         except Exception as error:
             return self._failed(error, started)
 
-    def _finish(self, result: Any, started: float) -> Command[Any]:
+    def _finish(self, result: Any, sent: Mapping[str, Any], started: float) -> Command[Any]:
         if not isinstance(result, Mapping) or "messages" not in result:
-            got = sorted(result) if isinstance(result, Mapping) else type(result).__name__
+            got = f"keys {sorted(result)}" if isinstance(result, Mapping) else type(result).__name__
             raise ValueError(
                 f"Sub-agent {self.name!r} must return a state with a 'messages' key; it returned "
                 f"{got}."
             )
         messages = result["messages"]
-        own = own_tokens(messages)
-        sent = self.child_input()
+        # Only changed keys go back: unchanged copies from parallel siblings would otherwise
+        # collide as concurrent updates of the same parent key.
         update = {
             k: v
             for k, v in result.items()
-            if k not in self.excluded and (k not in sent or sent[k] is not v and sent[k] != v)
+            if k not in self.excluded and (k not in sent or _changed(sent[k], v))
         }
+        own = own_tokens(messages)
         artifact = self._artifact(
             "ok", started, own, add_tokens(own, nested_tokens(messages)), sorted(update), None
         )
@@ -138,12 +138,12 @@ class Spawn:
         self,
         status: str,
         started: float,
-        own: Any,
-        total: Any,
+        own: TokenCounts,
+        total: TokenCounts,
         returned: list[str],
         error: str | None,
     ) -> SubAgentArtifact:
-        metadata = self.child_config()["metadata"][SPAWN_KEY]
+        withheld, passed = self._sizes()
         return SubAgentArtifact(
             subagent=self.name,
             description=self.description,
@@ -152,8 +152,24 @@ class Spawn:
             duration_s=round(time.perf_counter() - started, 6),
             tokens=own,
             tokens_including_descendants=total,
-            state=StateDiff(
-                withheld=metadata["withheld"], passed=metadata["passed"], returned=returned
-            ),
+            state=StateDiff(withheld=withheld, passed=passed, returned=returned),
             error=error,
         )
+
+    def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The parent keys withheld from and passed to the sub-agent, with their sizes."""
+        withheld: dict[str, str] = {}
+        passed: dict[str, str] = {}
+        for key, value in self.parent_state.items():
+            (withheld if key in self.excluded else passed)[key] = describe_size(value)
+        return withheld, passed
+
+
+def _changed(before: Any, after: Any) -> bool:
+    if before is after:
+        return False
+    try:
+        return not bool(before == after)
+    except Exception:
+        # Values such as DataFrames compare element-wise and have no single truth value.
+        return True
