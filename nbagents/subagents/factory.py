@@ -65,6 +65,7 @@ def create_deep_agent(
         subagents=subagents,
         general_purpose_agent=general_purpose_agent,
         excluded_state_keys=excluded_state_keys,
+        state_schema=state_schema,
         max_subagent_depth=max_subagent_depth,
         on_subagent_error=on_subagent_error,
     )

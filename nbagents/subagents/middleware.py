@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, cast
 
@@ -35,10 +34,10 @@ __all__ = ["SubAgentMiddleware"]
 
 
 class _Registry:
-    """The sub-agent types of one main agent; builds each type's graph once, on first use.
+    """The sub-agent types of one main agent and their graphs, built once at construction.
 
-    Sub-agents built here get the same ``task`` tool (sharing this registry), so nesting needs
-    no extra graphs: the depth limit is enforced at run time from the run's metadata.
+    Built sub-agents get a ``task`` tool sharing this registry, so nesting needs no extra graphs:
+    the depth limit is enforced at run time from the run's metadata.
     """
 
     def __init__(
@@ -48,52 +47,57 @@ class _Registry:
         default_model: BaseChatModel,
         default_tools: Sequence[Any],
         default_middleware: Sequence[AgentMiddleware[Any, Any]],
+        state_schema: Any,
         excluded: frozenset[str],
         max_depth: int,
         on_error: OnError,
+        prompt_section: str | None,
+        task_description: str,
     ) -> None:
         self.specs = {s["name"]: s for s in specs}
-        self.default_model = default_model
-        self.default_tools = list(default_tools)
-        self.default_middleware = list(default_middleware)
         self.excluded = excluded
         self.max_depth = max_depth
         self.on_error = on_error
-        self._graphs: dict[str, Runnable[Any, Any]] = {}
-        self._lock = threading.Lock()
-
-    def runnable(self, name: str) -> Runnable[Any, Any]:
-        with self._lock:
-            if name not in self._graphs:
-                self._graphs[name] = self._build(self.specs[name])
-            return self._graphs[name]
+        self.prompt_section = prompt_section
+        self.task_description = task_description
+        self._default_model = default_model
+        self._default_tools = list(default_tools)
+        self._default_middleware = list(default_middleware)
+        self._state_schema = state_schema
+        # Building eagerly makes a bad model string, tool or response format fail when the agent
+        # is created rather than in the middle of a run.
+        self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
 
     def _build(self, spec: SubAgent | CompiledSubAgent) -> Runnable[Any, Any]:
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
-        spec = cast(SubAgent, spec)
-        model = spec.get("model", self.default_model)
-        if isinstance(model, str):
-            model = init_chat_model(model)
         middleware: list[AgentMiddleware[Any, Any]] = [
-            *self.default_middleware,
+            *self._default_middleware,
             *spec.get("middleware", ()),
         ]
         if spec.get("interrupt_on"):
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=spec["interrupt_on"]))
         middleware.append(SubAgentMiddleware._sharing(self))
         return create_agent(
-            model,
-            tools=list(spec["tools"]) if "tools" in spec else self.default_tools,
+            _resolve_model(spec.get("model", self._default_model), f"Sub-agent {spec['name']!r}"),
+            tools=list(spec["tools"]) if "tools" in spec else self._default_tools,
             system_prompt=spec["system_prompt"],
             middleware=middleware,
             response_format=spec.get("response_format"),
+            state_schema=self._state_schema,
             name=spec["name"],
         )
 
 
 class SubAgentMiddleware(AgentMiddleware[Any, Any]):
     """Adds the ``task`` tool, through which the agent hands jobs to isolated sub-agents.
+
+    Parallel ``task`` calls run as parallel tool calls. Under a synchronous ``invoke`` their
+    number is capped by the run's ``max_concurrency`` (LangGraph's default pool has
+    ``min(32, cpus + 4)`` threads); ``create_deep_agent`` raises it, so pass
+    ``config={"max_concurrency": ...}`` when using this middleware with ``create_agent``.
+    Under ``ainvoke``, sync-only tools *inside* sub-agents still run on the event loop's default
+    executor, which caps them the same way: give such tools an async implementation.
 
     Args:
         default_model: the model of sub-agents that name none (a model or ``"provider:model"``).
@@ -105,6 +109,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             is replaced by the list of sub-agents); ``None`` appends nothing.
         task_description: the ``task`` tool's description, with the same placeholder.
         excluded_state_keys: state keys withheld from sub-agents besides the default ones.
+        state_schema: the state schema of the sub-agents built from ``SubAgent`` specs; give the
+            main agent's, so that they receive its custom keys and can update them.
         max_subagent_depth: how deep sub-agents may nest; at the limit ``task`` answers with an
             error instead of spawning.
         on_subagent_error: ``"return"`` turns a failing sub-agent into an error ToolMessage;
@@ -122,6 +128,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         system_prompt: str | None = TASK_SYSTEM_PROMPT,
         task_description: str | None = None,
         excluded_state_keys: Iterable[str] = (),
+        state_schema: Any = None,
         max_subagent_depth: int = 3,
         on_subagent_error: OnError = "return",
     ) -> None:
@@ -141,38 +148,29 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             raise ValueError(
                 f"on_subagent_error must be 'return' or 'raise', got {on_subagent_error!r}."
             )
-        model = init_chat_model(default_model) if isinstance(default_model, str) else default_model
-        registry = _Registry(
+        agents = list_agents((s["name"], s["description"]) for s in specs)
+        self._registry = _Registry(
             specs,
-            default_model=model,
+            default_model=_resolve_model(default_model, "SubAgentMiddleware default_model"),
             default_tools=default_tools,
             default_middleware=default_middleware,
+            state_schema=state_schema,
             excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),
             max_depth=max_subagent_depth,
             on_error=on_subagent_error,
+            prompt_section=_fill(system_prompt, agents) if system_prompt else None,
+            task_description=_fill(task_description or TASK_TOOL_DESCRIPTION, agents),
         )
-        agents = list_agents((s["name"], s["description"]) for s in specs)
-        self._setup(registry, system_prompt, task_description, agents)
+        self.tools = [_task_tool(self._registry)]
 
     @classmethod
     def _sharing(cls, registry: _Registry) -> SubAgentMiddleware:
         """The middleware a built sub-agent gets, so that it can delegate further."""
         nested = cls.__new__(cls)
         AgentMiddleware.__init__(nested)
-        agents = list_agents((n, s["description"]) for n, s in registry.specs.items())
-        nested._setup(registry, TASK_SYSTEM_PROMPT, None, agents)
+        nested._registry = registry
+        nested.tools = [_task_tool(registry)]
         return nested
-
-    def _setup(
-        self,
-        registry: _Registry,
-        system_prompt: str | None,
-        task_description: str | None,
-        agents: str,
-    ) -> None:
-        self._registry = registry
-        self._prompt_section = _fill(system_prompt, agents) if system_prompt else None
-        self.tools = [_task_tool(registry, _fill(task_description or TASK_TOOL_DESCRIPTION, agents))]
 
     @property
     def subagent_names(self) -> list[str]:
@@ -194,21 +192,29 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         return await handler(self._with_prompt(request))
 
     def _with_prompt(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        if not self._prompt_section:
+        section = self._registry.prompt_section
+        if not section:
             return request
         current = request.system_message.text if request.system_message else ""
-        text = f"{current}\n\n{self._prompt_section}" if current else self._prompt_section
+        text = f"{current}\n\n{section}" if current else section
         return request.override(system_message=SystemMessage(content=text))
+
+
+def _resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:
+    if not isinstance(model, str):
+        return model
+    try:
+        return init_chat_model(model)
+    except (ImportError, ValueError) as error:
+        raise ValueError(f"{owner}: cannot initialise model {model!r}: {error}") from error
 
 
 def _fill(template: str, agents: str) -> str:
     return template.replace("{available_agents}", agents)
 
 
-def _task_tool(registry: _Registry, description: str) -> BaseTool:
-    def prepare(
-        description: str, subagent_type: str, runtime: ToolRuntime
-    ) -> Spawn | ToolMessage:
+def _task_tool(registry: _Registry) -> BaseTool:
+    def prepare(description: str, subagent_type: str, runtime: ToolRuntime) -> Spawn | ToolMessage:
         call_id = runtime.tool_call_id or ""
         if subagent_type not in registry.specs:
             allowed = ", ".join(f"'{n}'" for n in registry.specs)
@@ -226,7 +232,7 @@ def _task_tool(registry: _Registry, description: str) -> BaseTool:
         return Spawn(
             name=subagent_type,
             description=description,
-            runnable=registry.runnable(subagent_type),
+            runnable=registry.graphs[subagent_type],
             parent_state=runtime.state or {},
             tool_call_id=call_id,
             depth=depth,
@@ -251,7 +257,7 @@ def _task_tool(registry: _Registry, description: str) -> BaseTool:
         return await spawn.arun() if isinstance(spawn, Spawn) else spawn
 
     return StructuredTool.from_function(
-        func=task, coroutine=atask, name="task", description=description
+        func=task, coroutine=atask, name="task", description=registry.task_description
     )
 
 

@@ -27,8 +27,8 @@ form the answer should take. A sub-agent cannot ask you questions and cannot be 
 Sub-agent types:
 {available_agents}"""
 
-TASK_TOOL_DESCRIPTION = """Start a short-lived sub-agent that works on one self-contained job in its own
-context and returns one answer.
+TASK_TOOL_DESCRIPTION = """Start a short-lived sub-agent that works on one self-contained job in its
+own context and returns one answer.
 
 Sub-agent types (pass the name as `subagent_type`):
 {available_agents}

@@ -104,6 +104,4 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
             raise ValueError(f"{label}: missing 'system_prompt' (a non-empty string).")
         model = spec.get("model")
         if model is not None and not isinstance(model, str | BaseChatModel):
-            raise ValueError(
-                f"{label}: 'model' must be a chat model or a 'provider:model' string."
-            )
+            raise ValueError(f"{label}: 'model' must be a chat model or a 'provider:model' string.")
