@@ -1,4 +1,4 @@
-"""``ScriptedChatModel``: a deterministic tool-calling chat model that needs no key and no network."""
+"""``ScriptedChatModel``: a deterministic tool-calling chat model needing no key and no network."""
 
 from __future__ import annotations
 
@@ -113,8 +113,8 @@ class ScriptedChatModel(BaseChatModel):
             return to_turn(self.responder(agent, messages))
         if replies is None:
             raise ScriptExhaustedError(
-                f"ScriptedChatModel has no script for agent {agent!r} on task "
-                f"{_preview(task)!r}; scripted: {_describe(self.script, agent)}."
+                f"ScriptedChatModel has no script for agent {agent!r} (task {_preview(task)!r}, "
+                f"turn {index + 1}); scripted: {_describe(self.script, agent)}."
             )
         raise ScriptExhaustedError(
             f"ScriptedChatModel's script for agent {agent!r} (task {_preview(task)!r}) has "
@@ -205,9 +205,7 @@ class ScriptedChatModel(BaseChatModel):
             message=AIMessageChunk(
                 content="",
                 tool_call_chunks=[
-                    ToolCallChunk(
-                        name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i
-                    )
+                    ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
                     for i, c in enumerate(message.tool_calls)
                 ],
                 usage_metadata=message.usage_metadata,

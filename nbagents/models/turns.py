@@ -64,7 +64,7 @@ def call(tool: str, /, **args: Any) -> Turn:
 
 
 def delegate(description: str, subagent_type: str = "general-purpose") -> Turn:
-    """A turn that calls the ``task`` tool: hand ``description`` to a ``subagent_type`` sub-agent."""
+    """A turn that calls ``task``: hands ``description`` to a ``subagent_type`` sub-agent."""
     return call("task", description=description, subagent_type=subagent_type)
 
 
@@ -79,7 +79,7 @@ def fail(error: BaseException | str) -> Turn:
 
 
 def to_turn(item: Any) -> Turn:
-    """Normalise one script entry: a string, a :class:`Turn`, an ``AIMessage`` or a list of turns."""
+    """Normalise a script entry: a string, a :class:`Turn`, an ``AIMessage`` or a list of turns."""
     if isinstance(item, Turn):
         return item
     if isinstance(item, str):
@@ -88,7 +88,7 @@ def to_turn(item: Any) -> Turn:
         return Turn(
             text=item.text,
             tool_calls=tuple(ToolCallSpec(c["name"], c["args"]) for c in item.tool_calls),
-            usage=dict(item.usage_metadata) if item.usage_metadata else None,
+            usage=_usage_of(item),
         )
     if isinstance(item, Iterable) and not isinstance(item, Mapping):
         return parallel(*(to_turn(t) for t in item))
@@ -96,6 +96,13 @@ def to_turn(item: Any) -> Turn:
         f"A script entry must be a str, a Turn, an AIMessage or a list of turns, "
         f"not {type(item).__name__}: {item!r}"
     )
+
+
+def _usage_of(message: AIMessage) -> dict[str, int] | None:
+    usage = message.usage_metadata
+    if not usage:
+        return None
+    return {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}
 
 
 def _call_id(seed: str, index: int, spec: ToolCallSpec) -> str:
