@@ -9,13 +9,17 @@ from nbagents.subagents import (
     create_deep_agent,
     load_subagents,
 )
+from nbagents.tracing import Span, Trace, Tracer
 
 __all__ = [
     "GENERAL_PURPOSE_SUBAGENT",
     "CompiledSubAgent",
     "ScriptedChatModel",
+    "Span",
     "SubAgent",
     "SubAgentMiddleware",
+    "Trace",
+    "Tracer",
     "create_deep_agent",
     "load_subagents",
 ]

@@ -1,6 +1,16 @@
 """Tracing: the ``Trace``/``Span`` data model, its JSON format and the callback handler."""
 
+from nbagents.tracing.context import recording
 from nbagents.tracing.jsonio import TraceFormatError
 from nbagents.tracing.model import Span, SubAgentRecord, TokenUsage, Trace
+from nbagents.tracing.tracer import Tracer
 
-__all__ = ["Span", "SubAgentRecord", "TokenUsage", "Trace", "TraceFormatError"]
+__all__ = [
+    "Span",
+    "SubAgentRecord",
+    "TokenUsage",
+    "Trace",
+    "TraceFormatError",
+    "Tracer",
+    "recording",
+]

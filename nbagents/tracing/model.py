@@ -347,7 +347,8 @@ class Trace:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
         from nbagents.display.html import trace_html
 
-        return trace_html(self)
+        html: str = trace_html(self)
+        return html
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""

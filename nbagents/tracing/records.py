@@ -13,8 +13,19 @@ __all__ = ["subagent_records"]
 
 
 def subagent_records(trace: Trace) -> list[SubAgentRecord]:
+    """One record per sub-agent span, in call order (depth first, parallel calls by position).
+
+    Call order, not start order: parallel siblings start in whatever order their threads get
+    going, so equal runs give equal lists.
+    """
     with trace.lock:
-        spans = [s for s in trace.spans if s.kind == "subagent"]
+        spans: list[Span] = []
+        stack = list(reversed(trace.roots))
+        while stack:
+            span = stack.pop()
+            if span.kind == "subagent":
+                spans.append(span)
+            stack.extend(reversed(trace.children(span)))
         return [_record(trace, s) for s in spans]
 
 

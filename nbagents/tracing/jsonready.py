@@ -1,0 +1,194 @@
+"""Turning run inputs and outputs into bounded, JSON-ready data.
+
+Messages become dicts (``type``, ``content``, ``name``, ``tool_calls``, ``tool_call_id``,
+``status``), pydantic models and dataclasses become dicts, LangGraph ``Command``/``Send`` become
+tagged dicts, and anything else becomes its ``repr``. Strings, containers, nesting and the total
+size are bounded, so a trace of a long run stays small enough to display and save.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import math
+import uuid
+from collections.abc import Mapping, Sequence, Set
+from pathlib import PurePath
+from typing import Any
+
+from langchain_core.messages import BaseMessage, ToolMessage
+from pydantic import BaseModel
+
+__all__ = ["MAX_CHARS", "MAX_ITEMS", "MAX_STRING", "describe_size", "jsonready", "message_dict"]
+
+MAX_STRING = 20_000
+"""Longest string kept whole; longer ones are cut with a note of how much was dropped."""
+MAX_ITEMS = 200
+"""Most items kept of one list or mapping."""
+MAX_DEPTH = 12
+MAX_CHARS = 200_000
+"""Rough budget of characters for one converted value."""
+
+_CHUNK_TYPES = {
+    "AIMessageChunk": "ai",
+    "HumanMessageChunk": "human",
+    "SystemMessageChunk": "system",
+    "ToolMessageChunk": "tool",
+    "ChatMessageChunk": "chat",
+    "FunctionMessageChunk": "function",
+}
+
+
+class _Budget:
+    __slots__ = ("remaining",)
+
+    def __init__(self, chars: int) -> None:
+        self.remaining = chars
+
+
+def jsonready(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
+    """A JSON-ready copy of ``value``, bounded to about ``max_chars`` characters."""
+    return _convert(value, _Budget(max_chars), 0)
+
+
+def message_dict(message: BaseMessage, *, max_chars: int = MAX_CHARS) -> dict[str, Any]:
+    """One message as a dict: ``type``, ``content`` and, when set, the other message fields."""
+    return _message(message, _Budget(max_chars), 0)
+
+
+def describe_size(value: Any) -> str:
+    """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``.
+
+    The same wording as the ``task`` tool's artifact, so inferred and recorded diffs compare.
+    """
+    if isinstance(value, str):
+        return f"{len(value)} chars"
+    if isinstance(value, bytes):
+        return f"{len(value)} bytes"
+    if isinstance(value, Mapping | Sequence | set | frozenset):
+        n = len(value)
+        return f"{n} item" if n == 1 else f"{n} items"
+    return type(value).__name__
+
+
+def _string(text: str, budget: _Budget) -> str:
+    limit = max(200, min(MAX_STRING, budget.remaining))
+    if len(text) > limit:
+        dropped = len(text) - limit
+        text = f"{text[:limit]}… [{dropped} more chars]"
+    budget.remaining -= len(text)
+    return text
+
+
+def _convert(value: Any, budget: _Budget, depth: int) -> Any:
+    if value is None or isinstance(value, bool | int):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+            return _string(str(value), budget)
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        return _string(value, budget)
+    if depth >= MAX_DEPTH or budget.remaining <= 0:
+        return _string(_short_repr(value), budget)
+    if isinstance(value, BaseMessage):
+        return _message(value, budget, depth)
+    if isinstance(value, enum.Enum):
+        return _convert(value.value, budget, depth + 1)
+    if isinstance(value, Mapping):
+        return _mapping(value, budget, depth)
+    if isinstance(value, list | tuple | Set) or _is_deque(value):
+        items = sorted(value, key=repr) if isinstance(value, Set) else list(value)
+        return _sequence(items, budget, depth)
+    kind = type(value).__name__
+    if kind in ("Command", "Send") and type(value).__module__.startswith("langgraph"):
+        return _langgraph_object(value, budget, depth)
+    if isinstance(value, BaseModel):
+        try:
+            dumped = value.model_dump()
+        except Exception:
+            return _string(_short_repr(value), budget)
+        return _convert(dumped, budget, depth + 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+        return _mapping(fields, budget, depth)
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, BaseException):
+        return _string(f"{type(value).__name__}: {value}", budget)
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID | PurePath):
+        return str(value)
+    return _string(_short_repr(value), budget)
+
+
+def _mapping(value: Mapping[Any, Any], budget: _Budget, depth: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, (key, item) in enumerate(value.items()):
+        if i >= MAX_ITEMS or budget.remaining <= 0:
+            out["…"] = f"{len(value) - i} more keys"
+            break
+        out[key if isinstance(key, str) else str(key)] = _convert(item, budget, depth + 1)
+    return out
+
+
+def _sequence(items: list[Any], budget: _Budget, depth: int) -> list[Any]:
+    out: list[Any] = []
+    for i, item in enumerate(items):
+        if i >= MAX_ITEMS or budget.remaining <= 0:
+            out.append(f"… {len(items) - i} more items")
+            break
+        out.append(_convert(item, budget, depth + 1))
+    return out
+
+
+def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any]:
+    kind = _CHUNK_TYPES.get(message.type, message.type)
+    data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
+    if message.name:
+        data["name"] = message.name
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        data["tool_calls"] = [
+            {
+                "name": c.get("name"),
+                "args": _convert(c.get("args"), budget, depth + 2),
+                "id": c.get("id"),
+            }
+            for c in calls
+        ]
+    if isinstance(message, ToolMessage):
+        data["tool_call_id"] = message.tool_call_id
+        data["status"] = message.status
+        if message.artifact is not None:
+            data["artifact"] = _convert(message.artifact, budget, depth + 1)
+    return data
+
+
+def _langgraph_object(value: Any, budget: _Budget, depth: int) -> dict[str, Any]:
+    if type(value).__name__ == "Send":
+        return {
+            "type": "send",
+            "node": str(getattr(value, "node", "")),
+            "arg": _convert(getattr(value, "arg", None), budget, depth + 1),
+        }
+    data: dict[str, Any] = {"type": "command"}
+    for attr in ("update", "goto", "resume", "graph"):
+        item = getattr(value, attr, None)
+        if item is not None and item != ():
+            data[attr] = _convert(item, budget, depth + 1)
+    return data
+
+
+def _is_deque(value: Any) -> bool:
+    return type(value).__name__ == "deque"
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception as error:  # a broken __repr__ must not break tracing
+        text = f"<{type(value).__name__} (repr failed: {type(error).__name__})>"
+    return text
