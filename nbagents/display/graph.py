@@ -1,0 +1,148 @@
+"""A graphviz call graph of a trace: one node per agent run, one edge per spawn.
+
+Edges carry the task (truncated) and the tokens the spawn used, including its own sub-agents.
+Node names come from the position in the tree, so equal traces give the same DOT source.
+Labels are escaped for DOT (no HTML labels, backslashes and quotes escaped).
+
+If Graphviz's ``dot`` program is missing, displaying the graph in a notebook shows how to
+install it, with the DOT source, instead of a traceback.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import graphviz
+
+from nbagents.display.viewmodel import Json, build_view, format_tokens, short
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = ["INSTALL_HINT", "TraceGraph", "dot_label", "trace_graphviz"]
+
+INSTALL_HINT = (
+    "Graphviz's `dot` program was not found on PATH, so the call graph cannot be drawn.\n"
+    "Install it, then restart the kernel:\n"
+    "  Debian/Ubuntu:  sudo apt-get install graphviz\n"
+    "  macOS:          brew install graphviz\n"
+    "  conda:          conda install -c conda-forge graphviz\n"
+    "  Windows:        winget install graphviz (and add it to PATH)\n"
+    "(`pip install graphviz` installs only the Python bindings, not the `dot` program.)"
+)
+
+_COLOURS = {
+    "ok": "#1a7f37",
+    "error": "#cf222e",
+    "running": "#0969da",
+    "interrupted": "#bf8700",
+}
+
+
+class TraceGraph(graphviz.Digraph):  # type: ignore[misc]
+    """A ``graphviz.Digraph`` that explains a missing ``dot`` instead of raising in a notebook."""
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        try:
+            bundle: dict[str, Any] = super()._repr_mimebundle_(include, exclude, **kwargs)
+            return bundle
+        except graphviz.ExecutableNotFound:
+            return self.missing_dot_bundle()
+        except graphviz.CalledProcessError as error:
+            return {
+                "text/plain": f"Graphviz failed to draw the call graph: {error}\n\n{self.source}",
+                "text/html": _message_html(
+                    f"Graphviz failed to draw the call graph: {error}", self.source
+                ),
+            }
+
+    def missing_dot_bundle(self) -> dict[str, str]:
+        """What a notebook shows when ``dot`` is missing: how to install it, and the source."""
+        return {
+            "text/plain": f"{INSTALL_HINT}\n\nDOT source:\n{self.source}",
+            "text/html": _message_html(INSTALL_HINT, self.source),
+        }
+
+
+def _message_html(message: str, source: str) -> str:
+    return (
+        '<div class="nba-graph-missing" style="border:1px solid rgba(191,135,0,.6);'
+        'border-radius:6px;padding:6px 10px;">'
+        f'<pre style="white-space:pre-wrap;margin:0">{escape(message, quote=True)}</pre>'
+        "<details><summary>DOT source</summary>"
+        f"<pre>{escape(source, quote=True)}</pre></details></div>"
+    )
+
+
+def dot_label(*lines: str) -> str:
+    """A safe DOT label: each line escaped (backslashes, quotes), never an HTML label."""
+    escaped = [" ".join(line.split()).replace("\\", "\\\\") for line in lines]
+    # ``\n`` is DOT's centred line break; nohtml keeps a label like "<b>" from becoming HTML.
+    return graphviz.nohtml("\\n".join(escaped))  # type: ignore[no-any-return]
+
+
+def trace_graphviz(trace: Trace) -> TraceGraph:
+    """Agents and spawns as a ``graphviz.Digraph``; edges labelled with the task and tokens."""
+    view = build_view(trace)
+    graph = TraceGraph(name="trace", comment="nbagents call graph")
+    graph.attr(rankdir="LR", fontname="Helvetica", fontsize="11")
+    graph.attr(
+        "node",
+        shape="box",
+        style="rounded,filled",
+        fillcolor="#f6f8fa",
+        fontname="Helvetica",
+        fontsize="11",
+    )
+    graph.attr("edge", fontname="Helvetica", fontsize="9", color="#57606a")
+    nodes: list[Json] = view["nodes"]
+    by_id = {n["id"]: n for n in nodes}
+    rows = {r["id"]: r for r in view["agent_rows"]}
+    names: dict[str, str] = {}
+    for i, node in enumerate(n for n in nodes if n["kind"] in ("agent", "subagent")):
+        names[node["id"]] = f"a{i}"
+    for node_id, name in names.items():
+        node, row = by_id[node_id], rows[node_id]
+        status = node["status"]
+        own = row["own"]["total"]
+        lines = [node["name"], f"{status} · {format_tokens(own)} tok own"]
+        graph.node(
+            name,
+            dot_label(*lines),
+            color=_COLOURS.get(status, "#57606a"),
+            penwidth="2" if status == "error" else "1",
+        )
+    for node_id, name in names.items():
+        parent = _agent_parent(node_id, by_id, names)
+        if parent is None:
+            continue
+        node = by_id[node_id]
+        description = _description(node, by_id)
+        tokens = node["tokens"]["total"]
+        graph.edge(
+            parent,
+            name,
+            dot_label(short(description, 40), f"{format_tokens(tokens)} tok"),
+            color=_COLOURS["error"] if node["status"] == "error" else "#57606a",
+        )
+    return graph
+
+
+def _agent_parent(node_id: str, by_id: dict[str, Json], names: dict[str, str]) -> str | None:
+    parent = by_id[node_id]["parent"]
+    while parent is not None:
+        if parent in names:
+            return names[parent]
+        parent = by_id[parent]["parent"]
+    return None
+
+
+def _description(node: Json, by_id: dict[str, Json]) -> str:
+    for field in node["details"]:
+        if field["label"] == "Description":
+            return str(field["value"])
+    parent = by_id.get(node["parent"]) if node["parent"] else None
+    return str(parent["preview"]) if parent and parent["kind"] == "task" else ""

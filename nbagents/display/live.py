@@ -1,0 +1,256 @@
+"""The live view: an anywidget that grows while the agent runs, plus a static HTML fallback.
+
+``LiveView(trace).show()`` puts one output in the current cell: the widget view, a
+``text/html`` snapshot (what GitHub, nbviewer and a reopened notebook show) and ``text/plain``.
+While the run goes on, the trace calls our listener on worker threads; the listener only marks
+the view dirty. A flusher thread coalesces those marks into at most ``max_rate`` widget updates
+a second (ipykernel forwards widget messages from worker threads while the cell is busy).
+``finish()`` — called on the main thread when the traced block ends, or at the latest when the
+cell ends — makes the last update and replaces the output's ``text/html`` with the final snapshot.
+
+Nothing here can break the agent run: every failure of the view is logged once on the
+``nbagents`` logger and swallowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from nbagents.display.html import render_view, trace_css
+from nbagents.display.viewmodel import build_view
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = ["LIVE_TEXT_PREFIX", "LiveView", "TraceWidget", "live_view"]
+
+logger = logging.getLogger("nbagents")
+
+LIVE_TEXT_PREFIX = "nbagents live view: "
+"""Starts the live output's ``text/plain``; ``notebooks/sanitize.cfg`` normalises that line."""
+LIVE_HTML_START = "<!-- nba-live -->"
+LIVE_HTML_END = "<!-- /nba-live -->"
+"""Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
+compare the snapshot taken when the view appeared with the final one in the saved notebook; the
+sanitize file blanks what lies between these markers. Display the trace itself (``t``) to have
+its final HTML checked."""
+
+
+@cache
+def _static(name: str) -> str:
+    return (files("nbagents.display") / "static" / name).read_text(encoding="utf-8")
+
+
+class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """The widget half of the live view: renders ``view_json`` (a :func:`build_view` result)."""
+
+    _esm = _static("live.js")
+    _css = trace_css() + "\n" + _static("live.css")
+    view_json = traitlets.Unicode("null").tag(sync=True)
+    """The view as JSON text; the front end re-renders when it changes."""
+
+    def __repr__(self) -> str:
+        return "TraceWidget()"
+
+
+class LiveView:
+    """A live view of ``trace``: widget, HTML snapshot and text, kept up to date.
+
+    ``show()`` displays it (in an IPython kernel; elsewhere it does nothing) and starts
+    following the trace; ``start()`` only follows (no display); ``finish()`` stops following,
+    makes the final update and refreshes the displayed snapshot. ``sync()`` updates the widget
+    now. ``updates`` counts widget updates, for tests and curious users.
+    """
+
+    def __init__(self, trace: Trace, *, max_rate: float = 10.0) -> None:
+        if max_rate <= 0:
+            raise ValueError("max_rate must be positive.")
+        self.trace = trace
+        self.min_interval = 1.0 / max_rate
+        self.widget = TraceWidget()
+        self.updates = 0
+        self.display_id: str | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._sync_lock = threading.Lock()
+        self._last_json = ""
+        self._finished = False
+        self._failed_once = False
+        self._unregister_cell_hook: Callable[[], None] | None = None
+
+    # -- following the trace -------------------------------------------------------------------
+
+    def start(self) -> LiveView:
+        """Follow the trace: widget updates at most ``max_rate`` times a second. Idempotent."""
+        if self._thread is not None or self._finished:
+            return self
+        self._guard(self.sync)
+        self._unsubscribe = self.trace.subscribe(self._on_change)
+        self._thread = threading.Thread(target=self._flush_loop, name="nbagents-live", daemon=True)
+        self._thread.start()
+        return self
+
+    def _on_change(self, trace: Trace) -> None:
+        # Called on the agent's threads after every span start/end: keep it cheap.
+        self._wake.set()
+
+    def _flush_loop(self) -> None:
+        last = 0.0
+        while not self._stop.is_set():
+            self._wake.wait()
+            if self._stop.is_set():
+                return
+            delay = last + self.min_interval - time.monotonic()
+            if delay > 0 and self._stop.wait(delay):
+                return  # finish() makes the final update
+            self._wake.clear()
+            last = time.monotonic()
+            self._guard(self.sync)
+
+    def sync(self) -> bool:
+        """Send the current state of the trace to the widget; False when nothing changed."""
+        with self._sync_lock:
+            text = json.dumps(build_view(self.trace), ensure_ascii=False, separators=(",", ":"))
+            if text == self._last_json:
+                return False
+            self._last_json = text
+            self.widget.view_json = text
+            self.updates += 1
+            return True
+
+    # -- the output ----------------------------------------------------------------------------
+
+    def show(self) -> LiveView:
+        """Display the view in the current cell and follow the trace. Outside IPython: nothing."""
+        shell = _kernel_shell()
+        if shell is None or self.display_id is not None:
+            return self
+        if threading.current_thread() is not threading.main_thread():
+            logger.debug("LiveView.show() called off the main thread; not displaying.")
+            return self
+
+        def display() -> None:
+            from IPython.display import display as ipy_display
+
+            self.start()
+            self.display_id = uuid.uuid4().hex
+            ipy_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
+            self._unregister_cell_hook = _on_cell_end(shell, self._cell_ended)
+
+        self._guard(display)
+        return self
+
+    def finish(self) -> None:
+        """Final update of the widget and of the displayed snapshot. Call on the main thread."""
+        if self._finished:
+            return
+        self._finished = True
+        self._stop.set()
+        self._wake.set()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        if self._unregister_cell_hook is not None:
+            self._unregister_cell_hook()
+        self._guard(self.sync)
+        if self.display_id is not None:
+
+            def refresh() -> None:
+                from IPython.display import update_display
+
+                update_display(  # type: ignore[no-untyped-call]
+                    self._bundle(), raw=True, display_id=self.display_id
+                )
+
+            self._guard(refresh)
+
+    def _cell_ended(self) -> None:
+        # The cell is over; if the run is too, the snapshot gets its final state.
+        if self.trace.status != "running" or self.trace.finished:
+            self.finish()
+
+    def snapshot_html(self) -> str:
+        """The static snapshot as it goes into the output, between the live markers."""
+        return LIVE_HTML_START + render_view(build_view(self.trace)) + LIVE_HTML_END
+
+    def _bundle(self) -> dict[str, Any]:
+        rendered: Any = self.widget._repr_mimebundle_()
+        bundle: dict[str, Any] = dict(rendered[0] if isinstance(rendered, tuple) else rendered)
+        bundle["text/plain"] = LIVE_TEXT_PREFIX + self.trace.summary()
+        bundle["text/html"] = self.snapshot_html()
+        return bundle
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        # Shown as a cell's value: the same bundle, without a display id to refresh.
+        self.start()
+        return self._bundle()
+
+    def _guard(self, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except Exception:
+            if not self._failed_once:
+                self._failed_once = True
+                logger.exception("The nbagents live view failed; the run goes on without it.")
+
+    def __enter__(self) -> LiveView:
+        return self.show()
+
+    def __exit__(self, *exc: object) -> None:
+        self.finish()
+
+
+def live_view(trace: Trace) -> LiveView | None:
+    """Show a live view of ``trace`` in the current cell when running in a kernel, else None.
+
+    Never raises: for callers such as ``nbagents.trace()`` that must not break the run.
+    """
+    try:
+        if _kernel_shell() is None:
+            return None
+        return LiveView(trace).show()
+    except Exception:
+        logger.exception("The nbagents live view could not be shown; the run goes on without it.")
+        return None
+
+
+def _kernel_shell() -> Any:
+    """The IPython shell when running in a kernel that can show widgets, else None."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of ipywidgets
+        return None
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    return shell
+
+
+def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback`` once after the current cell has run; returns an unregister function."""
+
+    def hook(*_: Any) -> None:
+        unregister()
+        callback()
+
+    def unregister() -> None:
+        with contextlib.suppress(ValueError):
+            shell.events.unregister("post_run_cell", hook)
+
+    shell.events.register("post_run_cell", hook)
+    return unregister
