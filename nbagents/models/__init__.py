@@ -1,9 +1,22 @@
 """Chat models that need no key: the scripted model and turn helpers."""
 
+from nbagents.models.replay import (
+    Cassette,
+    CassetteError,
+    CassetteFormatError,
+    CassetteMissError,
+    RecordingChatModel,
+    recorded,
+)
 from nbagents.models.scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
 from nbagents.models.turns import Turn, call, delegate, fail, parallel, say
 
 __all__ = [
+    "Cassette",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMissError",
+    "RecordingChatModel",
     "ScriptExhaustedError",
     "ScriptedChatModel",
     "Turn",
@@ -12,5 +25,6 @@ __all__ = [
     "estimate_tokens",
     "fail",
     "parallel",
+    "recorded",
     "say",
 ]

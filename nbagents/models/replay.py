@@ -1,0 +1,786 @@
+"""Record any chat model's responses to a JSON cassette, and replay them offline.
+
+Wrap a model once, run the agent with a key to record, commit the cassette, and the same code
+replays it in CI with no key and no network::
+
+    model = recorded("openai:gpt-4.1-mini", "cassettes/research.json")
+    agent = create_deep_agent(model, tools, subagents=...)
+
+A response is keyed by its request: the agent's name (``lc_agent_name``), the names of the bound
+tools and the conversation (message types, text, tool calls and tool results; not message or
+tool call ids, which providers draw at random). Equal requests get the same response, so a
+replay does not depend on the order in which parallel sub-agents run.
+
+Modes (argument ``mode``, else the ``NBAGENTS_CASSETTE_MODE`` environment variable, else
+``"auto"``): ``"replay"`` never calls the model and fails on a request the cassette lacks;
+``"record"`` calls the model for every request and stores the answer; ``"auto"`` replays what
+the cassette has and records the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, cast, get_args
+
+from langchain.chat_models import init_chat_model
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.base import LangSmithParams
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    SystemMessage,
+    ToolCall,
+    ToolCallChunk,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.utils.utils import LC_ID_PREFIX
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+__all__ = [
+    "CASSETTE_FORMAT",
+    "CASSETTE_VERSION",
+    "MODE_ENV",
+    "Cassette",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMissError",
+    "CassetteMode",
+    "RecordingChatModel",
+    "recorded",
+]
+
+CassetteMode: TypeAlias = Literal["record", "replay", "auto"]
+MODE_ENV = "NBAGENTS_CASSETTE_MODE"
+CASSETTE_FORMAT = "nbagents-cassette"
+CASSETTE_VERSION = 1
+"""The cassette format this module writes and the newest it reads."""
+
+_BIND_KEY = "nbagents_bind_tools"
+"""Call keyword holding ``bind_tools``' options, passed on to the wrapped model's ``bind_tools``."""
+_PREVIEW = 80
+
+
+class CassetteError(Exception):
+    """Base class of the errors about cassettes."""
+
+
+class CassetteFormatError(CassetteError, ValueError):
+    """A cassette file that cannot be read: not JSON, not a cassette, or from a newer version."""
+
+
+class CassetteMissError(CassetteError, LookupError):
+    """A request that the cassette has no response for, in a mode that cannot record it."""
+
+    def __init__(self, message: str, *, key: str, agent: str, path: Path) -> None:
+        super().__init__(message)
+        self.key = key
+        self.agent = agent
+        self.path = path
+
+
+# -- requests ----------------------------------------------------------------------------------
+
+
+class _Request:
+    """What identifies one model call in a cassette."""
+
+    def __init__(
+        self,
+        messages: Sequence[BaseMessage],
+        agent: str,
+        tools: Sequence[str],
+        tool_choice: Any,
+    ) -> None:
+        canonical = [_canonical(m) for m in messages]
+        self.agent = agent
+        self.tools = sorted(tools)
+        self.digests = [f"{c['type']}:{_digest(c)[:10]}" for c in canonical]
+        payload = {
+            "agent": agent,
+            "tools": self.tools,
+            "tool_choice": tool_choice,
+            "messages": canonical,
+        }
+        self.key = _digest(payload)[:24]
+        self.last = _describe_message(messages[-1]) if messages else "(no messages)"
+
+    def summary(self) -> dict[str, Any]:
+        """What the cassette stores beside the response: enough to explain a later miss."""
+        return {
+            "agent": self.agent,
+            "tools": self.tools,
+            "messages": self.digests,
+            "last": self.last,
+        }
+
+
+def _canonical(message: BaseMessage) -> dict[str, Any]:
+    if isinstance(message, SystemMessage):
+        kind = "system"
+    elif isinstance(message, HumanMessage):
+        kind = "human"
+    elif isinstance(message, AIMessage):
+        kind = "ai"
+    elif isinstance(message, ToolMessage):
+        kind = "tool"
+    else:
+        kind = message.type
+    item: dict[str, Any] = {"type": kind, "content": _plain(message.content)}
+    if isinstance(message, AIMessage) and message.tool_calls:
+        item["tool_calls"] = [[c["name"], _plain(c["args"])] for c in message.tool_calls]
+    if isinstance(message, ToolMessage):
+        item["name"] = message.name
+        item["status"] = message.status
+    return item
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _describe_message(message: BaseMessage) -> str:
+    text = " ".join(message.text.split())
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = ", ".join(c["name"] for c in message.tool_calls)
+        text = f"{text} [calls {calls}]".strip()
+    if len(text) > _PREVIEW:
+        text = text[: _PREVIEW - 1] + "…"
+    return f"{message.type}: {text!r}"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON data (pydantic models dumped, anything else unknown as a string)."""
+    return json.loads(json.dumps(value, default=_json_default, ensure_ascii=False))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+# -- responses ---------------------------------------------------------------------------------
+
+
+def _response_entry(message: BaseMessage) -> dict[str, Any]:
+    entry: dict[str, Any] = {"content": _plain(message.content)}
+    if isinstance(message, AIMessage):
+        if message.tool_calls:
+            entry["tool_calls"] = [
+                {"name": c["name"], "args": _plain(c["args"]), "id": c.get("id")}
+                for c in message.tool_calls
+            ]
+        if message.invalid_tool_calls:
+            entry["invalid_tool_calls"] = [_plain(dict(c)) for c in message.invalid_tool_calls]
+        if message.usage_metadata:
+            entry["usage_metadata"] = _plain(dict(message.usage_metadata))
+    if message.response_metadata:
+        entry["response_metadata"] = _plain(message.response_metadata)
+    if message.additional_kwargs:
+        entry["additional_kwargs"] = _plain(message.additional_kwargs)
+    # LangChain's own ids name a run, so they would differ on every recording; a provider's id
+    # (``chatcmpl-…``, ``msg_…``) is part of the response and is kept.
+    if message.id and not message.id.startswith(LC_ID_PREFIX):
+        entry["id"] = message.id
+    return entry
+
+
+def _message(entry: Mapping[str, Any]) -> AIMessage:
+    return AIMessage(
+        content=entry["content"],
+        tool_calls=[
+            ToolCall(name=c["name"], args=c["args"], id=c.get("id"), type="tool_call")
+            for c in entry.get("tool_calls", [])
+        ],
+        invalid_tool_calls=[
+            InvalidToolCall(
+                name=c.get("name"),
+                args=c.get("args"),
+                id=c.get("id"),
+                error=c.get("error"),
+                type="invalid_tool_call",
+            )
+            for c in entry.get("invalid_tool_calls", [])
+        ],
+        usage_metadata=entry.get("usage_metadata"),
+        response_metadata=dict(entry.get("response_metadata", {})),
+        additional_kwargs=dict(entry.get("additional_kwargs", {})),
+        id=entry.get("id"),
+    )
+
+
+def _chunks(entry: Mapping[str, Any], size: int) -> Iterator[ChatGenerationChunk]:
+    """The recorded response as stream chunks that merge back into exactly ``_message(entry)``."""
+    content = entry["content"]
+    message_id = entry.get("id")
+    if isinstance(content, str):
+        step = max(1, size)
+        for start in range(0, len(content), step):
+            piece = content[start : start + step]
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
+        last_content: str | list[Any] = ""
+    else:
+        # Provider content blocks merge by index; handing them over whole keeps them intact.
+        last_content = content
+    calls = [
+        ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
+        for i, c in enumerate(entry.get("tool_calls", []))
+    ]
+    yield ChatGenerationChunk(
+        message=AIMessageChunk(
+            content=last_content,
+            id=message_id,
+            tool_call_chunks=calls,
+            usage_metadata=entry.get("usage_metadata"),
+            response_metadata=dict(entry.get("response_metadata", {})),
+            additional_kwargs=dict(entry.get("additional_kwargs", {})),
+            chunk_position="last",
+        )
+    )
+
+
+def _check_entry(path: Path, key: str, value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise CassetteFormatError(f"{path}: interaction {key!r} is not an object.")
+    response = value.get("response")
+    if not isinstance(response, Mapping) or "content" not in response:
+        raise CassetteFormatError(
+            f"{path}: interaction {key!r} has no 'response' with a 'content'; the file is "
+            f"damaged. Fix it or delete it and record again."
+        )
+
+
+# -- the cassette file -------------------------------------------------------------------------
+
+_path_locks: dict[str, threading.Lock] = {}
+_path_locks_guard = threading.Lock()
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    # One lock per file, shared by every Cassette on it, so that several wrapped models (a main
+    # model and a sub-agent's) recording into one file do not overwrite each other's entries.
+    with _path_locks_guard:
+        return _path_locks.setdefault(str(path.resolve()), threading.Lock())
+
+
+class Cassette:
+    """A JSON file of recorded model responses, keyed by request.
+
+    Safe to share between threads: every write re-reads the file, merges, and replaces it
+    atomically, so parallel sub-agents and several models may record into one cassette. The file
+    is written with sorted keys so that re-recording an unchanged run leaves it unchanged.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.note: str | None = None
+        self._lock = _lock_for(self.path)
+        self._interactions: dict[str, dict[str, Any]] = {}
+        self._stamp: tuple[int, int] | None = None
+        with self._lock:
+            self._reload()
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def __len__(self) -> int:
+        return len(self._interactions)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._interactions
+
+    def keys(self) -> list[str]:
+        return sorted(self._interactions)
+
+    def interaction(self, key: str) -> Mapping[str, Any] | None:
+        """The recorded request summary and response for ``key``, if any."""
+        found = self._interactions.get(key)
+        if found is None and self._changed():
+            # Another model may have recorded into the file since we read it.
+            with self._lock:
+                self._reload()
+            found = self._interactions.get(key)
+        return found
+
+    def interactions(self) -> Mapping[str, Mapping[str, Any]]:
+        return dict(self._interactions)
+
+    def record(
+        self, key: str, request: Mapping[str, Any], response: Mapping[str, Any], note: str | None
+    ) -> None:
+        """Store ``response`` for ``key`` and write the file."""
+        with self._lock:
+            if self._changed():
+                self._reload()
+            self._interactions[key] = {"request": dict(request), "response": dict(response)}
+            if note is not None:
+                self.note = note
+            self._write()
+
+    # -- file I/O, called with the lock held -----------------------------------------------------
+
+    def _changed(self) -> bool:
+        return self._current_stamp() != self._stamp
+
+    def _current_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def _reload(self) -> None:
+        stamp = self._current_stamp()
+        if stamp is None:
+            self._interactions, self._stamp = {}, None
+            return
+        self._interactions, self.note = _read(self.path)
+        self._stamp = stamp
+
+    def _write(self) -> None:
+        data: dict[str, Any] = {
+            "format": CASSETTE_FORMAT,
+            "version": CASSETTE_VERSION,
+            "interactions": self._interactions,
+        }
+        if self.note:
+            data["note"] = self.note
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Write beside the target and rename, so a reader never sees half a file.
+        handle, temporary = tempfile.mkstemp(
+            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+        self._stamp = self._current_stamp()
+
+
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise CassetteFormatError(
+            f"{path} is not valid JSON ({error.msg} at line {error.lineno}, column "
+            f"{error.colno}); it may have been cut short or merged badly. Fix it, or delete it "
+            f"and record again."
+        ) from error
+    except UnicodeDecodeError as error:
+        raise CassetteFormatError(f"{path} is not UTF-8 text: {error}.") from error
+    if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT:
+        raise CassetteFormatError(
+            f'{path} is not an nbagents cassette (it has no "format": "{CASSETTE_FORMAT}").'
+        )
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CassetteFormatError(f"{path} has an invalid cassette version: {version!r}.")
+    if version > CASSETTE_VERSION:
+        raise CassetteFormatError(
+            f"{path} was written by a newer nbagents (cassette format {version}; this version "
+            f"reads up to {CASSETTE_VERSION}). Upgrade nbagents, or record the cassette again."
+        )
+    interactions = data.get("interactions")
+    if not isinstance(interactions, dict):
+        raise CassetteFormatError(f"{path} has no 'interactions' object.")
+    for key, value in interactions.items():
+        _check_entry(path, key, value)
+    note = data.get("note")
+    return interactions, note if isinstance(note, str) else None
+
+
+# -- the wrapper model -------------------------------------------------------------------------
+
+
+class RecordingChatModel(BaseChatModel):
+    """A chat model that records another model's responses to a cassette, or replays them.
+
+    ``inner`` is the model to record: a chat model, a ``"provider:model"`` string (only turned
+    into a model, through ``init_chat_model``, when a request has to be recorded, so replaying
+    needs neither the provider's package nor its key), or ``None`` for replay only.
+
+    In record mode the response returned to the agent is the one stored, read back from the
+    cassette format, so a recording run and its replays see the same messages. Streaming works
+    in every mode; while recording, the chunks come once the wrapped model has answered.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseChatModel | str | None = None
+    cassette_path: Path
+    mode: CassetteMode | None = None
+    """``None`` reads ``NBAGENTS_CASSETTE_MODE``, and defaults to ``"auto"``."""
+    note: str | None = None
+    """Written at the top of the cassette when recording, e.g. where the responses came from."""
+    stream_chunk_chars: int = 24
+    """Size of the text pieces a replayed response streams in."""
+
+    _cassette: Cassette = PrivateAttr()
+    _mode: CassetteMode = PrivateAttr(default="auto")
+    _model: BaseChatModel | None = PrivateAttr(default=None)
+    _model_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _misses: list[CassetteMissError] = PrivateAttr(default_factory=list)
+
+    def __init__(
+        self,
+        inner: BaseChatModel | str | None = None,
+        cassette_path: str | os.PathLike[str] | None = None,
+        mode: CassetteMode | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if cassette_path is None:
+            raise TypeError("RecordingChatModel needs a cassette_path (the JSON file to use).")
+        fields: dict[str, Any] = {
+            "inner": inner,
+            "cassette_path": Path(cassette_path),
+            "mode": mode,
+        }
+        super().__init__(**fields, **kwargs)
+        # Checked here rather than in a validator so that the errors keep their own types
+        # instead of becoming a pydantic ValidationError.
+        self._mode = _resolve_mode(self.mode)
+        self._cassette = Cassette(self.cassette_path)
+        if self._mode == "replay" and not self._cassette.exists:
+            raise FileNotFoundError(
+                f"No cassette at {self.cassette_path}, and mode is 'replay'. Record it first: "
+                f"run once with mode='record' (or {MODE_ENV}=record) and a model that can "
+                f"answer."
+            )
+        if self._mode == "record" and self.inner is None:
+            raise ValueError("mode='record' needs a model to record: pass inner=...")
+
+    @property
+    def effective_mode(self) -> CassetteMode:
+        """The mode in force: the argument, else the environment variable, else ``"auto"``."""
+        return self._mode
+
+    @property
+    def cassette(self) -> Cassette:
+        return self._cassette
+
+    @property
+    def _llm_type(self) -> str:
+        return "recorded"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        # Independent of the mode, so a recording run and its replay report the same params.
+        return {"cassette": self.cassette_path.name}
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        if isinstance(self.inner, str) and ":" in self.inner:
+            provider, name = self.inner.split(":", 1)
+            return LangSmithParams(ls_provider=provider, ls_model_name=name, ls_model_type="chat")
+        if isinstance(self.inner, BaseChatModel):
+            return self.inner._get_ls_params(stop=stop)
+        return LangSmithParams(ls_provider="cassette", ls_model_type="chat")
+
+    def bind_tools(
+        self,
+        tools: Sequence[Any],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools: their names join the request key; recording binds them to ``inner``."""
+        options = dict(kwargs)
+        if tool_choice is not None:
+            options["tool_choice"] = tool_choice
+        schemas = [convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=schemas, **{_BIND_KEY: options})
+
+    # -- answering -------------------------------------------------------------------------------
+
+    def _lookup(
+        self, messages: list[BaseMessage], run_manager: Any, kwargs: Mapping[str, Any]
+    ) -> tuple[_Request, Mapping[str, Any] | None]:
+        options = kwargs.get(_BIND_KEY) or {}
+        request = _Request(
+            messages,
+            _agent_name(run_manager),
+            _tool_names(kwargs.get("tools")),
+            _plain(options.get("tool_choice")),
+        )
+        if self._mode == "record":
+            return request, None
+        found = self._cassette.interaction(request.key)
+        if found is not None:
+            return request, found["response"]
+        if self._mode == "replay" or self.inner is None:
+            raise self._miss(request)
+        return request, None
+
+    def _store(self, request: _Request, message: BaseMessage) -> dict[str, Any]:
+        entry = _response_entry(message)
+        self._cassette.record(request.key, request.summary(), entry, self.note)
+        return entry
+
+    def _inner_call(self, kwargs: Mapping[str, Any]) -> tuple[BaseChatModel, dict[str, Any]]:
+        model = self._inner_model()
+        call = {k: v for k, v in kwargs.items() if k not in ("tools", _BIND_KEY)}
+        tools = kwargs.get("tools")
+        if tools is None:
+            return model, call
+        bound = model.bind_tools(tools, **(kwargs.get(_BIND_KEY) or {}))
+        if not isinstance(bound, RunnableBinding) or not isinstance(bound.bound, BaseChatModel):
+            raise TypeError(
+                f"{type(model).__name__}.bind_tools returned {type(bound).__name__}, not a "
+                f"binding of a chat model; RecordingChatModel cannot record it."
+            )
+        return bound.bound, {**call, **bound.kwargs}
+
+    def _inner_model(self) -> BaseChatModel:
+        with self._model_lock:
+            if self._model is None:
+                if self.inner is None:
+                    raise ValueError("RecordingChatModel has no inner model to record with.")
+                self._model = (
+                    init_chat_model(self.inner) if isinstance(self.inner, str) else self.inner
+                )
+            return self._model
+
+    def _record(
+        self,
+        request: _Request,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        model, call = self._inner_call(kwargs)
+        if model.rate_limiter:
+            model.rate_limiter.acquire(blocking=True)
+        # The wrapped model answers inside this model's run (its tokens and metadata included),
+        # so a trace shows one model call whether it was recorded or replayed.
+        result = model._generate(messages, stop=stop, run_manager=run_manager, **call)
+        return self._store(request, _final_message(result))
+
+    async def _arecord(
+        self,
+        request: _Request,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        model, call = self._inner_call(kwargs)
+        if model.rate_limiter:
+            await model.rate_limiter.aacquire(blocking=True)
+        result = await model._agenerate(messages, stop=stop, run_manager=run_manager, **call)
+        return self._store(request, _final_message(result))
+
+    def _miss(self, request: _Request) -> CassetteMissError:
+        why = (
+            f"mode is {self._mode!r}"
+            if self._mode == "replay"
+            else "there is no inner model to record it with"
+        )
+        lines = [
+            f"No recorded response for this request of agent {request.agent or '(unnamed)'!r} "
+            f"in cassette {self.cassette_path} ({why}).",
+            f"  key: {request.key}; {len(request.digests)} messages, the last {request.last}; "
+            f"tools: {request.tools or 'none'}.",
+        ]
+        closest = _closest(self._cassette, request)
+        if closest:
+            lines.append(f"  {closest}")
+        with self._model_lock:
+            earlier = list(self._misses)
+        if earlier:
+            first = earlier[0]
+            lines.append(
+                f"  {len(earlier)} earlier request(s) were missing too; the first was agent "
+                f"{first.agent!r}, key {first.key}."
+            )
+        lines.append(
+            "  The run differs from the recorded one (a changed prompt, tool, tool result or "
+            "sub-agent). To record what is missing, run once with a model that can answer and "
+            f"mode='auto' (records only missing requests) or mode='record' (records all), e.g. "
+            f"{MODE_ENV}=auto."
+        )
+        error = CassetteMissError(
+            "\n".join(lines), key=request.key, agent=request.agent, path=self.cassette_path
+        )
+        with self._model_lock:
+            self._misses.append(error)
+        return error
+
+    # -- BaseChatModel hooks ---------------------------------------------------------------------
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        request, entry = self._lookup(messages, run_manager, kwargs)
+        if entry is None:
+            entry = self._record(request, messages, stop, run_manager, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=_message(entry))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        request, entry = self._lookup(messages, run_manager, kwargs)
+        if entry is None:
+            entry = await self._arecord(request, messages, stop, run_manager, kwargs)
+        return ChatResult(generations=[ChatGeneration(message=_message(entry))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        request, entry = self._lookup(messages, run_manager, kwargs)
+        if entry is None:
+            entry = self._record(request, messages, stop, run_manager, kwargs)
+        yield from _chunks(entry, self.stream_chunk_chars)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        request, entry = self._lookup(messages, run_manager, kwargs)
+        if entry is None:
+            entry = await self._arecord(request, messages, stop, run_manager, kwargs)
+        for chunk in _chunks(entry, self.stream_chunk_chars):
+            yield chunk
+
+
+def recorded(
+    model: BaseChatModel | str | None,
+    cassette_path: str | os.PathLike[str],
+    mode: CassetteMode | None = None,
+    *,
+    note: str | None = None,
+) -> RecordingChatModel:
+    """Wrap ``model`` so that its responses are recorded to, or replayed from, ``cassette_path``.
+
+    ``model`` may be a ``"provider:model"`` string: it is only initialised when a request has to
+    be recorded, so a replay in CI needs no key.
+    """
+    return RecordingChatModel(model, cassette_path, mode, note=note)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _resolve_mode(mode: CassetteMode | None) -> CassetteMode:
+    allowed = get_args(CassetteMode)
+    if mode is not None:
+        return mode  # pydantic has checked it against CassetteMode
+    value = os.environ.get(MODE_ENV, "").strip().lower() or "auto"
+    if value not in allowed:
+        raise ValueError(f"{MODE_ENV}={value!r}; it must be one of {list(allowed)}.")
+    return cast(CassetteMode, value)
+
+
+def _agent_name(run_manager: Any) -> str:
+    metadata = getattr(run_manager, "metadata", None) or {}
+    name = metadata.get("lc_agent_name")
+    if not name:
+        # Streaming calls reach the model without a run manager; the running node's config
+        # still carries the agent's name.
+        config = var_child_runnable_config.get() or {}
+        name = (config.get("metadata") or {}).get("lc_agent_name")
+    return name if isinstance(name, str) else ""
+
+
+def _tool_names(tools: Any) -> list[str]:
+    names = []
+    for tool in tools or []:
+        if isinstance(tool, Mapping):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, Mapping) else tool.get("name")
+        else:
+            name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
+        names.append(str(name))
+    return names
+
+
+def _final_message(result: ChatResult) -> BaseMessage:
+    generation = result.generations[0]
+    message = generation.message
+    # What BaseChatModel would fold into response_metadata after the call; folded in before
+    # storing so the replayed message carries it too.
+    extra = {**(result.llm_output or {}), **(generation.generation_info or {})}
+    if extra:
+        message = message.model_copy(
+            update={"response_metadata": {**extra, **message.response_metadata}}
+        )
+    return message
+
+
+def _closest(cassette: Cassette, request: _Request) -> str:
+    """Where the recording of the same agent that agrees longest with ``request`` parts from it."""
+    best: tuple[tuple[int, int], str, Mapping[str, Any]] | None = None
+    for key, value in cassette.interactions().items():
+        summary = value.get("request") or {}
+        if summary.get("agent") != request.agent:
+            continue
+        digests = list(summary.get("messages") or [])
+        shared = 0
+        for a, b in zip(digests, request.digests, strict=False):
+            if a != b:
+                break
+            shared += 1
+        # Longest shared prefix first; among equals, the conversation of the closest length.
+        rank = (shared, -abs(len(digests) - len(request.digests)))
+        if best is None or rank > best[0]:
+            best = (rank, key, summary)
+    if best is None:
+        agents = sorted(
+            {str((v.get("request") or {}).get("agent")) for v in cassette.interactions().values()}
+        )
+        return f"The cassette has no request of this agent; it has: {agents or 'none'}."
+    (shared, _), key, summary = best
+    size = len(summary.get("messages") or [])
+    if shared == size == len(request.digests):
+        return (
+            f"The closest recording ({key}) has the same messages but other tools: "
+            f"{summary.get('tools')}."
+        )
+    if shared < min(size, len(request.digests)):
+        kind = request.digests[shared].split(":", 1)[0]
+        return (
+            f"The closest recording of this agent ({key}, {size} messages) first differs at "
+            f"message {shared + 1}, a {kind} message."
+        )
+    return (
+        f"The closest recording of this agent ({key}) has {size} messages and this request "
+        f"{len(request.digests)}; they agree up to message {shared}."
+    )
