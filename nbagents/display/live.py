@@ -134,8 +134,12 @@ class LiveView:
 
     # -- the output ----------------------------------------------------------------------------
 
-    def show(self) -> LiveView:
-        """Display the view in the current cell and follow the trace. Outside IPython: nothing."""
+    def show(self, *, auto_finish: bool = True) -> LiveView:
+        """Display the view in the current cell and follow the trace. Outside IPython: nothing.
+
+        With ``auto_finish`` the view finishes by itself when the cell ends (if the run is over
+        by then), so the saved notebook holds the final snapshot even without ``finish()``.
+        """
         shell = _kernel_shell()
         if shell is None or self.display_id is not None:
             return self
@@ -149,7 +153,8 @@ class LiveView:
             self.start()
             self.display_id = uuid.uuid4().hex
             ipy_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
-            self._unregister_cell_hook = _on_cell_end(shell, self._cell_ended)
+            if auto_finish:
+                self._unregister_cell_hook = _on_cell_end(shell, self._cell_ended)
 
         self._guard(display)
         return self

@@ -179,12 +179,18 @@ def _messages(value: Any, depth: int = 0) -> list[Json]:
     if single is not None:
         return [single]
     if isinstance(value, Mapping):
-        if "messages" in value:
-            return _messages(value["messages"], depth + 1)
-        for key in ("generations", "output", "message"):
+        for key in ("messages", "update", "generations", "output", "message"):
             if key in value:
                 return _messages(value[key], depth + 1)
         return []
+    if (  # LangChain's ("user", "text") shorthand
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and value[0] in _ROLES
+        and isinstance(value[1], str)
+    ):
+        return [_as_message({"type": value[0], "content": value[1]}) or {}]
     if isinstance(value, list | tuple):
         out: list[Json] = []
         for item in value:
@@ -224,6 +230,9 @@ def _details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
         fields.append(_text_field("Result", attrs.get("result")))
     elif span.kind == "model":
         fields.append(_text_field("Model", span.model))
+        tools = attrs.get("tools")
+        if tools:
+            fields.append(_text_field("Tools offered", ", ".join(map(str, _keys(tools)))))
         inputs = _messages(span.inputs)
         hidden = max(len(inputs) - INPUT_MESSAGES, 0)
         label = "Input messages" + (f" (last {INPUT_MESSAGES} of {len(inputs)})" if hidden else "")
@@ -281,11 +290,11 @@ def _tool_args(inputs: Any) -> Any:
 
 
 def _tool_output(outputs: Any) -> Any:
-    msg = _as_message(outputs)
-    if msg is not None:
-        return msg["content"]
-    if isinstance(outputs, Mapping) and "output" in outputs:
-        return _tool_output(outputs["output"])
+    """What a tool answered: its ToolMessage's content (also inside a ``Command`` update)."""
+    found = _messages(outputs)
+    tools = [m for m in found if m["role"] == "tool"] or found
+    if tools:
+        return tools[-1]["content"]
     return outputs
 
 
