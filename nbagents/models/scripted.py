@@ -19,7 +19,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, ensure_config
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
@@ -89,7 +89,7 @@ class ScriptedChatModel(BaseChatModel):
     # -- replying ------------------------------------------------------------------------------
 
     def _reply(
-        self, messages: list[BaseMessage], metadata: Mapping[str, Any] | None, tools: Any
+        self, messages: list[BaseMessage], metadata: Mapping[str, Any], tools: Any
     ) -> tuple[AIMessage, float]:
         agent = _agent_name(metadata, self.script)
         task = _task_of(messages)
@@ -217,12 +217,16 @@ class ScriptedChatModel(BaseChatModel):
 
 def _metadata(
     run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
-) -> Mapping[str, Any] | None:
-    return run_manager.metadata if run_manager is not None else None
+) -> Mapping[str, Any]:
+    if run_manager is not None:
+        return run_manager.metadata
+    # ``BaseChatModel.stream`` calls ``_stream`` without its run manager; the calling graph
+    # node's config, which carries the agent's name, is still in the context.
+    return ensure_config().get("metadata") or {}
 
 
-def _agent_name(metadata: Mapping[str, Any] | None, script: Mapping[str, Any]) -> str:
-    name = (metadata or {}).get("lc_agent_name")
+def _agent_name(metadata: Mapping[str, Any], script: Mapping[str, Any]) -> str:
+    name = metadata.get("lc_agent_name")
     if isinstance(name, str) and name:
         return name
     # A model called outside any named agent: a one-agent script is unambiguous.
