@@ -1,0 +1,73 @@
+"""Shared fixtures: run an agent under ``invoke`` or ``ainvoke``, and record its model calls."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+
+Run = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One chat model call as the callbacks saw it."""
+
+    agent: str | None
+    messages: list[BaseMessage]
+    tools: list[str]
+    """Names of the tools bound to the model for this call."""
+
+
+class ModelCalls(BaseCallbackHandler):
+    """Callback handler recording every chat model call of a run, sub-agents included."""
+
+    def __init__(self) -> None:
+        self.calls: list[ModelCall] = []
+        self._lock = threading.Lock()
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        invocation_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        tools = [t["function"]["name"] for t in (invocation_params or {}).get("tools", [])]
+        call = ModelCall((metadata or {}).get("lc_agent_name"), list(messages[0]), tools)
+        with self._lock:
+            self.calls.append(call)
+
+    def of(self, agent: str) -> list[ModelCall]:
+        return [c for c in self.calls if c.agent == agent]
+
+    def agents(self) -> list[str | None]:
+        return sorted({c.agent for c in self.calls}, key=str)
+
+
+@pytest.fixture
+def model_calls() -> ModelCalls:
+    return ModelCalls()
+
+
+@pytest.fixture(params=["invoke", "ainvoke"])
+def run_agent(request: pytest.FixtureRequest, model_calls: ModelCalls) -> Run:
+    """``await run_agent(agent, input, config=None)``: the result, via invoke or ainvoke.
+
+    Every run records its model calls in the ``model_calls`` fixture.
+    """
+
+    async def _run(agent: Any, payload: Any, config: dict[str, Any] | None = None) -> Any:
+        config = {**(config or {}), "callbacks": [model_calls]}
+        if request.param == "ainvoke":
+            return await agent.ainvoke(payload, config)
+        return agent.invoke(payload, config)
+
+    return _run
