@@ -1,0 +1,126 @@
+"""Parallel ``task`` calls: each sub-agent gets its own answer, and all of them really overlap."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from pydantic import PrivateAttr
+
+from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents.models import delegate, parallel, say
+
+RESEARCHER = {"name": "researcher", "description": "Researches.", "system_prompt": "Research."}
+
+
+def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+async def test_three_parallel_subagents_of_one_type_each_get_their_own_answer(
+    run_agent: Any, model_calls: Any
+) -> None:
+    topics = ["cats", "dogs", "owls"]
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(*(delegate(f"Research {t}", "researcher") for t in topics)), "ok"],
+            "researcher": {
+                "Research cats": [delegate("Sleep habits of cats", "researcher"), "Cats: sleepy."],
+                "Research dogs": [say("Dogs: loyal.")],
+                "Research owls": [say("Owls: nocturnal.")],
+                "Sleep habits of cats": ["16 hours a day."],
+            },
+        },
+        latency=0.05,
+    )
+    agent = create_deep_agent(model, subagents=[RESEARCHER])
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    answers = {m.artifact["description"]: m.text for m in tool_messages(result)}
+    assert answers == {
+        "Research cats": "Cats: sleepy.",
+        "Research dogs": "Dogs: loyal.",
+        "Research owls": "Owls: nocturnal.",
+    }
+    assert len(model_calls.of("researcher")) == 5
+
+
+N = 50
+
+
+class GatedModel(ScriptedChatModel):
+    """Holds every ``worker`` model call at a barrier until all N are running at once.
+
+    If the calls do not overlap, the barrier times out and the sub-agents fail; the peak of
+    simultaneous calls is recorded either way.
+    """
+
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _running: int = PrivateAttr(default=0)
+    _thread_barrier: threading.Barrier = PrivateAttr(
+        default_factory=lambda: threading.Barrier(N, timeout=30)
+    )
+    _async_barrier: asyncio.Barrier | None = PrivateAttr(default=None)
+    peak: int = 0
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._running += 1
+            self.peak = max(self.peak, self._running)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._running -= 1
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if run_manager and run_manager.metadata.get("lc_agent_name") == "worker":
+            self._enter()
+            try:
+                self._thread_barrier.wait()
+            finally:
+                self._leave()
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if run_manager and run_manager.metadata.get("lc_agent_name") == "worker":
+            if self._async_barrier is None:
+                self._async_barrier = asyncio.Barrier(N)
+            self._enter()
+            try:
+                await asyncio.wait_for(self._async_barrier.wait(), timeout=30)
+            finally:
+                self._leave()
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+
+async def test_fifty_parallel_subagents_all_run_at_once(run_agent: Any) -> None:
+    # LangGraph's default pool would run min(32, cpus + 4) of them at a time under invoke.
+    model = GatedModel(
+        script={
+            "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(N))), "all done"],
+            "worker": ["done"],
+        }
+    )
+    worker = {"name": "worker", "description": "Does a job.", "system_prompt": "Work."}
+    agent = create_deep_agent(model, subagents=[worker])
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    assert model.peak == N
+    answers = tool_messages(result)
+    assert [m.status for m in answers] == ["success"] * N
+    assert [m.artifact["description"] for m in answers] == [f"job {i}" for i in range(N)]
+    assert result["messages"][-1].text == "all done"

@@ -1,0 +1,285 @@
+"""Sub-agent specs: validation, what the main agent is told, and what sub-agents inherit."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import SystemMessage
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import tool
+
+from nbagents import (
+    GENERAL_PURPOSE_SUBAGENT,
+    ScriptedChatModel,
+    SubAgentMiddleware,
+    create_deep_agent,
+)
+from nbagents.models import call, delegate, parallel, say
+from nbagents.subagents import middleware as middleware_module
+
+RESEARCHER = {
+    "name": "researcher",
+    "description": "Researches a question and reports findings with sources.",
+    "system_prompt": "You research.",
+}
+WRITER = {
+    "name": "writer",
+    "description": "Writes a short, polished text from notes.",
+    "system_prompt": "You write.",
+    "tools": [],
+}
+
+
+@tool
+def search(query: str) -> str:
+    """Search the web for ``query``."""
+    return f"results for {query}"
+
+
+@tool
+def calculator(expression: str) -> str:
+    """Evaluate an arithmetic expression."""
+    return expression
+
+
+def agent_list(text: str) -> list[str]:
+    return re.findall(r"^- ([\w-]+): (.+)$", text, flags=re.MULTILINE)
+
+
+# -- validation -------------------------------------------------------------------------------
+
+NOOP = RunnableLambda(lambda state: state)
+
+
+@pytest.mark.parametrize(
+    ("specs", "message"),
+    [
+        ([{"description": "d", "system_prompt": "p"}], r"Sub-agent #1: missing 'name'"),
+        ([{"name": "", "description": "d", "system_prompt": "p"}], r"Sub-agent #1: missing 'name'"),
+        ([{"name": "a", "system_prompt": "p"}], r"Sub-agent 'a': missing 'description'"),
+        ([{"name": "a", "description": " ", "system_prompt": "p"}], r"'a': missing 'description'"),
+        ([{"name": "a", "description": "d"}], r"Sub-agent 'a': missing 'system_prompt'"),
+        (
+            [RESEARCHER, {**WRITER, "name": "researcher"}],
+            r"Sub-agent 'researcher': duplicate name",
+        ),
+        (
+            [{"name": "web search", "description": "d", "system_prompt": "p"}],
+            r"Sub-agent 'web search': the name may only use letters, digits, '-' and '_'",
+        ),
+        (
+            [{"name": "a.b", "description": "d", "system_prompt": "p"}],
+            r"Sub-agent 'a.b': the name may only use",
+        ),
+        (
+            [{"name": "c", "description": "d", "runnable": NOOP, "model": ScriptedChatModel()}],
+            r"Sub-agent 'c': give either 'runnable' .* or 'model' .*, not both",
+        ),
+        (
+            [{"name": "c", "description": "d", "runnable": "not a runnable"}],
+            r"Sub-agent 'c': 'runnable' must be a LangChain Runnable",
+        ),
+        (
+            [{"name": "a", "description": "d", "system_prompt": "p", "model": 42}],
+            r"Sub-agent 'a': 'model' must be a chat model or a 'provider:model' string",
+        ),
+        ([RESEARCHER, "writer"], r"Sub-agent spec #2 must be a dict"),
+    ],
+)
+def test_invalid_specs_fail_at_construction_naming_spec_and_problem(
+    specs: list[Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        create_deep_agent(ScriptedChatModel(), subagents=specs)
+    with pytest.raises(ValueError, match=message):
+        SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=specs)
+
+
+def test_valid_names_use_letters_digits_dash_and_underscore() -> None:
+    spec = {**RESEARCHER, "name": "Web_search-2"}
+    middleware = SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[spec])
+    assert middleware.subagent_names == ["general-purpose", "Web_search-2"]
+
+
+def test_an_unresolvable_model_string_fails_at_construction_naming_the_spec() -> None:
+    spec = {**RESEARCHER, "model": "no-such-provider:model-x"}
+    with pytest.raises(ValueError, match=r"Sub-agent 'researcher': cannot initialise model"):
+        create_deep_agent(ScriptedChatModel(), subagents=[spec])
+
+
+# -- what the main agent is told --------------------------------------------------------------
+
+
+def test_task_tool_description_lists_every_subagent() -> None:
+    middleware = SubAgentMiddleware(
+        default_model=ScriptedChatModel(), subagents=[RESEARCHER, WRITER]
+    )
+    (task,) = middleware.tools
+    assert task.name == "task"
+    assert agent_list(task.description) == [
+        ("general-purpose", " ".join(GENERAL_PURPOSE_SUBAGENT["description"].split())),
+        ("researcher", RESEARCHER["description"]),
+        ("writer", WRITER["description"]),
+    ]
+    assert "several `task` calls in one message" in task.description
+    assert set(task.args) == {"description", "subagent_type"}
+    assert task.args["subagent_type"]["default"] == "general-purpose"
+
+
+async def test_main_system_prompt_gets_a_delegation_section_listing_every_subagent(
+    run_agent: Any, model_calls: Any
+) -> None:
+    model = ScriptedChatModel(script={"main": ["Nothing to delegate."]})
+    agent = create_deep_agent(
+        model, [search], system_prompt="You are the lead.", subagents=[RESEARCHER, WRITER]
+    )
+    await run_agent(agent, {"messages": [("user", "hi")]})
+    (only,) = model_calls.calls
+    system = only.messages[0]
+    assert isinstance(system, SystemMessage)
+    assert system.text.startswith("You are the lead.\n\n")
+    assert [name for name, _ in agent_list(system.text)] == [
+        "general-purpose",
+        "researcher",
+        "writer",
+    ]
+    for when in ("Delegate when", "Do it yourself when", "in the same message"):
+        assert when in system.text
+    assert sorted(only.tools) == ["search", "task"]
+
+
+def test_general_purpose_exists_unless_the_user_defines_one() -> None:
+    default = SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[RESEARCHER])
+    assert default.subagent_names == ["general-purpose", "researcher"]
+
+    mine = {"name": "general-purpose", "description": "My own helper.", "system_prompt": "Help."}
+    custom = SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[RESEARCHER, mine])
+    assert custom.subagent_names == ["researcher", "general-purpose"]
+    assert ("general-purpose", "My own helper.") in agent_list(custom.tools[0].description)
+    assert GENERAL_PURPOSE_SUBAGENT["description"] not in custom.tools[0].description
+
+    none = SubAgentMiddleware(
+        default_model=ScriptedChatModel(), subagents=[RESEARCHER], general_purpose_agent=False
+    )
+    assert none.subagent_names == ["researcher"]
+
+
+async def test_a_user_defined_general_purpose_agent_is_the_one_that_runs(
+    run_agent: Any, model_calls: Any
+) -> None:
+    mine = {"name": "general-purpose", "description": "Mine.", "system_prompt": "MY PROMPT"}
+    model = ScriptedChatModel(
+        script={"main": [delegate("do it"), say("ok")], "general-purpose": ["done"]}
+    )
+    await run_agent(create_deep_agent(model, subagents=[mine]), {"messages": [("user", "go")]})
+    (child,) = model_calls.of("general-purpose")
+    assert child.messages[0].text.startswith("MY PROMPT")
+
+
+# -- what sub-agents inherit ------------------------------------------------------------------
+
+
+async def test_subagents_without_tools_inherit_the_main_tools(
+    run_agent: Any, model_calls: Any
+) -> None:
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                parallel(
+                    delegate("find", "researcher"), delegate("draft", "writer"), delegate("any")
+                ),
+                say("ok"),
+            ],
+            "researcher": [call("search", query="q"), say("found")],
+            "writer": ["drafted"],
+            "general-purpose": [call("calculator", expression="1+1"), say("2")],
+        }
+    )
+    agent = create_deep_agent(model, [search, calculator], subagents=[RESEARCHER, WRITER])
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    assert [m.text for m in result["messages"] if m.type == "tool"] == ["found", "drafted", "2"]
+    tools = {c.agent: sorted(c.tools) for c in model_calls.calls}
+    assert tools["researcher"] == ["calculator", "search", "task"]
+    assert tools["general-purpose"] == ["calculator", "search", "task"]
+    # `tools: []` means no tools of its own; delegating stays possible.
+    assert tools["writer"] == ["task"]
+
+
+async def test_subagents_without_model_use_the_main_model_and_others_their_own(
+    run_agent: Any, model_calls: Any
+) -> None:
+    own = ScriptedChatModel(script={"critic": ["Own model's critique."]}, model_name="critic-model")
+    main = ScriptedChatModel(
+        script={
+            "main": [parallel(delegate("find", "researcher"), delegate("judge", "critic")), "ok"],
+            "researcher": ["Main model's findings."],
+        },
+        model_name="main-model",
+    )
+    critic = {"name": "critic", "description": "Judges.", "system_prompt": "Judge.", "model": own}
+    agent = create_deep_agent(main, subagents=[RESEARCHER, critic])
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    answers = [m.text for m in result["messages"] if m.type == "tool"]
+    assert answers == ["Main model's findings.", "Own model's critique."]
+
+
+class _Resolved:
+    """Stands in for ``init_chat_model``: records the strings it resolves."""
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.model = model
+        self.asked: list[str] = []
+
+    def __call__(self, name: str, **kwargs: Any) -> BaseChatModel:
+        self.asked.append(name)
+        return self.model
+
+
+async def test_a_provider_model_string_is_resolved_with_init_chat_model(
+    run_agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resolved = _Resolved(ScriptedChatModel(script={"critic": ["Resolved model speaking."]}))
+    monkeypatch.setattr(middleware_module, "init_chat_model", resolved)
+    critic = {
+        "name": "critic",
+        "description": "Judges.",
+        "system_prompt": "Judge.",
+        "model": "anthropic:claude-sonnet-4-5",
+    }
+    main = ScriptedChatModel(script={"main": [delegate("judge", "critic"), "ok"]})
+    agent = create_deep_agent(main, subagents=[critic])
+    assert resolved.asked == ["anthropic:claude-sonnet-4-5"]
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    assert [m.text for m in result["messages"] if m.type == "tool"] == ["Resolved model speaking."]
+
+
+def test_a_real_provider_string_resolves_without_key_or_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chat_anthropic = pytest.importorskip("langchain_anthropic").ChatAnthropic
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    seen: list[BaseChatModel] = []
+    real = middleware_module.init_chat_model
+
+    def spy(name: str, **kwargs: Any) -> BaseChatModel:
+        seen.append(real(name, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(middleware_module, "init_chat_model", spy)
+    critic = {**RESEARCHER, "model": "anthropic:claude-sonnet-4-5"}
+    create_deep_agent(ScriptedChatModel(), subagents=[critic])
+    assert [type(m) for m in seen] == [chat_anthropic]
+
+
+def test_create_deep_agent_takes_a_provider_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagents.subagents import factory
+
+    resolved = _Resolved(ScriptedChatModel(script={"main": ["Hello from the string model."]}))
+    monkeypatch.setattr(factory, "init_chat_model", resolved)
+    agent = create_deep_agent("anthropic:claude-sonnet-4-5")
+    assert resolved.asked == ["anthropic:claude-sonnet-4-5"]
+    result = agent.invoke({"messages": [("user", "hi")]})
+    assert result["messages"][-1].text == "Hello from the string model."
