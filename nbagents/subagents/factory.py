@@ -56,13 +56,17 @@ def create_deep_agent(
 
     A ``general-purpose`` sub-agent (the main model and tools) exists unless
     ``general_purpose_agent=False`` or a spec of that name is given. ``model`` is a chat model or
-    a ``"provider:model"`` string. Returns the compiled LangGraph agent.
+    a ``"provider:model"`` string. ``interrupt_on`` also applies to the sub-agents built from
+    ``SubAgent`` specs that set none of their own, and ``state_schema`` is theirs too.
+    ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
+    Returns the compiled LangGraph agent.
     """
     chat_model = init_chat_model(model) if isinstance(model, str) else model
     subagent_middleware = SubAgentMiddleware(
         default_model=chat_model,
         default_tools=tools,
         subagents=subagents,
+        default_interrupt_on=interrupt_on,
         general_purpose_agent=general_purpose_agent,
         excluded_state_keys=excluded_state_keys,
         state_schema=state_schema,

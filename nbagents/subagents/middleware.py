@@ -9,6 +9,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     HumanInTheLoopMiddleware,
+    InterruptOnConfig,
     ModelRequest,
     ModelResponse,
 )
@@ -47,6 +48,7 @@ class _Registry:
         default_model: BaseChatModel,
         default_tools: Sequence[Any],
         default_middleware: Sequence[AgentMiddleware[Any, Any]],
+        default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None,
         state_schema: Any,
         excluded: frozenset[str],
         max_depth: int,
@@ -63,6 +65,7 @@ class _Registry:
         self._default_model = default_model
         self._default_tools = list(default_tools)
         self._default_middleware = list(default_middleware)
+        self._default_interrupt_on = dict(default_interrupt_on or {})
         self._state_schema = state_schema
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
@@ -75,8 +78,11 @@ class _Registry:
             *self._default_middleware,
             *spec.get("middleware", ()),
         ]
-        if spec.get("interrupt_on"):
-            middleware.append(HumanInTheLoopMiddleware(interrupt_on=spec["interrupt_on"]))
+        # A sub-agent may hold the main agent's tools, so it keeps their approvals unless its
+        # spec says otherwise.
+        interrupt_on = spec.get("interrupt_on", self._default_interrupt_on)
+        if interrupt_on:
+            middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
         middleware.append(SubAgentMiddleware._sharing(self))
         return create_agent(
             _resolve_model(spec.get("model", self._default_model), f"Sub-agent {spec['name']!r}"),
@@ -104,6 +110,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         default_tools: the tools of sub-agents that name none (usually the main agent's tools).
         subagents: ``SubAgent`` and ``CompiledSubAgent`` specs.
         default_middleware: middleware every built sub-agent gets before its own.
+        default_interrupt_on: human-in-the-loop approvals of built sub-agents whose spec has no
+            ``interrupt_on`` (usually the main agent's).
         general_purpose_agent: add ``GENERAL_PURPOSE_SUBAGENT`` unless a spec of that name exists.
         system_prompt: the section appended to the agent's system prompt (``{available_agents}``
             is replaced by the list of sub-agents); ``None`` appends nothing.
@@ -124,6 +132,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         default_tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
         subagents: Sequence[SubAgent | CompiledSubAgent] = (),
         default_middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+        default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None = None,
         general_purpose_agent: bool = True,
         system_prompt: str | None = TASK_SYSTEM_PROMPT,
         task_description: str | None = None,
@@ -154,6 +163,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             default_model=_resolve_model(default_model, "SubAgentMiddleware default_model"),
             default_tools=default_tools,
             default_middleware=default_middleware,
+            default_interrupt_on=default_interrupt_on,
             state_schema=state_schema,
             excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),
             max_depth=max_subagent_depth,
