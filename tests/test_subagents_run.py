@@ -482,6 +482,34 @@ async def test_interrupt_on_without_checkpointer_surfaces_but_cannot_resume(run_
     assert paused["messages"][-1].text != "done"
 
 
+@pytest.mark.parametrize(("own", "pauses"), [(None, True), ({}, False), ({"deploy": False}, False)])
+async def test_subagents_keep_the_main_interrupt_on_unless_their_spec_sets_one(
+    run_agent: Any, own: dict[str, bool] | None, pauses: bool
+) -> None:
+    deployed.clear()
+    model = ScriptedChatModel(
+        script={
+            "main": [delegate("Ship it.", "ops"), "done"],
+            "ops": [call("deploy", target="prod"), say("Shipped.")],
+        }
+    )
+    ops: dict[str, Any] = {"name": "ops", "description": "Deploys.", "system_prompt": "Deploy."}
+    if own is not None:
+        ops["interrupt_on"] = own
+    agent = create_deep_agent(
+        model,
+        [deploy],
+        subagents=[ops],
+        interrupt_on={"deploy": True},
+        checkpointer=InMemorySaver(),
+    )
+    result = await run_agent(
+        agent, {"messages": [("user", "release")]}, {"configurable": {"thread_id": "t"}}
+    )
+    assert ("__interrupt__" in result) is pauses
+    assert deployed == ([] if pauses else ["prod"])
+
+
 # -- streaming --------------------------------------------------------------------------------
 
 
@@ -515,3 +543,18 @@ async def test_streamed_runs_give_each_subagent_its_own_script(mode: str) -> Non
     assert {("researcher", "Researched."), ("writer", "Written.")} <= streamed
     final = [data for namespace, mode, data in events if mode == "values" and not namespace][-1]
     assert [m.text for m in tool_messages(final)] == ["Researched.", "Written."]
+
+
+async def test_the_middleware_works_in_a_plain_create_agent(run_agent: Any) -> None:
+    from langchain.agents import create_agent
+
+    from nbagents import SubAgentMiddleware
+
+    model = ScriptedChatModel(
+        script={"main": [delegate("Look it up.", "researcher"), "ok"], "researcher": ["Found."]}
+    )
+    middleware = SubAgentMiddleware(default_model=model, subagents=[RESEARCHER])
+    agent = create_agent(model, middleware=[middleware], name="main")
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    assert [m.text for m in tool_messages(result)] == ["Found."]
+    assert result["messages"][-1].text == "ok"
