@@ -257,7 +257,18 @@ def test_a_subagent_miss_is_reported_by_the_next_main_miss(
         run(recorded(None, path, "replay"))
     message = str(info.value)
     assert info.value.agent == "main"
-    assert "earlier request(s) were missing too; the first was agent 'researcher'" in message
+    assert "were missing too; the first was agent 'researcher'" in message
+
+
+def test_misses_are_shared_by_the_models_of_one_cassette(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    recorded(spy(reply=AIMessage("x")), path, "record").invoke("recorded")
+    sub_model, main_model = recorded(None, path, "replay"), recorded(None, path, "replay")
+    with pytest.raises(CassetteMissError) as first:
+        sub_model.invoke("a", config={"metadata": {"lc_agent_name": "researcher"}})
+    with pytest.raises(CassetteMissError, match="1 earlier request") as second:
+        main_model.invoke("b", config={"metadata": {"lc_agent_name": "main"}})
+    assert f"the first was agent 'researcher', key {first.value.key}" in str(second.value)
 
 
 def test_other_tools_are_a_miss_with_a_hint(tmp_path: Path) -> None:

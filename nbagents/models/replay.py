@@ -26,6 +26,7 @@ import os
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
@@ -270,15 +271,26 @@ def _check_entry(path: Path, key: str, value: Any) -> None:
 
 # -- the cassette file -------------------------------------------------------------------------
 
-_path_locks: dict[str, threading.Lock] = {}
-_path_locks_guard = threading.Lock()
+
+@dataclass
+class _FileState:
+    """What every Cassette on one file shares within the process."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    misses: list[tuple[str, str]] = field(default_factory=list)
+    """(agent, key) of each request replay could not answer, first first."""
 
 
-def _lock_for(path: Path) -> threading.Lock:
-    # One lock per file, shared by every Cassette on it, so that several wrapped models (a main
-    # model and a sub-agent's) recording into one file do not overwrite each other's entries.
-    with _path_locks_guard:
-        return _path_locks.setdefault(str(path.resolve()), threading.Lock())
+_files: dict[str, _FileState] = {}
+_files_guard = threading.Lock()
+
+
+def _state_for(path: Path) -> _FileState:
+    # One lock per file, so that several wrapped models (a main model and a sub-agent's)
+    # recording into one file do not overwrite each other's entries; and one list of misses, so
+    # that the main agent's miss can point at the sub-agent's miss that caused it.
+    with _files_guard:
+        return _files.setdefault(str(path.resolve()), _FileState())
 
 
 class Cassette:
@@ -292,7 +304,8 @@ class Cassette:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.note: str | None = None
-        self._lock = _lock_for(self.path)
+        self._state = _state_for(self.path)
+        self._lock = self._state.lock
         self._interactions: dict[str, dict[str, Any]] = {}
         self._stamp: tuple[int, int] | None = None
         with self._lock:
@@ -323,6 +336,13 @@ class Cassette:
 
     def interactions(self) -> Mapping[str, Mapping[str, Any]]:
         return dict(self._interactions)
+
+    def note_miss(self, agent: str, key: str) -> list[tuple[str, str]]:
+        """Remember a request replay could not answer; return the earlier ones."""
+        with self._lock:
+            earlier = list(self._state.misses)
+            self._state.misses.append((agent, key))
+        return earlier
 
     def record(
         self, key: str, request: Mapping[str, Any], response: Mapping[str, Any], note: str | None
@@ -443,7 +463,6 @@ class RecordingChatModel(BaseChatModel):
     _mode: CassetteMode = PrivateAttr(default="auto")
     _model: BaseChatModel | None = PrivateAttr(default=None)
     _model_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _misses: list[CassetteMissError] = PrivateAttr(default_factory=list)
 
     def __init__(
         self,
@@ -608,13 +627,12 @@ class RecordingChatModel(BaseChatModel):
         closest = _closest(self._cassette, request)
         if closest:
             lines.append(f"  {closest}")
-        with self._model_lock:
-            earlier = list(self._misses)
+        earlier = self._cassette.note_miss(request.agent, request.key)
         if earlier:
-            first = earlier[0]
+            agent, key = earlier[0]
             lines.append(
-                f"  {len(earlier)} earlier request(s) were missing too; the first was agent "
-                f"{first.agent!r}, key {first.key}."
+                f"  {len(earlier)} earlier request(s) to this cassette were missing too; the "
+                f"first was agent {agent!r}, key {key}."
             )
         lines.append(
             "  The run differs from the recorded one (a changed prompt, tool, tool result or "
@@ -625,8 +643,6 @@ class RecordingChatModel(BaseChatModel):
         error = CassetteMissError(
             "\n".join(lines), key=request.key, agent=request.agent, path=self.cassette_path
         )
-        with self._model_lock:
-            self._misses.append(error)
         return error
 
     # -- BaseChatModel hooks ---------------------------------------------------------------------
