@@ -1,0 +1,79 @@
+# nbagents: one command opens the tutorials, one runs every check.
+#
+#   make lab     create .venv if missing, install -e .[lab], open JupyterLab on notebooks/
+#   make test    create .venv, install -e .[test,docs] and the system packages (graphviz, chromium),
+#                then ruff, mypy --strict, pytest (unit tests, browser test, nbval over notebooks/)
+#                and the docs build; every step runs and reports, the target fails if any failed
+#   make docs    build the docs site into docs/_build/html (offline)
+#
+# Installs are quiet and idempotent: pip's output goes to .venv/pip-*.log and is shown only on failure;
+# a stamp file skips pip until pyproject.toml changes. PYTHON=python3.12 make ... picks the interpreter.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STEP := scripts/step.sh
+PYTEST_ARGS ?=
+LAB_ARGS ?=
+SPHINX_ARGS ?=
+# JupyterLab refuses to start as root unless told it may (containers, CI machines).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
+.DEFAULT_GOAL := help
+.PHONY: help lab test docs lint typecheck pytest docs-build system-deps \
+        install-lab install-test install-docs clean
+
+help:
+	@sed -n '3,8p' Makefile | sed 's/^# \{0,1\}//'
+
+# --- environment ----------------------------------------------------------------------------------
+
+$(BIN)/python:
+	@echo "venv: creating $(VENV) with $$($(PYTHON) --version 2>&1)"
+	@$(PYTHON) -m venv $(VENV)
+
+install-lab: $(BIN)/python
+	@scripts/pip-install.sh $(VENV) lab
+
+install-test: $(BIN)/python
+	@scripts/pip-install.sh $(VENV) test,docs
+
+install-docs: $(BIN)/python
+	@if [[ -f $(VENV)/.nbagents-installed-test-docs ]]; then \
+	    scripts/pip-install.sh $(VENV) test,docs; else scripts/pip-install.sh $(VENV) docs; fi
+
+system-deps:
+	@scripts/system-deps.sh
+
+# --- the two set-up commands ----------------------------------------------------------------------
+
+lab: install-lab
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
+
+test: install-test system-deps
+	@$(MAKE) --no-print-directory -k lint typecheck pytest docs-build \
+	    || { echo "make test: FAILED (see the steps marked FAILED above)"; exit 1; }
+	@echo "make test: all steps passed"
+
+# --- the steps ------------------------------------------------------------------------------------
+
+lint:
+	@$(STEP) "ruff" $(BIN)/ruff check .
+
+typecheck:
+	@$(STEP) "mypy --strict nbagents" $(BIN)/mypy
+
+# pyproject's [tool.pytest.ini_options] runs tests/ and, through nbval, notebooks/.
+pytest:
+	@$(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
+	    $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
+
+docs: install-docs docs-build
+
+docs-build:
+	@$(STEP) "docs (sphinx + myst-nb -> docs/_build/html)" \
+	    $(BIN)/sphinx-build -b html -q $(SPHINX_ARGS) docs docs/_build/html
+
+clean:
+	rm -rf docs/_build docs/jupyter_execute test-artifacts .mypy_cache .ruff_cache
