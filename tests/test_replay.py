@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.util
 import json
 import sys
@@ -355,8 +356,11 @@ def test_a_model_string_is_only_initialised_to_record(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     recorded(spy(reply=AIMessage("x")), path, "record").invoke("hi")
     assert recorded("no-such-provider:model", path, "auto").invoke("hi").content == "x"
-    with pytest.raises(ValueError, match="no-such-provider"):
+    with pytest.raises(CassetteMissError, match="could not be created: ValueError") as info:
         recorded("no-such-provider:model", path, "auto").invoke("other")
+    assert "no-such-provider" in str(info.value)
+    with pytest.raises(ValueError, match="no-such-provider"):
+        recorded("no-such-provider:model", path, "record").invoke("other")
 
 
 # -- what is recorded --------------------------------------------------------------------------
@@ -473,6 +477,13 @@ def test_a_second_model_sees_entries_recorded_after_it_was_made(tmp_path: Path) 
     replay = recorded(None, path, "replay")
     recorded(spy(reply=AIMessage("y")), path, "record").invoke("second")
     assert replay.invoke("second").content == "y"
+
+
+def test_copies_share_the_cassette(tmp_path: Path) -> None:
+    model = recorded(spy(reply=AIMessage("x")), tmp_path / "c.json", "auto")
+    assert copy.deepcopy(model).invoke("hi").content == "x"
+    assert model.model_copy().invoke("hi").content == "x"
+    assert len(model.inner.calls) == 1  # type: ignore[union-attr]
 
 
 # -- corrupt and foreign files -----------------------------------------------------------------

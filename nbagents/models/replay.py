@@ -492,6 +492,11 @@ class RecordingChatModel(BaseChatModel):
         if self._mode == "record" and self.inner is None:
             raise ValueError("mode='record' needs a model to record: pass inner=...")
 
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> RecordingChatModel:
+        # Locks cannot be copied, and a copy should share the cassette and the wrapped model
+        # anyway: a shallow copy does both.
+        return self.model_copy()
+
     @property
     def effective_mode(self) -> CassetteMode:
         """The mode in force: the argument, else the environment variable, else ``"auto"``."""
@@ -558,8 +563,17 @@ class RecordingChatModel(BaseChatModel):
         self._cassette.record(request.key, request.summary(), entry, self.note)
         return entry
 
-    def _inner_call(self, kwargs: Mapping[str, Any]) -> tuple[BaseChatModel, dict[str, Any]]:
-        model = self._inner_model()
+    def _inner_call(
+        self, request: _Request, kwargs: Mapping[str, Any]
+    ) -> tuple[BaseChatModel, dict[str, Any]]:
+        try:
+            model = self._inner_model()
+        except Exception as error:
+            if self._mode != "auto":
+                raise
+            # In CI a stale cassette would otherwise surface as a missing provider package or
+            # key, hiding that the real problem is an unrecorded request.
+            raise self._miss(request, cause=error) from error
         call = {k: v for k, v in kwargs.items() if k not in ("tools", _BIND_KEY)}
         tools = kwargs.get("tools")
         if tools is None:
@@ -590,7 +604,7 @@ class RecordingChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None,
         kwargs: Mapping[str, Any],
     ) -> dict[str, Any]:
-        model, call = self._inner_call(kwargs)
+        model, call = self._inner_call(request, kwargs)
         if model.rate_limiter:
             model.rate_limiter.acquire(blocking=True)
         # The wrapped model answers inside this model's run (its tokens and metadata included),
@@ -606,23 +620,27 @@ class RecordingChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None,
         kwargs: Mapping[str, Any],
     ) -> dict[str, Any]:
-        model, call = self._inner_call(kwargs)
+        model, call = self._inner_call(request, kwargs)
         if model.rate_limiter:
             await model.rate_limiter.aacquire(blocking=True)
         result = await model._agenerate(messages, stop=stop, run_manager=run_manager, **call)
         return self._store(request, _final_message(result))
 
-    def _miss(self, request: _Request) -> CassetteMissError:
-        why = (
-            f"mode is {self._mode!r}"
-            if self._mode == "replay"
-            else "there is no inner model to record it with"
-        )
+    def _miss(self, request: _Request, cause: Exception | None = None) -> CassetteMissError:
+        if self._mode == "replay":
+            why = f"mode is {self._mode!r}"
+        elif cause is not None:
+            why = (
+                f"the model {self.inner!r} to record it with could not be created: "
+                f"{type(cause).__name__}: {cause}"
+            )
+        else:
+            why = "there is no inner model to record it with"
         lines = [
             f"No recorded response for this request of agent {request.agent or '(unnamed)'!r} "
             f"in cassette {self.cassette_path} ({why}).",
-            f"  key: {request.key}; {len(request.digests)} messages, the last {request.last}; "
-            f"tools: {request.tools or 'none'}.",
+            f"  key: {request.key}; {_count(len(request.digests), 'message')}, the last "
+            f"{request.last}; tools: {request.tools or 'none'}.",
         ]
         closest = _closest(self._cassette, request)
         if closest:
@@ -793,10 +811,14 @@ def _closest(cassette: Cassette, request: _Request) -> str:
     if shared < min(size, len(request.digests)):
         kind = request.digests[shared].split(":", 1)[0]
         return (
-            f"The closest recording of this agent ({key}, {size} messages) first differs at "
-            f"message {shared + 1}, a {kind} message."
+            f"The closest recording of this agent ({key}, {_count(size, 'message')}) first "
+            f"differs at message {shared + 1}, a {kind} message."
         )
     return (
         f"The closest recording of this agent ({key}) has {size} messages and this request "
         f"{len(request.digests)}; they agree up to message {shared}."
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
