@@ -1,7 +1,8 @@
 """Sphinx configuration: the nbagents docs site (Sphinx + myst-nb), built offline.
 
-`make docs` runs ``sphinx-build -b html docs docs/_build/html``. Notebooks come from ``../notebooks``
-through the ``docs/notebooks`` symlink and are rendered with their committed outputs, never executed.
+`make docs` runs ``sphinx-build -b html docs docs/_build/html``. Notebooks come from
+``../notebooks`` through the ``docs/notebooks`` symlink and are rendered with their committed
+outputs, never executed.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ exclude_patterns = [
 # --- notebooks -----------------------------------------------------------------------------------
 # Render what is committed: the outputs nbval checks are the outputs readers see.
 nb_execution_mode = "off"
-# The live view's output bundle holds the widget view *and* a self-contained text/html snapshot of the
-# trace. A static site has no kernel to drive the widget, so drop the widget view and show the snapshot.
+# The live view's output bundle holds the widget view *and* a self-contained text/html snapshot of
+# the trace. A static site has no kernel to drive the widget: drop the view, show the snapshot.
 nb_mime_priority_overrides = [
     ("*", "application/vnd.jupyter.widget-view+json", None),
 ]
@@ -54,7 +55,7 @@ myst_heading_anchors = 3
 # --- API reference -------------------------------------------------------------------------------
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-# Methods overriding LangChain hooks would inherit LangChain's Markdown docstrings, which are not reST.
+# Methods overriding LangChain hooks would inherit LangChain's Markdown docstrings (not reST).
 autodoc_inherit_docstrings = False
 autodoc_default_options = {"members": True, "show-inheritance": True}
 napoleon_google_docstring = True
