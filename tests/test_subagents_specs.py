@@ -209,21 +209,29 @@ async def test_subagents_without_tools_inherit_the_main_tools(
 
 
 async def test_subagents_without_model_use_the_main_model_and_others_their_own(
-    run_agent: Any, model_calls: Any
+    run_agent: Any,
 ) -> None:
-    own = ScriptedChatModel(script={"critic": ["Own model's critique."]}, model_name="critic-model")
+    own = ScriptedChatModel(script={"critic": ["Own model's critique."]})
     main = ScriptedChatModel(
         script={
-            "main": [parallel(delegate("find", "researcher"), delegate("judge", "critic")), "ok"],
+            "main": [
+                parallel(
+                    delegate("find", "researcher"),
+                    delegate("judge", "critic"),
+                    delegate("x", "helper"),
+                ),
+                "ok",
+            ],
             "researcher": ["Main model's findings."],
-        },
-        model_name="main-model",
+            "helper": ["Main model helping."],
+        }
     )
     critic = {"name": "critic", "description": "Judges.", "system_prompt": "Judge.", "model": own}
-    agent = create_deep_agent(main, subagents=[RESEARCHER, critic])
+    helper = {"name": "helper", "description": "Helps.", "system_prompt": "Help.", "model": None}
+    agent = create_deep_agent(main, subagents=[RESEARCHER, critic, helper])
     result = await run_agent(agent, {"messages": [("user", "go")]})
     answers = [m.text for m in result["messages"] if m.type == "tool"]
-    assert answers == ["Main model's findings.", "Own model's critique."]
+    assert answers == ["Main model's findings.", "Own model's critique.", "Main model helping."]
 
 
 class _Resolved:

@@ -84,8 +84,9 @@ class _Registry:
         if interrupt_on:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
         middleware.append(SubAgentMiddleware._sharing(self))
+        model = spec.get("model") or self._default_model
         return create_agent(
-            _resolve_model(spec.get("model", self._default_model), f"Sub-agent {spec['name']!r}"),
+            _resolve_model(model, f"Sub-agent {spec['name']!r}"),
             tools=list(spec["tools"]) if "tools" in spec else self._default_tools,
             system_prompt=spec["system_prompt"],
             middleware=middleware,
