@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import fields
+from typing import Any, get_args
 
-from nbagents.tracing.model import Span, Trace
+from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
 
 __all__ = ["FORMAT", "VERSION", "TraceFormatError", "trace_from_json", "trace_to_json"]
 
@@ -30,16 +31,21 @@ def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
 
 
 def trace_from_json(text: str) -> Trace:
+    if not text.strip():
+        raise TraceFormatError("the file is empty.")
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as error:
-        hint = " (the file looks truncated)" if error.pos >= len(text.rstrip()) - 1 else ""
+        truncated = error.pos >= len(text.rstrip()) - 1 or error.msg.startswith(
+            "Unterminated string"
+        )
+        hint = " (the file looks truncated)" if truncated else ""
         raise TraceFormatError(f"not valid JSON{hint}: {error}") from error
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise TraceFormatError(f"not an nbagents trace (no \"format\": \"{FORMAT}\" field).")
     version = payload.get("version")
-    if not isinstance(version, int):
-        raise TraceFormatError("the trace has no integer \"version\".")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise TraceFormatError(f"the trace has no valid \"version\" (got {version!r}).")
     if version > VERSION:
         raise TraceFormatError(
             f"the trace has format version {version}, newer than this nbagents reads "
@@ -50,10 +56,13 @@ def trace_from_json(text: str) -> Trace:
         raise TraceFormatError("the trace has no \"spans\" list.")
     trace = Trace(title=str(payload.get("title", "")))
     for position, data in enumerate(spans):
+        _check_span(data, position)
         try:
             span = Span.from_dict(data)
         except (TypeError, ValueError, AttributeError) as error:
             raise TraceFormatError(f"span #{position} is malformed: {error}") from error
+        if span.id in trace._spans:
+            raise TraceFormatError(f"span #{position} repeats the id {span.id!r}.")
         if span.parent_id is not None and span.parent_id not in trace._spans:
             raise TraceFormatError(
                 f"span #{position} ({span.id!r}) names a parent {span.parent_id!r} that is "
@@ -62,6 +71,58 @@ def trace_from_json(text: str) -> Trace:
         trace.add(span)
     trace.finished = bool(payload.get("finished", True))
     return trace
+
+
+_NUMBER = (int, float)
+_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
+    # name: (accepted types, may be null)
+    "id": ((str,), False),
+    "parent_id": ((str,), True),
+    "kind": ((str,), False),
+    "name": ((str,), False),
+    "agent": ((str,), False),
+    "depth": ((int,), False),
+    "start": (_NUMBER, False),
+    "end": (_NUMBER, True),
+    "status": ((str,), False),
+    "error": ((str,), True),
+    "model": ((str,), True),
+    "hidden": ((bool,), False),
+    "usage": ((dict,), True),
+    "attributes": ((dict,), False),
+}
+_OPTIONAL = {"parent_id", "end", "error", "model", "hidden", "usage", "attributes"}
+
+
+def _check_span(data: Any, position: int) -> None:
+    """Reject a span the views could not use, naming the field."""
+    if not isinstance(data, dict):
+        raise TraceFormatError(f"span #{position} is not an object (got {type(data).__name__}).")
+    for name, (types, nullable) in _FIELDS.items():
+        if name not in data:
+            if name in _OPTIONAL:
+                continue
+            raise TraceFormatError(f"span #{position} has no {name!r} field.")
+        value = data[name]
+        if value is None and nullable:
+            continue
+        wrong_bool = isinstance(value, bool) and bool not in types
+        if wrong_bool or not isinstance(value, types):
+            expected = " or ".join(t.__name__ for t in types) + (" or null" if nullable else "")
+            raise TraceFormatError(
+                f"span #{position}: {name!r} should be {expected}, got {value!r:.60}."
+            )
+    if data["kind"] not in get_args(SpanKind):
+        raise TraceFormatError(f"span #{position}: unknown kind {data['kind']!r}.")
+    if data["status"] not in get_args(SpanStatus):
+        raise TraceFormatError(f"span #{position}: unknown status {data['status']!r}.")
+    usage = data.get("usage") or {}
+    for key, value in usage.items():
+        if key not in _USAGE_KEYS or not isinstance(value, int) or isinstance(value, bool):
+            raise TraceFormatError(f"span #{position}: bad token usage entry {key!r}: {value!r}.")
+
+
+_USAGE_KEYS = frozenset(f.name for f in fields(TokenUsage))
 
 
 def _fallback(value: Any) -> Any:
