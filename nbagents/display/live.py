@@ -118,8 +118,8 @@ class LiveView:
             if delay > 0 and self._stop.wait(delay):
                 return  # finish() makes the final update
             self._wake.clear()
-            last = time.monotonic()
             self._guard(self.sync)
+            last = time.monotonic()  # spacing counted from the send: <= max_rate messages/s
 
     def sync(self) -> bool:
         """Send the current state of the trace to the widget; False when nothing changed."""

@@ -8,6 +8,7 @@ are derived from the position in the visible tree (``"0"``, ``"0.2"``, ``"0.2.1"
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ __all__ = [
     "format_duration",
     "format_tokens",
     "short",
+    "snapshot",
     "truncate",
 ]
 
@@ -368,9 +370,26 @@ def _compact(value: Any) -> str:
 
 
 def build_view(trace: Trace) -> Json:
-    """The whole view of ``trace`` as JSON-ready data (see the module docstring)."""
+    """The whole view of ``trace`` as JSON-ready data (see the module docstring).
+
+    Safe while the run goes on: the trace's lock is held only to copy the spans, so the agent's
+    threads wait for a copy, never for the rendering.
+    """
+    return _build(snapshot(trace))
+
+
+def snapshot(trace: Trace) -> Trace:
+    """A consistent copy of ``trace`` (spans and their attribute dicts), taken under its lock."""
+    from nbagents.tracing.model import Trace
+
     with trace.lock:
-        return _build(trace)
+        spans = [copy.copy(s) for s in trace.spans]
+        for span in spans:
+            span.attributes = dict(span.attributes)
+        title, finished = trace.title, trace.finished
+    copied = Trace(spans, title=title)
+    copied.finished = finished
+    return copied
 
 
 def _build(trace: Trace) -> Json:

@@ -1,0 +1,278 @@
+"""The live view: widget state, updates during a synchronous run, throttling, failure isolation."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+import pytest
+from test_display_fixtures import build_trace, make_agent
+
+import nbagents.display.live as live
+from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
+from nbagents.tracing import Span, Trace, recording
+
+INPUT = {"messages": [("user", "go")]}
+
+
+class Recorder:
+    """Every ``view_json`` the widget was given, with the time and the thread it came from."""
+
+    def __init__(self, view: LiveView) -> None:
+        self.events: list[tuple[float, str, dict[str, Any]]] = []
+        view.widget.observe(self._on_change, names="view_json")
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        state = json.loads(change["new"])
+        self.events.append((time.perf_counter(), threading.current_thread().name, state))
+
+
+def _kinds(state: dict[str, Any]) -> list[str]:
+    return [n["kind"] for n in state["nodes"]]
+
+
+def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
+    agent = make_agent(latency=0.02, fail_writer=True)
+    with recording() as tracer:
+        view = LiveView(tracer.trace).start()
+        result = agent.invoke(INPUT)
+    view.finish()
+    assert result["messages"][-1].content == "Done: combined."
+    state = json.loads(view.widget.view_json)
+    trace = tracer.trace
+    assert state["status"] == "ok" and state["finished"] is True
+    assert state["spawns"] == 4 and state["agents"] == 4
+    assert _kinds(state).count("subagent") == 4 and _kinds(state).count("task") == 4
+    assert _kinds(state).count("tool") == 1 and "chain" not in _kinds(state)
+    assert [n["status"] for n in state["nodes"] if n["kind"] == "subagent"] == [
+        "ok", "ok", "ok", "error",
+    ]
+    rows = {(r["name"], r["description"]): r for r in state["agent_rows"]}
+    assert set(rows) == {
+        ("main", ""), ("researcher", "Research A"), ("researcher", "Research B"),
+        ("general-purpose", "Dig deeper"), ("writer", "Write C"),
+    }
+    assert rows[("main", "")]["total"]["total"] == trace.total_usage().total
+    for rec in trace.subagents:
+        row = rows[(rec.type, rec.description)]
+        assert row["own"]["total"] == rec.tokens_own.total
+        assert row["total"]["total"] == rec.tokens_total.total
+    b = rows[("researcher", "Research B")]
+    assert b["total"]["total"] > b["own"]["total"] > 0  # includes the nested spawn
+    # the timeline shows the parallel researchers overlapping
+    bars = [(r["left"], r["left"] + r["width"]) for r in state["timeline"] if r["depth"] == 1]
+    assert len(bars) == 3 and max(bars[0][0], bars[1][0]) < min(bars[0][1], bars[1][1])
+
+
+def test_updates_arrive_during_a_synchronous_invoke() -> None:
+    agent = make_agent(latency=0.15)
+    with recording() as tracer:
+        view = LiveView(tracer.trace).start()
+        recorder = Recorder(view)
+        t0 = time.perf_counter()
+        agent.invoke(INPUT)
+        t1 = time.perf_counter()
+    view.finish()
+    during = [(t, name, s) for t, name, s in recorder.events if t0 < t < t1]
+    assert len(during) >= 3, [(round(t - t0, 3), len(s["nodes"])) for t, _, s in recorder.events]
+    # sent by the flusher thread, not the agent's threads nor the main thread
+    assert {name for _, name, _ in during} == {"nbagents-live"}
+    # the tree grows while the run goes on
+    sizes = [len(s["nodes"]) for _, _, s in during]
+    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
+    assert any(s["status"] == "running" and "subagent" in _kinds(s) for _, _, s in during)
+    # the parallel sub-agents are seen running at the same time
+    assert any(
+        sum(1 for n in s["nodes"] if n["kind"] == "subagent" and n["status"] == "running") >= 2
+        for _, _, s in during
+    )
+    final = recorder.events[-1][2]
+    assert final["status"] == "ok" and final["finished"] and len(final["nodes"]) == 18
+
+
+def test_updates_are_throttled_to_ten_a_second() -> None:
+    trace = Trace()
+    view = LiveView(trace).start()
+    recorder = Recorder(view)
+    trace.add(Span(id="root", parent_id=None, kind="agent", name="main", agent="main",
+                   depth=0, start=0.0))
+
+    def flood() -> None:  # ~2000 span changes in about a second, from a worker thread
+        end = time.perf_counter() + 1.0
+        i = 0
+        while time.perf_counter() < end:
+            trace.add(Span(id=f"s{i}", parent_id="root", kind="tool", name="t", agent="main",
+                           depth=0, start=0.001 * i, end=0.001 * i + 0.0005, status="ok"))
+            i += 1
+            time.sleep(0.0005)
+
+    worker = threading.Thread(target=flood)
+    t0 = time.perf_counter()
+    worker.start()
+    worker.join()
+    time.sleep(0.3)  # the last change is flushed without finish()
+    elapsed = time.perf_counter() - t0
+    view.finish()
+    times = [t for t, _, _ in recorder.events if t > t0]
+    assert len(trace) > 200
+    assert len(times) <= elapsed * 10 + 2, len(times)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert min(gaps) >= 0.08, gaps
+    # coalesced, yet the last state sent has every span
+    assert len(json.loads(view.widget.view_json)["nodes"]) == len(trace)
+    assert len(times) >= 5  # it kept updating while the flood went on
+
+
+def test_the_listener_is_cheap_for_the_agent() -> None:
+    view = LiveView(Trace())
+    start = time.perf_counter()
+    for _ in range(20_000):
+        view._on_change(view.trace)
+    assert time.perf_counter() - start < 0.5
+
+
+def test_a_failing_view_leaves_the_result_unchanged_and_logs_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = make_agent(latency=0.02)
+    expected = agent.invoke(INPUT)
+
+    def boom(trace: Trace) -> dict[str, Any]:
+        raise RuntimeError("view exploded")
+
+    monkeypatch.setattr(live, "build_view", boom)
+    with caplog.at_level(logging.ERROR, logger="nbagents"), recording() as tracer:
+        view = LiveView(tracer.trace).start()
+        result = agent.invoke(INPUT)
+    view.finish()
+    assert [m.content for m in result["messages"]] == [m.content for m in expected["messages"]]
+    failures = [r for r in caplog.records if "live view failed" in r.getMessage()]
+    assert len(failures) == 1
+    assert tracer.trace.status == "ok" and len(tracer.trace) > 10
+
+
+def test_a_failing_widget_never_reaches_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = make_agent(latency=0.02)
+    with recording() as tracer:
+        view = LiveView(tracer.trace).start()
+
+        def broken_send(*args: Any, **kwargs: Any) -> None:
+            raise OSError("comm closed")
+
+        monkeypatch.setattr(view.widget, "send_state", broken_send)
+        result = agent.invoke(INPUT)
+    view.finish()
+    assert result["messages"][-1].content == "Done: combined."
+
+
+def test_show_outside_ipython_does_nothing() -> None:
+    view = LiveView(build_trace()).show()
+    assert view.display_id is None and view._thread is None
+    assert live.live_view(build_trace()) is None
+    view.finish()  # harmless
+
+
+class FakeEvents:
+    def __init__(self) -> None:
+        self.callbacks: dict[str, list[Any]] = {}
+
+    def register(self, event: str, fn: Any) -> None:
+        self.callbacks.setdefault(event, []).append(fn)
+
+    def unregister(self, event: str, fn: Any) -> None:
+        self.callbacks[event].remove(fn)
+
+    def trigger(self, event: str) -> None:
+        for fn in list(self.callbacks.get(event, [])):
+            fn(None)
+
+
+class FakeShell:
+    kernel = object()
+
+    def __init__(self) -> None:
+        self.events = FakeEvents()
+
+
+@pytest.fixture
+def kernel(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """A stand-in for a kernel shell, capturing display() and update_display()."""
+    import IPython.display
+
+    shell = FakeShell()
+    calls: dict[str, Any] = {"display": [], "update": [], "shell": shell}
+
+    def display(obj: Any, *, raw: bool = False, display_id: str | None = None) -> None:
+        calls["display"].append((obj, raw, display_id, threading.current_thread().name))
+
+    def update_display(obj: Any, *, raw: bool = False, display_id: str | None = None) -> None:
+        calls["update"].append((obj, raw, display_id, threading.current_thread().name))
+
+    monkeypatch.setattr(live, "_kernel_shell", lambda: shell)
+    monkeypatch.setattr(IPython.display, "display", display)
+    monkeypatch.setattr(IPython.display, "update_display", update_display)
+    return calls
+
+
+def test_show_displays_one_bundle_and_finish_refreshes_its_snapshot(
+    kernel: dict[str, Any],
+) -> None:
+    agent = make_agent(latency=0.02)
+    with recording() as tracer:
+        view = LiveView(tracer.trace).show()
+        agent.invoke(INPUT)
+    view.finish()
+    assert len(kernel["display"]) == 1
+    bundle, raw, display_id, thread = kernel["display"][0]
+    assert raw and display_id and thread == "MainThread"
+    assert set(bundle) == {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"}
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
+    assert bundle["text/plain"].startswith(LIVE_TEXT_PREFIX)
+    assert bundle["text/html"].startswith(LIVE_HTML_START + '<div class="nba-root')
+    assert bundle["text/html"].endswith(LIVE_HTML_END)
+    assert "No spans recorded yet." in bundle["text/html"]
+    # one refresh, same display, with the final tree
+    assert len(kernel["update"]) == 1
+    final, _, final_id, thread = kernel["update"][0]
+    assert final_id == display_id and thread == "MainThread"
+    assert "Research A" in final["text/html"] and "nba-s-ok" in final["text/html"]
+    assert "Done: combined." in final["text/html"]
+    assert final["text/plain"] == LIVE_TEXT_PREFIX + tracer.trace.summary()
+    view.finish()
+    assert len(kernel["update"]) == 1
+
+
+def test_the_view_finishes_itself_when_the_cell_ends(kernel: dict[str, Any]) -> None:
+    agent = make_agent(latency=0.01)
+    with recording() as tracer:
+        LiveView(tracer.trace).show()
+        agent.invoke(INPUT)
+    assert not kernel["update"]
+    kernel["shell"].events.trigger("post_run_cell")
+    assert len(kernel["update"]) == 1 and "Research A" in kernel["update"][0][0]["text/html"]
+    assert kernel["shell"].events.callbacks["post_run_cell"] == []
+
+
+def test_show_is_not_displayed_from_a_worker_thread(kernel: dict[str, Any]) -> None:
+    view = LiveView(build_trace())
+    worker = threading.Thread(target=view.show)
+    worker.start()
+    worker.join()
+    assert not kernel["display"] and view.display_id is None
+
+
+def test_live_view_helper_shows_in_a_kernel(kernel: dict[str, Any]) -> None:
+    view = live.live_view(build_trace())
+    assert view is not None and len(kernel["display"]) == 1
+    view.finish()
+
+
+def test_the_widget_ships_its_front_end() -> None:
+    widget = LiveView(build_trace()).widget
+    assert "export default" in widget._esm and "textContent" in widget._esm
+    assert "innerHTML" not in widget._esm.replace("No innerHTML", "")
+    assert ".nba-root" in widget._css
+    assert repr(widget) == "TraceWidget()"
