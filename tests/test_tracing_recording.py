@@ -1,0 +1,225 @@
+"""``recording()``, the tracer's safety guarantees, and JSON-ready inputs and outputs."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake import FakeListLLM
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.types import Command, Send
+from pydantic import BaseModel
+
+from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
+from nbagents.models import delegate, say
+from nbagents.tracing import recording
+from nbagents.tracing.jsonready import MAX_ITEMS, MAX_STRING, describe_size, jsonready
+
+
+def small_agent() -> Any:
+    script = {"main": [delegate("job"), say("ok")], "general-purpose": ["done"]}
+    model = ScriptedChatModel(script=script)
+    return create_deep_agent(model)
+
+
+PAYLOAD = {"messages": [HumanMessage("go")]}
+
+
+def test_recording_attaches_to_every_run_and_ends_the_trace() -> None:
+    agent = small_agent()
+    model = ScriptedChatModel(script={"solo": ["hi"]})
+    with recording() as tracer:
+        assert isinstance(tracer, Tracer)
+        assert not tracer.trace.finished
+        agent.invoke(PAYLOAD)
+        model.invoke("hello")
+    assert tracer.trace.finished
+    assert [(r.kind, r.name) for r in tracer.trace.roots] == [
+        ("agent", "main"), ("model", "ScriptedChatModel")
+    ]
+    assert len(tracer.trace.subagents) == 1
+    before = len(tracer.trace)
+    agent.invoke(PAYLOAD)  # after the block: not recorded
+    assert len(tracer.trace) == before
+
+
+async def test_recording_async_runs_and_concurrent_tasks() -> None:
+    agent = small_agent()
+    with recording() as tracer:
+        await asyncio.gather(agent.ainvoke(PAYLOAD), agent.ainvoke(PAYLOAD))
+        async for _ in agent.astream(PAYLOAD):
+            pass
+    roots = tracer.trace.roots
+    assert [r.name for r in roots] == ["main", "main", "main"]
+    assert all(r.status == "ok" for r in roots)
+    assert len(tracer.trace.subagents) == 3
+    for root in roots:
+        subs = [s for s in tracer.trace.descendants(root) if s.kind == "subagent"]
+        assert len(subs) == 1
+
+
+def test_nested_recordings_both_see_inner_runs() -> None:
+    agent = small_agent()
+    with recording() as outer:
+        agent.invoke(PAYLOAD)
+        with recording() as inner:
+            agent.invoke(PAYLOAD)
+        assert inner.trace.finished and not outer.trace.finished
+    assert len(outer.trace.roots) == 2
+    assert len(inner.trace.roots) == 1
+    assert inner.trace.roots[0].id == outer.trace.roots[1].id
+
+
+def test_explicit_callback_inside_recording_is_not_doubled() -> None:
+    agent = small_agent()
+    alone = Tracer()
+    agent.invoke(PAYLOAD, {"callbacks": [alone]})
+    with recording() as tracer:
+        agent.invoke(PAYLOAD, {"callbacks": [tracer]})
+    assert len(tracer.trace) == len(alone.trace)
+    assert tracer.trace.summary() == alone.trace.summary()
+
+
+def test_runs_still_going_when_the_block_ends_are_marked() -> None:
+    agent = small_agent()
+    with recording() as tracer:
+        stream = agent.stream(PAYLOAD)
+        next(stream)
+    root = tracer.trace.roots[0]
+    assert root.status == "interrupted"
+    assert root.error == "still running when the trace ended"
+    stream.close()
+
+
+def test_listeners_hear_every_start_and_end() -> None:
+    agent = small_agent()
+    tracer = Tracer()
+    heard: list[int] = []
+    tracer.trace.subscribe(lambda t: heard.append(len(t)))
+
+    def broken(trace: Trace) -> None:
+        raise RuntimeError("view failed")
+
+    tracer.trace.subscribe(broken)
+    agent.invoke(PAYLOAD, {"callbacks": [tracer]})
+    assert len(heard) >= 2 * len(tracer.trace)
+    assert heard[-1] == len(tracer.trace)
+
+
+def test_a_failing_tracer_never_breaks_the_run(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import nbagents.tracing.tracer as tracer_module
+
+    def explode(value: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("tracer bug")
+
+    monkeypatch.setattr(tracer_module, "jsonready", explode)
+    tracer = Tracer()
+    with caplog.at_level(logging.ERROR, logger="nbagents.tracing"):
+        result = small_agent().invoke(PAYLOAD, {"callbacks": [tracer]})
+    assert result["messages"][-1].text == "ok"
+    failures = [r for r in caplog.records if r.name == "nbagents.tracing"]
+    assert len(failures) == 1
+    assert "further failures are not logged" in failures[0].getMessage()
+
+
+def test_llm_and_cache_read_tokens() -> None:
+    llm = FakeListLLM(responses=["plain text"])
+    reply = AIMessage(
+        "cached",
+        usage_metadata={
+            "input_tokens": 100,
+            "output_tokens": 5,
+            "total_tokens": 105,
+            "input_token_details": {"cache_read": 80},
+        },
+        response_metadata={"model_name": "fake-1"},
+    )
+    chat = GenericFakeChatModel(messages=iter([reply]))
+    with recording() as tracer:
+        llm.invoke("a prompt")
+        chat.invoke("question")
+    first, second = tracer.trace.roots
+    assert (first.kind, first.inputs, first.outputs) == ("model", "a prompt", "plain text")
+    assert second.kind == "model" and second.model == "fake-1"
+    assert (second.usage.input, second.usage.output, second.usage.total) == (100, 5, 105)
+    assert second.usage.cache_read == 80
+    assert second.outputs == {"type": "ai", "content": "cached"}
+
+
+# -- JSON-ready values ----------------------------------------------------------------------------
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class Box:
+    label: str
+    points: list[Point]
+
+
+def test_jsonready_messages_models_and_commands() -> None:
+    call = {"name": "lookup", "args": {"q": "x"}, "id": "c1", "type": "tool_call"}
+    value = {
+        "ai": AIMessage("", tool_calls=[call]),
+        "tool": ToolMessage("res", tool_call_id="c1", name="lookup", status="error", artifact=[1]),
+        "box": Box("b", [Point(x=1, y=2)]),
+        "command": Command(update={"n": 1}, goto="next"),
+        "send": Send("tools", {"a": 1}),
+        "keys": {1: "one", (2, 3): "pair"},
+        "set": {3, 1, 2},
+        "bytes": b"\x00\x01",
+        "float": float("nan"),
+        "other": object,
+    }
+    out = jsonready(value)
+    assert out["ai"] == {
+        "type": "ai",
+        "content": "",
+        "tool_calls": [{"name": "lookup", "args": {"q": "x"}, "id": "c1"}],
+    }
+    assert out["tool"] == {
+        "type": "tool", "content": "res", "name": "lookup", "tool_call_id": "c1",
+        "status": "error", "artifact": [1],
+    }
+    assert out["box"] == {"label": "b", "points": [{"x": 1, "y": 2}]}
+    assert out["command"] == {"type": "command", "update": {"n": 1}, "goto": "next"}
+    assert out["send"] == {"type": "send", "node": "tools", "arg": {"a": 1}}
+    assert out["keys"] == {"1": "one", "(2, 3)": "pair"}
+    assert out["set"] == [1, 2, 3]
+    assert out["bytes"] == "<2 bytes>"
+    assert out["float"] == "nan"
+    assert out["other"] == "<class 'object'>"
+
+
+def test_jsonready_is_bounded() -> None:
+    huge = "x" * (MAX_STRING * 3)
+    text = jsonready(huge)
+    assert text.startswith("x" * MAX_STRING) and text.endswith(f"[{MAX_STRING * 2} more chars]")
+    items = jsonready(list(range(MAX_ITEMS + 50)))
+    assert len(items) == MAX_ITEMS + 1 and items[-1] == "… 50 more items"
+    nested: Any = "leaf"
+    for _ in range(50):
+        nested = [nested]
+    depth = 0
+    out = jsonready(nested)
+    while isinstance(out, list):
+        out, depth = out[0], depth + 1
+    assert depth < 20 and isinstance(out, str)
+    budget = jsonready([huge] * 100, max_chars=50_000)
+    assert sum(len(s) for s in budget) < 80_000
+
+
+def test_describe_size_matches_the_task_tool() -> None:
+    from nbagents.subagents.results import describe_size as tool_describe_size
+
+    for value in ["abc", b"ab", [1], [1, 2], {"a": 1}, set(), 3, None, 2.5]:
+        assert describe_size(value) == tool_describe_size(value)
