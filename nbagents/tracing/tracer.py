@@ -12,8 +12,13 @@ Kinds:
 - ``task``: a tool run named ``task``; ``model``: chat model and LLM calls; ``tool``: other tools
   and retrievers;
 - ``chain``: LangGraph plumbing (node wrappers, middleware hooks, sequences), kept with
-  ``hidden=True`` -- except the nodes of a plain (non-agent) LangGraph graph, which are the user's
-  own steps and stay visible.
+  ``hidden=True`` -- except a graph's own steps: every node of a plain LangGraph graph, and the
+  nodes of an agent graph other than ``model``, ``tools`` and middleware hooks (``Name.hook``).
+
+For a sub-agent spawned by nbagents' ``task`` tool the state diff comes from the run's metadata,
+exactly; for other ``task`` tools (upstream deepagents) it is inferred: the child's input keys
+against the parent's state at the call, tracked from the parent graph's input and node outputs
+(``attributes["state_diff"] == "inferred"``).
 """
 
 from __future__ import annotations
@@ -58,7 +63,8 @@ class _Agent:
     spawn_id: str | None = None
     """The tool call id that spawned this sub-agent."""
     plain_graph: bool = False
-    """A LangGraph graph that is not a ``create_agent`` agent: its nodes are shown."""
+    """A graph with no ``ls_integration`` metadata (not ``create_agent``/deepagents): all of its
+    nodes are shown, not only the ones that are not agent plumbing."""
     state_input: Any = None
     updates: list[tuple[int, Any]] = field(default_factory=list)
     """Node outputs with their LangGraph step: to infer the state a ``task`` call saw."""
