@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from test_display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
-from nbagents.display.html import trace_html
+from nbagents.display.html import MINUS, trace_html
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX
 from nbagents.display.viewmodel import LABEL_LIMIT, build_view
 from nbagents.tracing import Span, Trace, recording
@@ -132,8 +132,11 @@ def test_state_diff_marks_withheld_passed_and_returned_keys() -> None:
     doc = Doc("<div " + first)
     deleted = [Doc(f"<b>{m}</b>").text for m in re.findall(
         r'<div class="nba-diff-row nba-diff-del">(.*?)</div>', first)]
-    assert deleted == ["− messages 3 items · withheld", "− secret 12 chars · withheld",
-                       "− todos 2 items · withheld"]
+    assert deleted == [
+        f"{MINUS} messages 3 items · withheld",
+        f"{MINUS} secret 12 chars · withheld",
+        f"{MINUS} todos 2 items · withheld",
+    ]
     assert re.search(r'nba-diff-ctx">\s*files <span class="nba-diff-note">2 items · passed', first)
     assert re.search(r'nba-diff-add">\+ files <span class="nba-diff-note">returned', first)
     assert doc.with_class("nba-diff")

@@ -1,0 +1,132 @@
+"""The live view in a real ipykernel: one output, widget updates while the cell is busy, a final
+snapshot, ``%load_ext nbagents`` and ``%%trace`` — checked at the kernel protocol level."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+jupyter_client = pytest.importorskip("jupyter_client")
+
+TESTS = Path(__file__).parent
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class Kernel:
+    def __init__(self, km: Any, kc: Any) -> None:
+        self.km, self.kc = km, kc
+
+    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Execute ``code``; every iopub message of it, in arrival order, until idle."""
+        msg_id = self.kc.execute(code)
+        messages = []
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self.kc.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.1))
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            messages.append(msg)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        reply = self.kc.get_shell_msg(timeout=timeout)
+        errors = [m["content"] for m in messages if m["msg_type"] == "error"]
+        assert reply["content"]["status"] == "ok", errors or reply["content"]
+        return messages
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[Kernel]:
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(TESTS), startup_timeout=120)
+    try:
+        k = Kernel(km, kc)
+        k.run(f"import sys; sys.path.insert(0, {str(TESTS)!r})")
+        k.run("from test_display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
+        yield k
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _stream_index(messages: list[dict[str, Any]], text: str) -> int:
+    for i, m in enumerate(messages):
+        if m["msg_type"] == "stream" and text in m["content"]["text"]:
+            return i
+    raise AssertionError(f"no stream output {text!r}")
+
+
+def _view_updates(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    out = []
+    for i, m in enumerate(messages):
+        if m["msg_type"] == "comm_msg":
+            state = m["content"]["data"].get("state", {})
+            if "view_json" in state:
+                out.append((i, json.loads(state["view_json"])))
+    return out
+
+
+def test_trace_magic_shows_one_live_output_updated_while_the_cell_runs(kernel: Kernel) -> None:
+    kernel.run("%load_ext nbagents")
+    messages = kernel.run(
+        "%%trace run\n"
+        "print('invoke start', flush=True)\n"
+        "out = agent.invoke({'messages': [('user', 'go')]})\n"
+        "print('invoke end', flush=True)\n"
+    )
+    displays = [m for m in messages if m["msg_type"] == "display_data"]
+    assert len(displays) == 1
+    data = displays[0]["content"]["data"]
+    assert set(data) == {WIDGET_VIEW, "text/html", "text/plain"}
+    display_id = displays[0]["content"]["transient"]["display_id"]
+
+    start, end = _stream_index(messages, "invoke start"), _stream_index(messages, "invoke end")
+    updates = _view_updates(messages)
+    during = [(i, s) for i, s in updates if start < i < end]
+    assert len(during) >= 2, [(i, len(s["nodes"])) for i, s in updates]
+    assert any(s["status"] == "running" and s["spawns"] >= 1 for _, s in during)
+
+    refreshed = [m for m in messages if m["msg_type"] == "update_display_data"]
+    assert len(refreshed) == 1
+    assert refreshed[0]["content"]["transient"]["display_id"] == display_id
+    final = refreshed[0]["content"]["data"]
+    assert WIDGET_VIEW in final
+    assert "Done: combined." in final["text/html"] and "Dig deeper" in final["text/html"]
+    assert final["text/plain"].startswith("nbagents live view: <Trace ok: main; 4 sub-agent")
+    assert not any(m["msg_type"] == "error" for m in messages)
+
+
+def test_the_traced_cell_leaves_the_trace_in_the_namespace(kernel: Kernel) -> None:
+    messages = kernel.run("print(type(run).__name__, run.status, len(run.subagents))\nrun")
+    assert _stream_index(messages, "Trace ok 4") >= 0
+    result = next(m for m in messages if m["msg_type"] == "execute_result")["content"]["data"]
+    assert result["text/plain"].startswith("<Trace ok: main; 4 sub-agent spawn(s)")
+    assert result["text/html"].startswith('<div class="nba-root nba-trace">')
+
+
+def test_a_live_view_shown_by_hand_finishes_when_the_cell_ends(kernel: Kernel) -> None:
+    messages = kernel.run(
+        "from nbagents.display.live import LiveView\n"
+        "from nbagents.tracing import recording\n"
+        "with recording() as tracer:\n"
+        "    LiveView(tracer.trace).show()\n"
+        "    out = agent.invoke({'messages': [('user', 'go')]})\n"
+    )
+    kinds = [m["msg_type"] for m in messages]
+    assert kinds.count("display_data") == 1 and kinds.count("update_display_data") == 1
+    assert kinds.index("display_data") < kinds.index("update_display_data")
+    final = next(m for m in messages if m["msg_type"] == "update_display_data")["content"]["data"]
+    assert "Done: combined." in final["text/html"]
+
+
+def test_bad_magic_argument_is_a_usage_error(kernel: Kernel) -> None:
+    msg_id = kernel.kc.execute("%%trace not-a-name\n1")
+    reply = kernel.kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "UsageError"

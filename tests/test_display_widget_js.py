@@ -1,0 +1,146 @@
+"""The live widget's front end (static/live.js) in Debian's Chromium, without JupyterLab.
+
+A stand-in anywidget model feeds it views of traces with hostile text; the rendered DOM must
+hold that text as text only, and the tree, details pane, token table and timeline must work.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_display_fixtures import XSS_PAYLOADS, build_trace
+
+from nbagents.display.live import TraceWidget
+from nbagents.display.viewmodel import build_view
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+HARNESS = """
+window.nbaModel = (() => {
+  const handlers = {};
+  let value = "null";
+  return {
+    get: (key) => (key === "view_json" ? value : undefined),
+    on: (ev, fn) => { (handlers[ev] = handlers[ev] || []).push(fn); },
+    off: (ev, fn) => { handlers[ev] = (handlers[ev] || []).filter((f) => f !== fn); },
+    set: (v) => { value = v; (handlers["change:view_json"] || []).forEach((f) => f()); },
+  };
+})();
+window.nbaMount = async (esm, css) => {
+  const style = document.createElement("style");
+  style.textContent = css;
+  document.head.appendChild(style);
+  const url = URL.createObjectURL(new Blob([esm], { type: "text/javascript" }));
+  const mod = await import(url);
+  const el = document.createElement("div");
+  el.id = "host";
+  document.body.appendChild(el);
+  window.nbaCleanup = mod.default.render({ model: window.nbaModel, el });
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        pg = browser.new_page()
+        pg.set_content("<!doctype html><html><head></head><body></body></html>")
+        pg.add_script_tag(content=HARNESS)
+        widget = TraceWidget()
+        pg.evaluate("([esm, css]) => window.nbaMount(esm, css)", [widget._esm, widget._css])
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("dialog", lambda d: (errors.append("dialog: " + d.message), d.dismiss()))
+        pg.errors = errors
+        yield pg
+        browser.close()
+
+
+def _set(page: Any, view: dict[str, Any]) -> None:
+    page.evaluate("(v) => window.nbaModel.set(v)", json.dumps(view))
+
+
+def test_renders_tree_tokens_and_timeline(page: Any) -> None:
+    _set(page, build_view(build_trace()))
+    assert page.locator("#host .nba-root.nba-live").count() == 1
+    assert page.locator("#host .nba-badge").inner_text() == "ok"
+    # model/tool leaves are collapsed by default; agents, tasks and sub-agents are open
+    rows = page.locator("#host .nba-live-tree .nba-row")
+    assert rows.count() == 18
+    assert page.locator("#host .nba-node.nba-k-subagent").count() == 4
+    assert page.locator("#host .nba-node.nba-s-error").count() == 3
+    table = page.locator("#host table.nba-tokens tbody tr")
+    assert table.count() == 6
+    assert table.nth(0).locator("td").nth(7).inner_text() == "645"
+    assert page.locator("#host .nba-tl-row").count() == 5
+    left = page.locator("#host .nba-tl-row").nth(1).locator(".nba-bar").evaluate(
+        "(e) => e.style.getPropertyValue('--l')"
+    )
+    assert left.endswith("%") and float(left[:-1]) > 0
+    assert not page.errors
+
+
+def test_selecting_a_node_shows_its_details_and_state_diff(page: Any) -> None:
+    _set(page, build_view(build_trace()))
+    page.locator("#host .nba-k-subagent > .nba-row").first.click()
+    pane = page.locator("#host .nba-live-details")
+    text = pane.inner_text()
+    assert "Research A" in text and "A is fine" in text
+    assert pane.locator(".nba-diff-del").count() == 3
+    assert pane.locator(".nba-diff-add").count() == 1
+    # selection survives an update, collapsing a node hides its children
+    _set(page, build_view(build_trace(variant=1)))
+    assert "Research A" in page.locator("#host .nba-live-details").inner_text()
+    before = page.locator("#host .nba-live-tree .nba-row").count()
+    page.locator("#host .nba-k-agent > .nba-row > .nba-toggle").first.click()
+    assert page.locator("#host .nba-live-tree .nba-row").count() == 1 < before
+    page.locator("#host .nba-k-agent > .nba-row > .nba-toggle").first.click()
+    assert page.locator("#host .nba-live-tree .nba-row").count() == before
+    # clicking a timeline row selects that agent
+    page.locator("#host .nba-tl-row .nba-tl-label").nth(4).click()
+    assert "Write C" in page.locator("#host .nba-live-details").inner_text()
+    assert not page.errors
+
+
+@pytest.mark.parametrize("payload", XSS_PAYLOADS)
+def test_hostile_text_stays_text(page: Any, payload: str) -> None:
+    _set(page, build_view(build_trace(payload)))
+    # open every collapsed node and look at every node's details
+    for _ in range(3):
+        toggles = page.locator("#host .nba-toggle:text('▸')")
+        for _i in range(toggles.count()):
+            toggles.nth(0).click()
+    rows = page.locator("#host .nba-live-tree .nba-row")
+    for i in range(rows.count()):
+        rows.nth(i).click()
+        rows.nth(i).click()  # deselect again, keeping the DOM small
+    rows.nth(rows.count() - 5).click()
+    bad = page.evaluate(
+        """() => {
+          const host = document.getElementById('host');
+          const found = [];
+          host.querySelectorAll('*').forEach((el) => {
+            const tag = el.tagName.toLowerCase();
+            if (['script', 'img', 'a', 'iframe', 'object'].includes(tag)) found.push(tag);
+            for (const attr of el.attributes) {
+              if (attr.name.startsWith('on')) found.push(tag + '@' + attr.name);
+              if (/javascript:/i.test(attr.value)) found.push(tag + '@' + attr.name + '=js');
+            }
+          });
+          return found;
+        }"""
+    )
+    assert bad == []
+    text = page.locator("#host").inner_text()
+    assert payload[:30] in text
+    assert not page.errors
