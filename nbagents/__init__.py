@@ -2,6 +2,7 @@
 
 from nbagents.ipython import load_ipython_extension as load_ipython_extension
 from nbagents.models import ScriptedChatModel
+from nbagents.session import trace
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
@@ -23,5 +24,6 @@ __all__ = [
     "Tracer",
     "create_deep_agent",
     "load_subagents",
+    "trace",
 ]
 __version__ = "0.1.0"

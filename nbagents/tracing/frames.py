@@ -22,6 +22,7 @@ _TOKEN_COLUMNS = [
 
 
 def spans_frame(trace: Trace) -> pd.DataFrame:
+    """One row per span, depth first in call order (stable for equal runs)."""
     rows = [
         {
             "id": s.id,
@@ -42,7 +43,7 @@ def spans_frame(trace: Trace) -> pd.DataFrame:
             "cache_read_tokens": s.usage.cache_read,
             "hidden": s.hidden,
         }
-        for s in trace.spans
+        for s in trace.walk()
     ]
     return pd.DataFrame(rows, columns=None if rows else ["id", "parent_id", "kind", "name"])
 
@@ -52,7 +53,7 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     if per not in ("agent", "spawn"):
         raise ValueError(f"per must be 'agent' or 'spawn', got {per!r}.")
     rows: list[dict[str, object]] = []
-    for root in (s for s in trace.spans if s.kind == "agent"):
+    for root in (s for s in trace.walk() if s.kind == "agent"):
         own = trace.own_usage(root)
         total = trace.usage_including_descendants(root)
         rows.append(_row(root.name, "main", root.depth, 1, own, total, root.id, ""))

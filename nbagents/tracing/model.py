@@ -237,6 +237,20 @@ class Trace:
     def visible_roots(self) -> list[Span]:
         return self.visible_children(None)
 
+    def walk(self) -> list[Span]:
+        """Every span depth first, in call order: the same order for equal runs.
+
+        (``spans`` is in start order, which varies between runs for parallel siblings.)
+        """
+        with self._lock:
+            out: list[Span] = []
+            stack = list(reversed(self.roots))
+            while stack:
+                span = stack.pop()
+                out.append(span)
+                stack.extend(reversed(self.children(span)))
+            return out
+
     def descendants(self, span: Span) -> Iterator[Span]:
         for child in self.children(span):
             yield child
@@ -306,7 +320,7 @@ class Trace:
         return token_usage_frame(self, per)
 
     def to_dataframe(self) -> pd.DataFrame:
-        """One row per span, plumbing included (filter on ``hidden``)."""
+        """One row per span, depth first in call order, plumbing included (see ``hidden``)."""
         from nbagents.tracing.frames import spans_frame
 
         return spans_frame(self)

@@ -19,14 +19,7 @@ def subagent_records(trace: Trace) -> list[SubAgentRecord]:
     going, so equal runs give equal lists.
     """
     with trace.lock:
-        spans: list[Span] = []
-        stack = list(reversed(trace.roots))
-        while stack:
-            span = stack.pop()
-            if span.kind == "subagent":
-                spans.append(span)
-            stack.extend(reversed(trace.children(span)))
-        return [_record(trace, s) for s in spans]
+        return [_record(trace, s) for s in trace.walk() if s.kind == "subagent"]
 
 
 def _record(trace: Trace, span: Span) -> SubAgentRecord:

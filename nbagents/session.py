@@ -1,0 +1,41 @@
+"""``nbagents.trace()``: record every LangChain run in a block and, in a notebook, show it live."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from nbagents.tracing import Trace
+from nbagents.tracing.context import recording
+
+if TYPE_CHECKING:
+    from nbagents.display.live import LiveView
+
+__all__ = ["trace"]
+
+
+@contextmanager
+def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
+    """Trace every LangChain run started inside the block; yields the :class:`Trace`.
+
+    In a Jupyter kernel the live call-tree view appears in the cell output at once and a static
+    HTML snapshot follows when the block ends (it is what the saved notebook shows). Outside
+    IPython, or with ``display=False``, it only records. A view that fails is logged once and
+    never stops the run.
+    """
+    with recording() as tracer:
+        tracer.trace.title = title
+        view = _start_view(tracer.trace) if display is not False else None
+        try:
+            yield tracer.trace
+        finally:
+            tracer.finish()
+            if view is not None:
+                view.finish()
+
+
+def _start_view(trace: Trace) -> LiveView | None:
+    from nbagents.display.live import live_view
+
+    return live_view(trace)
