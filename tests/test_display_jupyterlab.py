@@ -1,0 +1,75 @@
+"""The live view in real JupyterLab (Debian's Chromium): the tree grows while ``%%trace`` runs a
+synchronous ``invoke``, and the saved notebook holds the final static HTML snapshot.
+
+Uses the browser harness of ``tests/browser`` (its fixtures are imported below).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "browser"))
+
+from labharness import browser, lab, lab_server, pytest_runtest_makereport  # noqa: E402
+
+__all__ = ["browser", "lab", "lab_server", "pytest_runtest_makereport"]
+
+pytestmark = pytest.mark.browser
+
+TESTS = Path(__file__).parent
+ROWS = ".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live .nba-row"
+
+
+def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any) -> None:
+    path = lab.server.add_notebook(
+        "display_live_check.ipynb",
+        [
+            f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+            "from test_display_fixtures import make_agent\n"
+            "agent = make_agent(latency=0.4)\n"
+            "%load_ext nbagents",
+            "%%trace t\nout = agent.invoke({'messages': [('user', 'go')]})",
+            "print(t.status, len(t.subagents))",
+        ],
+    )
+    lab.open_notebook(path)
+    lab.run_all(wait=False)
+    lab.wait_for_selector(ROWS, timeout=60_000)
+    seen: list[tuple[float, int, bool]] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        busy = lab.page.evaluate(
+            "() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) "
+            ".jp-CodeCell .jp-InputPrompt')].some(p => p.textContent.includes('[*]'))"
+        )
+        seen.append((time.monotonic(), lab.page.locator(ROWS).count(), busy))
+        if not busy and len(seen) > 3:
+            break
+        time.sleep(0.1)
+    lab.wait_for_idle()
+    lab.screenshot("live view after the run")
+    while_busy = sorted({n for _, n, busy in seen if busy})
+    assert len(while_busy) >= 3, seen  # several distinct sizes of the tree during the run
+    assert lab.page.locator(ROWS).count() == 18
+    live = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live")
+    assert live.locator(".nba-badge").inner_text() == "ok"
+    assert live.count() == 1  # one output: the widget, not the HTML beside it
+
+    # save; the stored output has the final static snapshot next to the widget view
+    lab.page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        model = lab.server.api("GET", f"contents/{path}")
+        outputs = model["content"]["cells"][1]["outputs"]
+        if outputs and "Done: combined." in "".join(outputs[0]["data"].get("text/html", "")):
+            break
+        time.sleep(0.5)
+    data = outputs[0]["data"]
+    assert "application/vnd.jupyter.widget-view+json" in data
+    html = "".join(data["text/html"])
+    assert "Done: combined." in html and "Dig deeper" in html and "nba-s-ok" in html
