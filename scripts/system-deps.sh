@@ -27,7 +27,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
     exit 0
 fi
 
-echo "system-deps: installing ${missing[*]}"
+echo "system-deps: missing ${missing[*]}"
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "system-deps: ERROR: missing ${missing[*]} and apt-get is not available." >&2
     echo "  Install them with your package manager (the browser must be at $chromium_bin," >&2
@@ -48,6 +48,7 @@ else
     exit 1
 fi
 
+echo "system-deps: installing them with ${as_root[*]:+${as_root[*]} }apt-get install"
 log="$(mktemp -t nbagents-apt.XXXXXX.log)"
 export DEBIAN_FRONTEND=noninteractive
 apt_install() { "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >>"$log" 2>&1; }
