@@ -40,6 +40,8 @@ logger = logging.getLogger("nbagents")
 
 LIVE_TEXT_PREFIX = "nbagents live view: "
 """Starts the live output's ``text/plain``; ``notebooks/sanitize.cfg`` normalises that line."""
+BYTES_PER_SECOND = 2_000_000
+"""Budget of widget state sent per second; below it updates come at ``max_rate``."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
@@ -114,7 +116,9 @@ class LiveView:
             self._wake.wait()
             if self._stop.is_set():
                 return
-            delay = last + self.min_interval - time.monotonic()
+            # Large traces are sent less often: at most ~BYTES_PER_SECOND of widget state.
+            interval = max(self.min_interval, len(self._last_json) / BYTES_PER_SECOND)
+            delay = last + interval - time.monotonic()
             if delay > 0 and self._stop.wait(delay):
                 return  # finish() makes the final update
             self._wake.clear()

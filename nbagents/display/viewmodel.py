@@ -36,9 +36,11 @@ LABEL_LIMIT = 80
 """Longest text shown in a tree line or a table cell."""
 DETAIL_LIMIT = 10_000
 """Longest text shown in a details pane; the full text stays in the trace data."""
-MESSAGE_LIMIT = 2_000
-"""Longest message content in a model call's input messages."""
-INPUT_MESSAGES = 6
+MESSAGE_LIMIT = 1_000
+"""Longest message content in a model call's input messages (its reply is shown in full)."""
+SYSTEM_LIMIT = 300
+"""Longest system prompt shown with a model call: it repeats on every call of an agent."""
+INPUT_MESSAGES = 4
 """A model call shows this many of its latest input messages (the rest are counted)."""
 
 Json = dict[str, Any]
@@ -201,6 +203,19 @@ def _messages(value: Any, depth: int = 0) -> list[Json]:
     return []
 
 
+def _model_inputs(inputs: list[Json]) -> Json:
+    """A model call's input: its system prompt (cut) and its latest messages."""
+    system = [m for m in inputs if m["role"] == "system"][:1]
+    rest = [m for m in inputs if m["role"] != "system"]
+    hidden = max(len(rest) - INPUT_MESSAGES, 0)
+    label = "Input messages"
+    if hidden:
+        label += f" (the last {INPUT_MESSAGES} of {len(rest)}"
+        label += " and the system prompt)" if system else ")"
+    shown = _cap_messages(system, SYSTEM_LIMIT) + _cap_messages(rest[hidden:], MESSAGE_LIMIT)
+    return _field(label, "messages", shown)
+
+
 def _cap_messages(messages: list[Json], limit: int) -> list[Json]:
     return [{**m, "content": truncate(m["content"], limit)} for m in messages]
 
@@ -236,10 +251,8 @@ def _details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
         if tools:
             fields.append(_text_field("Tools offered", ", ".join(map(str, _keys(tools)))))
         inputs = _messages(span.inputs)
-        hidden = max(len(inputs) - INPUT_MESSAGES, 0)
-        label = "Input messages" + (f" (last {INPUT_MESSAGES} of {len(inputs)})" if hidden else "")
         if inputs:
-            fields.append(_field(label, "messages", _cap_messages(inputs[hidden:], MESSAGE_LIMIT)))
+            fields.append(_model_inputs(inputs))
         outputs = _messages(span.outputs)
         if outputs:
             fields.append(_field("Reply", "messages", _cap_messages(outputs, DETAIL_LIMIT)))
