@@ -277,3 +277,18 @@ def test_the_widget_ships_its_front_end() -> None:
     assert "innerHTML" not in widget._esm.replace("No innerHTML", "")
     assert ".nba-root" in widget._css
     assert repr(widget) == "TraceWidget()"
+
+
+def test_a_view_shown_before_the_run_finishes_after_the_cell_that_ran_it(
+    kernel: dict[str, Any],
+) -> None:
+    with recording() as tracer:
+        LiveView(tracer.trace).show()
+        kernel["shell"].events.trigger("post_run_cell")  # the cell that only showed the view
+        assert not kernel["update"]
+        make_agent(latency=0.01).invoke(INPUT)  # the next cell runs the agent
+    kernel["shell"].events.trigger("post_run_cell")
+    assert len(kernel["update"]) == 1 and "Done: combined." in kernel["update"][0][0]["text/html"]
+    kernel["shell"].events.trigger("post_run_cell")
+    assert len(kernel["update"]) == 1
+    assert kernel["shell"].events.callbacks["post_run_cell"] == []

@@ -189,7 +189,8 @@ class LiveView:
             self._guard(refresh)
 
     def _cell_ended(self) -> None:
-        # The cell is over; if the run is too, the snapshot gets its final state.
+        # A cell is over; once the run is too, the snapshot gets its final state (finish()
+        # unregisters this hook). A run still going on is checked again after the next cell.
         if self.trace.status != "running" or self.trace.finished:
             self.finish()
 
@@ -251,10 +252,9 @@ def _kernel_shell() -> Any:
 
 
 def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:
-    """Call ``callback`` once after the current cell has run; returns an unregister function."""
+    """Call ``callback`` after every cell until unregistered; returns the unregister function."""
 
     def hook(*_: Any) -> None:
-        unregister()
         callback()
 
     def unregister() -> None:
