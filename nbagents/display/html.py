@@ -101,6 +101,11 @@ def _kind_cls(kind: Any) -> str:
     return f"nba-k-{kind if kind in KINDS else 'chain'}"
 
 
+def _kind_label(kind: Any) -> str:
+    """What the tree calls a kind; a visible ``chain`` is a node of the user's own graph."""
+    return str(kind) if kind in KINDS and kind != "chain" else "step"
+
+
 def _duration(start: float | None, end: float | None) -> float | None:
     return None if start is None or end is None else max(end - start, 0.0)
 
@@ -128,7 +133,7 @@ def _line(node: Json) -> str:
     parts = [
         '<span class="nba-line">',
         '<span class="nba-dot"></span>',
-        f'<span class="nba-kind">{_e(node["kind"] if node["kind"] in KINDS else "step")}</span>',
+        f'<span class="nba-kind">{_e(_kind_label(node["kind"]))}</span>',
         f'<span class="nba-name">{_e(node["name"])}</span>',
     ]
     if node["preview"]:

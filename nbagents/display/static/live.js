@@ -88,7 +88,7 @@ function header(view, state) {
 function line(node) {
   const row = h("span", "nba-line");
   row.appendChild(h("span", "nba-dot"));
-  row.appendChild(h("span", "nba-kind", KINDS.has(node.kind) ? node.kind : "step"));
+  row.appendChild(h("span", "nba-kind", KINDS.has(node.kind) && node.kind !== "chain" ? node.kind : "step"));
   row.appendChild(h("span", "nba-name", node.name));
   if (node.preview) row.appendChild(h("span", "nba-preview", node.preview));
   if (node.status === "error") row.appendChild(h("span", "nba-err", "failed"));
