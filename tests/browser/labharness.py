@@ -194,7 +194,9 @@ def _stop(server: LabServer) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+def lab_server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[LabServer]:
     base = tmp_path_factory.mktemp("jupyterlab")
     root = base / "root"
     if NOTEBOOKS.is_dir():
@@ -253,7 +255,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         _stop(server)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
-            shutil.copy(log_path, ARTIFACTS / "jupyterlab.log")
+            shutil.copy(log_path, ARTIFACTS / f"jupyterlab--{_slug(request.module.__name__)}.log")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -375,6 +377,11 @@ class LabPage:
 
 @pytest.fixture
 def lab(browser: Any, lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[LabPage]:
+    # Failure screenshots need each phase's report on the item; register the hook here too, so
+    # test modules outside tests/browser that import these fixtures (no conftest) get them as well.
+    plugins = request.config.pluginmanager
+    if not plugins.has_plugin(_REPORTS_PLUGIN):
+        plugins.register(_Reports(), _REPORTS_PLUGIN)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(UI_TIMEOUT_MS)
     page = context.new_page()
@@ -402,6 +409,14 @@ def lab(browser: Any, lab_server: LabServer, request: pytest.FixtureRequest) -> 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keep each phase's report on the item (``item.rep_call``) for the ``lab`` fixture."""
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+_REPORTS_PLUGIN = "nbagents-labharness-reports"
+
+
+class _Reports:
+    pytest_runtest_makereport = staticmethod(pytest_runtest_makereport)
