@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from test_display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
-from nbagents.display.html import MINUS, trace_html
+from nbagents.display.html import MINUS, STATUS_GLYPHS, trace_html
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX
 from nbagents.display.viewmodel import LABEL_LIMIT, build_view
 from nbagents.tracing import Span, Trace, recording
@@ -115,7 +115,8 @@ def test_header_and_token_table_numbers() -> None:
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, flags=re.S)
     cells = [[Doc(c).text.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r)]
              for r in rows]
-    body = {(r[0], r[1]): r[4:] for r in cells[1:]}
+    glyphs = "".join(STATUS_GLYPHS.values()) + "\u2003 "
+    body = {(r[0].lstrip(glyphs), r[1]): r[4:] for r in cells[1:]}
     assert body[("main", "")] == ["320", "35", "355", "645"]
     assert body[("researcher", "Research A")] == ["100", "22", "122", "122"]
     # own tokens exclude the nested spawn, the total includes it

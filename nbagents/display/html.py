@@ -101,6 +101,15 @@ def _kind_cls(kind: Any) -> str:
     return f"nba-k-{kind if kind in KINDS else 'chain'}"
 
 
+STATUS_GLYPHS = {"ok": "\u2713", "error": "\u2717", "running": "\u25cc", "interrupted": "\u2016"}
+"""A status as a character: readable where the colours are stripped (GitHub, untrusted)."""
+
+
+def _dot(status: Any) -> str:
+    name = status if status in STATUSES else "running"
+    return f'<span class="nba-dot" title="{name}">{STATUS_GLYPHS[name]}</span>'
+
+
 def _kind_label(kind: Any) -> str:
     """What the tree calls a kind; a visible ``chain`` is a node of the user's own graph."""
     return str(kind) if kind in KINDS and kind != "chain" else "step"
@@ -126,13 +135,13 @@ def _header(view: Json) -> str:
     ]
     if view["errors"]:
         stats.append(f'<span class="nba-stat nba-err">failed <b>{view["errors"]:d}</b></span>')
-    return '<div class="nba-header">' + "".join(stats) + "</div>"
+    sep = '<span class="nba-sep"> · </span>'
+    return '<div class="nba-header">' + sep.join(stats) + "</div>"
 
 
 def _line(node: Json) -> str:
     parts = [
-        '<span class="nba-line">',
-        '<span class="nba-dot"></span>',
+        '<span class="nba-line">' + _dot(node["status"]),
         f'<span class="nba-kind">{_e(_kind_label(node["kind"]))}</span>',
         f'<span class="nba-name">{_e(node["name"])}</span>',
     ]
@@ -144,8 +153,8 @@ def _line(node: Json) -> str:
     if node["tokens"]["total"]:
         meta.append(f"{format_tokens(node['tokens']['total'])} tok")
     parts.append(f'<span class="nba-meta">{" · ".join(meta)}</span>')
-    parts.append("</span>")
-    return "".join(parts)
+    # spaces between the parts keep the line readable where the CSS is stripped
+    return " ".join(parts) + "</span>"
 
 
 def _node(node: Json, by_id: Mapping[str, Json], out: list[str]) -> None:
@@ -254,7 +263,7 @@ def _token_table(view: Json) -> str:
         own, total = row["own"], row["total"]
         rows.append(
             f'<tr class="{_status_cls(row["status"])}" data-node="{_e(row["id"])}">'
-            f'<td>{indent}<span class="nba-dot"></span> {_e(row["name"])}</td>'
+            f"<td>{indent}{_dot(row['status'])} {_e(row['name'])}</td>"
             f"<td>{_e(row['description'])}</td>"
             f"<td>{_e(row['status'])}</td>"
             f"<td>{_t(_duration(row['start'], row['end']))}</td>"
@@ -284,15 +293,15 @@ def _timeline(view: Json) -> str:
         rows.append(
             f'<div class="nba-tl-row {_status_cls(row["status"])}" data-node="{_e(row["id"])}">'
             f'<span class="nba-tl-label" style="padding-left:{indent}px">'
-            f'<span class="nba-dot"></span> {_e(row["name"])}</span>'
+            f"{_dot(row['status'])} {_e(row['name'])}</span>"
             f'<span class="nba-tl-track"><span class="nba-bar" '
             f"{_pos(row['left'], row['width'])}></span>{segs}</span>"
-            f'<span class="nba-tl-time">{_t(node["start"])} → {_t(node["end"])}</span>'
+            f' <span class="nba-tl-time">{_t(node["start"])} → {_t(node["end"])}</span>'
             "</div>"
         )
     legend = (
-        '<div class="nba-legend">bar: agent run'
-        '<span class="nba-swatch nba-seg-model"></span>model call'
+        '<div class="nba-legend">bar: agent run, '
+        '<span class="nba-swatch nba-seg-model"></span>model call, '
         '<span class="nba-swatch nba-seg-tool"></span>tool call</div>'
     )
     return '<div class="nba-tl">' + "".join(rows) + legend + "</div>"

@@ -15,6 +15,15 @@ function statusCls(status) {
   return "nba-s-" + (STATUSES.has(status) ? status : "running");
 }
 
+const GLYPHS = { ok: "\u2713", error: "\u2717", running: "\u25cc", interrupted: "\u2016" };
+
+function dot(status) {
+  const s = STATUSES.has(status) ? status : "running";
+  const el = h("span", "nba-dot", GLYPHS[s]);
+  el.title = s;
+  return el;
+}
+
 function h(tag, cls, text) {
   const el = document.createElement(tag);
   if (cls) el.className = cls;
@@ -87,7 +96,7 @@ function header(view, state) {
 
 function line(node) {
   const row = h("span", "nba-line");
-  row.appendChild(h("span", "nba-dot"));
+  row.appendChild(dot(node.status));
   row.appendChild(h("span", "nba-kind", KINDS.has(node.kind) && node.kind !== "chain" ? node.kind : "step"));
   row.appendChild(h("span", "nba-name", node.name));
   if (node.preview) row.appendChild(h("span", "nba-preview", node.preview));
@@ -231,7 +240,7 @@ function tokenTable(view, state, byId, redraw) {
   (view.agent_rows || []).forEach((row) => {
     const tr = h("tr", statusCls(row.status) + (state.selected === row.id ? " nba-selected" : ""));
     const name = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
-    name.appendChild(h("span", "nba-dot"));
+    name.appendChild(dot(row.status));
     name.appendChild(document.createTextNode(" " + row.name));
     tr.appendChild(name);
     tr.appendChild(h("td", null, row.description));
@@ -263,7 +272,7 @@ function timeline(view, state, byId, redraw) {
     const r = h("div", "nba-tl-row " + statusCls(row.status) + (state.selected === row.id ? " nba-selected" : ""));
     const label = h("span", "nba-tl-label");
     label.style.paddingLeft = Math.min(num(row.depth), 20) * 12 + "px";
-    label.appendChild(h("span", "nba-dot"));
+    label.appendChild(dot(row.status));
     label.appendChild(document.createTextNode(" " + row.name));
     r.appendChild(label);
     const track = h("span", "nba-tl-track");
