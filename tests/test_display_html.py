@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from test_display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
-from nbagents.display.html import MINUS, STATUS_GLYPHS, trace_html
+from nbagents.display.html import MINUS, STATUS_GLYPHS, STYLE_OPEN, trace_html
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX
 from nbagents.display.viewmodel import LABEL_LIMIT, build_view
 from nbagents.tracing import Span, Trace, recording
@@ -183,7 +183,7 @@ def test_snapshot_is_self_contained_and_scoped() -> None:
     tags = {tag for tag, _, _ in doc.elements}
     assert "script" not in tags and "link" not in tags and "img" not in tags
     assert "http://" not in html and "https://" not in html and "@import" not in html
-    css = re.sub(r"/\*.*?\*/", "", html.split("<style>")[1].split("</style>")[0], flags=re.S)
+    css = re.sub(r"/\*.*?\*/", "", html.split(STYLE_OPEN)[1].split("</style>")[0], flags=re.S)
     selectors = [s.strip() for block in re.findall(r"([^{}]+)\{", css) for s in block.split(",")]
     assert all(s.startswith(".nba-root") or s.startswith(("from", "to", "@keyframes"))
                for s in selectors if s), selectors
@@ -251,8 +251,10 @@ def test_sanitize_file_covers_the_live_output() -> None:
         LIVE_TEXT_PREFIX + "<Trace ok: main; 3 sub-agent spawn(s); 10 tokens; 9 spans>"
     )
     assert sanitize("<object at 0x7f3a2b1c9d40>") == "<object at 0xADDRESS>"
-    # but a plain trace's HTML keeps its content
-    assert "Research A" in sanitize(build_trace().to_html())
+    # but a plain trace's HTML keeps its content; only the stylesheet is blanked
+    clean = sanitize(build_trace().to_html())
+    assert "Research A" in clean and f"{STYLE_OPEN}</style>" in clean and ".nba-root" not in clean
+    assert sanitize("<style scoped>.x{}</style>") == "<style scoped>.x{}</style>"  # pandas
 
 
 def _run_html(**kwargs: Any) -> str:

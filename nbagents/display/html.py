@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["render_view", "trace_css", "trace_html"]
 
 MINUS = "\u2212"
+STYLE_OPEN = '<style class="nba-css">'
+"""Opens the inline stylesheet; the sanitize file blanks it, so CSS changes never fail nbval."""
 
 
 def trace_html(trace: Trace) -> str:
@@ -48,7 +50,7 @@ def render_view(view: Json) -> str:
     """Render a view built by :func:`~nbagents.display.viewmodel.build_view`."""
     out: list[str] = [
         '<div class="nba-root nba-trace">',
-        "<style>",
+        STYLE_OPEN,
         trace_css(),
         "</style>",
         _header(view),
