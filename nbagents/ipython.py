@@ -52,16 +52,21 @@ def _trace_text(trace: Trace, printer: Any, cycle: bool) -> None:
 
 
 def _magic(ip: Any) -> Any:
-    def trace(line: str, cell: str) -> None:
+    def trace(line: str, cell: str) -> Any:
         """Trace the cell: ``%%trace [name]`` (the trace is stored as ``name``, default
-        ``_trace``). Shows the live call tree while the cell runs."""
-        trace_cell(ip, cell, line.strip() or DEFAULT_NAME)
+        ``_trace``). Shows the live call tree while the cell runs; the cell's last expression
+        is its value, and its exceptions propagate as usual."""
+        return trace_cell(ip, cell, line.strip() or DEFAULT_NAME)
 
     return trace
 
 
-def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Trace:
-    """Run ``cell`` in ``ip`` while recording and showing it live; store the trace as ``name``."""
+def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:
+    """Run ``cell`` in ``ip`` while recording and showing it live; store the trace as ``name``.
+
+    Returns the value of the cell's last expression. An exception in the cell propagates (so
+    "Run All" stops and nbval sees it) after the trace and its view have been finished.
+    """
     from IPython.core.error import UsageError
 
     from nbagents.tracing.context import recording
@@ -73,11 +78,27 @@ def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Trace:
         with recording() as tracer:
             ip.user_ns[name] = tracer.trace
             view = _show(tracer.trace)
-            ip.run_cell(cell, store_history=False)
+            return _run(ip, cell)
     finally:
         if view is not None:
             view.finish()
-    return tracer.trace
+
+
+def _run(ip: Any, cell: str) -> Any:
+    """Execute ``cell`` in the user namespace like a cell, returning its last expression."""
+    import ast
+
+    source = ip.transform_cell(cell)
+    tree = ip.transform_ast(ip.compile.ast_parse(source))
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    filename = "<%%trace cell>"
+    exec(ip.compile(tree, filename, "exec"), ip.user_global_ns, ip.user_ns)
+    if last is None:
+        return None
+    value = eval(ip.compile(last, filename, "eval"), ip.user_global_ns, ip.user_ns)
+    return None if source.rstrip().endswith(";") else value
 
 
 def _show(trace: Trace) -> Any:

@@ -130,3 +130,18 @@ def test_bad_magic_argument_is_a_usage_error(kernel: Kernel) -> None:
     assert reply["parent_header"]["msg_id"] == msg_id
     assert reply["content"]["status"] == "error"
     assert reply["content"]["ename"] == "UsageError"
+
+
+def test_a_traced_cell_returns_its_last_value_and_raises_its_errors(kernel: Kernel) -> None:
+    messages = kernel.run("%%trace small\nx = 20\nx + 22")
+    result = next(m for m in messages if m["msg_type"] == "execute_result")
+    assert result["content"]["data"]["text/plain"] == "42"
+    quiet = kernel.run("%%trace quiet\n7;")
+    assert not [m for m in quiet if m["msg_type"] == "execute_result"]
+
+    msg_id = kernel.kc.execute("%%trace failing\nraise ValueError('bad <input>')")
+    reply = kernel.kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "ValueError"
+    check = kernel.run("print(type(failing).__name__, failing.finished)")
+    assert _stream_index(check, "Trace True") >= 0
