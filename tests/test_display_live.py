@@ -292,3 +292,18 @@ def test_a_view_shown_before_the_run_finishes_after_the_cell_that_ran_it(
     kernel["shell"].events.trigger("post_run_cell")
     assert len(kernel["update"]) == 1
     assert kernel["shell"].events.callbacks["post_run_cell"] == []
+
+
+async def test_updates_arrive_during_an_async_run() -> None:
+    agent = make_agent(latency=0.15)
+    with recording() as tracer:
+        view = LiveView(tracer.trace).start()
+        recorder = Recorder(view)
+        t0 = time.perf_counter()
+        result = await agent.ainvoke(INPUT)
+        t1 = time.perf_counter()
+    view.finish()
+    assert result["messages"][-1].content == "Done: combined."
+    during = [s for t, _, s in recorder.events if t0 < t < t1]
+    assert len(during) >= 3 and any(s["status"] == "running" for s in during)
+    assert json.loads(view.widget.view_json)["status"] == "ok"
