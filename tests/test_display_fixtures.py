@@ -21,7 +21,7 @@ XSS_PAYLOADS = (
     "<img src=x onerror=alert(1)>",
     "javascript:alert(1)",
     "</details></div></li></ul>",
-    "<a href=\"javascript:alert(1)\">click</a>",
+    '<a href="javascript:alert(1)">click</a>',
 )
 
 
@@ -43,7 +43,11 @@ def _ai(text: str, calls: list[tuple[str, dict[str, Any]]] = ()) -> dict[str, An
 
 def _tool_msg(text: str, name: str, status: str = "success") -> dict[str, Any]:
     return {
-        "type": "tool", "content": text, "name": name, "tool_call_id": "call_x", "status": status
+        "type": "tool",
+        "content": text,
+        "name": name,
+        "tool_call_id": "call_x",
+        "status": status,
     }
 
 
@@ -87,11 +91,16 @@ def build_trace(payload: str = "", *, variant: int = 0, finished: bool = True) -
         return span
 
     main = add(
-        None, "agent", "main", 0.0, 1.9 if finished else None,
+        None,
+        "agent",
+        "main",
+        0.0,
+        1.9 if finished else None,
         status="ok" if finished else "running",
         inputs={"messages": [_human("Compare A and B, then write C" + p)]},
         outputs={"messages": [_human("Compare A and B" + p), _ai("Done: combined." + p)]}
-        if finished else None,
+        if finished
+        else None,
     )
     node = add(main, "chain", "model", 0.0, 0.2, hidden=True)
     task_calls = [
@@ -100,7 +109,12 @@ def build_trace(payload: str = "", *, variant: int = 0, finished: bool = True) -
         ("task", {"description": "Write C" + p, "subagent_type": "writer" + p}),
     ]
     add(
-        node, "model", "ScriptedChatModel", 0.01, 0.2, model="scripted-1",
+        node,
+        "model",
+        "ScriptedChatModel",
+        0.01,
+        0.2,
+        model="scripted-1",
         usage=TokenUsage(input=120, output=30, total=150),
         inputs={"messages": [[{"type": "system", "content": "Be main" + p}, _human("go" + p)]]},
         outputs=_ai("", task_calls),
@@ -115,19 +129,31 @@ def build_trace(payload: str = "", *, variant: int = 0, finished: bool = True) -
         desc = task_calls[i][1]["description"]
         sub_type = task_calls[i][1]["subagent_type"]
         tasks[i] = add(
-            tools, "task", "task", t0, [1.2, 1.5, 0.9][i],
+            tools,
+            "task",
+            "task",
+            t0,
+            [1.2, 1.5, 0.9][i],
             status="error" if i == 2 else "ok",
             error=("RuntimeError: writer crashed" + p) if i == 2 else None,
             attributes={
-                "description": desc, "subagent_type": sub_type,
-                "tool_call_id": f"call_{i}", "batch": "b0", "call_index": i,
+                "description": desc,
+                "subagent_type": sub_type,
+                "tool_call_id": f"call_{i}",
+                "batch": "b0",
+                "call_index": i,
             },
             inputs={"description": desc, "subagent_type": sub_type},
             outputs=_tool_msg(["A is fine" + p, "B is fine" + p, "writer crashed" + p][i], "task"),
         )
         subs[i] = add(
-            tasks[i], "subagent", sub_type, t0 + 0.01, [1.19, 1.49, 0.89][i],
-            agent=sub_type, depth=1,
+            tasks[i],
+            "subagent",
+            sub_type,
+            t0 + 0.01,
+            [1.19, 1.49, 0.89][i],
+            agent=sub_type,
+            depth=1,
             status="error" if i == 2 else "ok",
             error=("RuntimeError: writer crashed" + p) if i == 2 else None,
             attributes={
@@ -141,48 +167,140 @@ def build_trace(payload: str = "", *, variant: int = 0, finished: bool = True) -
         )
     # researcher A: model → search tool → model
     a = subs[0]
-    add(a, "model", "ScriptedChatModel", 0.25, 0.45, agent="researcher", depth=1,
-        model="scripted-1", usage=TokenUsage(input=40, output=10, total=50),
+    add(
+        a,
+        "model",
+        "ScriptedChatModel",
+        0.25,
+        0.45,
+        agent="researcher",
+        depth=1,
+        model="scripted-1",
+        usage=TokenUsage(input=40, output=10, total=50),
         inputs={"messages": [[_human("Research A" + p)]]},
-        outputs=_ai("", [("search", {"query": "A" + p, "url": "javascript:alert(1)"})]))
-    add(a, "tool", "search" + p, 0.46, 0.7, agent="researcher", depth=1,
+        outputs=_ai("", [("search", {"query": "A" + p, "url": "javascript:alert(1)"})]),
+    )
+    add(
+        a,
+        "tool",
+        "search" + p,
+        0.46,
+        0.7,
+        agent="researcher",
+        depth=1,
         inputs={"query": "A" + p, "url": "javascript:alert(1)"},
-        outputs=_tool_msg("results for A" + p, "search"))
-    add(a, "model", "ScriptedChatModel", 0.71, 1.1, agent="researcher", depth=1,
-        model="scripted-1", usage=TokenUsage(input=60, output=12, total=72, cache_read=20),
+        outputs=_tool_msg("results for A" + p, "search"),
+    )
+    add(
+        a,
+        "model",
+        "ScriptedChatModel",
+        0.71,
+        1.1,
+        agent="researcher",
+        depth=1,
+        model="scripted-1",
+        usage=TokenUsage(input=60, output=12, total=72, cache_read=20),
         inputs={"messages": [[_human("Research A" + p), _tool_msg("results for A" + p, "search")]]},
-        outputs=_ai("A is fine" + p))
+        outputs=_ai("A is fine" + p),
+    )
     # researcher B: model → nested task → general-purpose → model; then answer
     b = subs[1]
-    add(b, "model", "ScriptedChatModel", 0.26, 0.5, agent="researcher", depth=1,
-        model="scripted-1", usage=TokenUsage(input=40, output=11, total=51),
-        outputs=_ai("", [("task", {"description": "Dig deeper" + p})]))
+    add(
+        b,
+        "model",
+        "ScriptedChatModel",
+        0.26,
+        0.5,
+        agent="researcher",
+        depth=1,
+        model="scripted-1",
+        usage=TokenUsage(input=40, output=11, total=51),
+        outputs=_ai("", [("task", {"description": "Dig deeper" + p})]),
+    )
     nested_task = add(
-        b, "task", "task", 0.51, 1.3, agent="researcher", depth=1,
-        attributes={"description": "Dig deeper" + p, "subagent_type": "general-purpose",
-                    "tool_call_id": "call_n", "batch": "b1", "call_index": 0},
+        b,
+        "task",
+        "task",
+        0.51,
+        1.3,
+        agent="researcher",
+        depth=1,
+        attributes={
+            "description": "Dig deeper" + p,
+            "subagent_type": "general-purpose",
+            "tool_call_id": "call_n",
+            "batch": "b1",
+            "call_index": 0,
+        },
         outputs=_tool_msg("deep result" + p, "task"),
     )
     gp = add(
-        nested_task, "subagent", "general-purpose", 0.52, 1.29, agent="general-purpose", depth=2,
-        attributes={"description": "Dig deeper" + p, "parent_agent": "researcher",
-                    "withheld": {"messages": "2 items"}, "passed": {}, "returned": [],
-                    "result": "deep result" + p},
+        nested_task,
+        "subagent",
+        "general-purpose",
+        0.52,
+        1.29,
+        agent="general-purpose",
+        depth=2,
+        attributes={
+            "description": "Dig deeper" + p,
+            "parent_agent": "researcher",
+            "withheld": {"messages": "2 items"},
+            "passed": {},
+            "returned": [],
+            "result": "deep result" + p,
+        },
     )
-    add(gp, "model", "ScriptedChatModel", 0.53, 1.28, agent="general-purpose", depth=2,
-        model="scripted-1", usage=TokenUsage(input=30, output=8, total=38),
-        outputs=_ai("deep result" + p))
-    add(b, "model", "ScriptedChatModel", 1.31, 1.48, agent="researcher", depth=1,
-        model="scripted-1", usage=TokenUsage(input=70, output=9, total=79),
-        outputs=_ai("B is fine" + p))
+    add(
+        gp,
+        "model",
+        "ScriptedChatModel",
+        0.53,
+        1.28,
+        agent="general-purpose",
+        depth=2,
+        model="scripted-1",
+        usage=TokenUsage(input=30, output=8, total=38),
+        outputs=_ai("deep result" + p),
+    )
+    add(
+        b,
+        "model",
+        "ScriptedChatModel",
+        1.31,
+        1.48,
+        agent="researcher",
+        depth=1,
+        model="scripted-1",
+        usage=TokenUsage(input=70, output=9, total=79),
+        outputs=_ai("B is fine" + p),
+    )
     # writer: its model call fails
-    add(subs[2], "model", "ScriptedChatModel", 0.27, 0.88, agent="writer", depth=1,
-        model="scripted-1", status="error", error="RuntimeError: writer crashed" + p)
+    add(
+        subs[2],
+        "model",
+        "ScriptedChatModel",
+        0.27,
+        0.88,
+        agent="writer",
+        depth=1,
+        model="scripted-1",
+        status="error",
+        error="RuntimeError: writer crashed" + p,
+    )
     # main's final model call
     node2 = add(main, "chain", "model", 1.61, 1.9, hidden=True)
-    add(node2, "model", "ScriptedChatModel", 1.62, 1.89, model="scripted-1",
+    add(
+        node2,
+        "model",
+        "ScriptedChatModel",
+        1.62,
+        1.89,
+        model="scripted-1",
         usage=TokenUsage(input=200, output=5, total=205),
-        outputs=_ai("Done: combined." + p))
+        outputs=_ai("Done: combined." + p),
+    )
 
     # spans reach the trace in start order, as a tracer records them
     for span in sorted(spans, key=lambda s: s.start):

@@ -32,7 +32,7 @@ def test_agents_are_nodes_and_spawns_are_labelled_edges() -> None:
         ("a2", "a3", "Dig deeper\\n38 tok"),
         ("a0", "a4", "Write C\\n0 tok"),
     ]
-    assert '#cf222e' in src.split("a0 -> a4")[1]  # the failed spawn is red
+    assert "#cf222e" in src.split("a0 -> a4")[1]  # the failed spawn is red
 
 
 def test_source_is_deterministic() -> None:

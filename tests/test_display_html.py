@@ -82,11 +82,17 @@ def test_tree_has_every_visible_span_nested_in_call_order() -> None:
     assert nodes["0"] == "nba-node nba-k-agent nba-s-ok"
     assert "nba-k-model" in nodes["0.0"]
     assert [nodes[f"0.{i}"].split()[1] for i in range(5)] == [
-        "nba-k-model", "nba-k-task", "nba-k-task", "nba-k-task", "nba-k-model",
+        "nba-k-model",
+        "nba-k-task",
+        "nba-k-task",
+        "nba-k-task",
+        "nba-k-model",
     ]
     assert "nba-k-subagent" in nodes["0.1.0"]
     assert [nodes[f"0.1.0.{i}"].split()[1] for i in range(3)] == [
-        "nba-k-model", "nba-k-tool", "nba-k-model",
+        "nba-k-model",
+        "nba-k-tool",
+        "nba-k-model",
     ]
     # nested spawn: researcher B → task → general-purpose → model
     assert "nba-k-task" in nodes["0.2.0.1"] and "nba-k-subagent" in nodes["0.2.0.1.0"]
@@ -113,8 +119,9 @@ def test_header_and_token_table_numbers() -> None:
     assert "tokens 645 (560 in, 85 out)" in header
     table = trace.to_html().split('<table class="nba-table nba-tokens">')[1].split("</table>")[0]
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, flags=re.S)
-    cells = [[Doc(c).text.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r)]
-             for r in rows]
+    cells = [
+        [Doc(c).text.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r)] for r in rows
+    ]
     glyphs = "".join(STATUS_GLYPHS.values()) + "\u2003 "
     body = {(r[0].lstrip(glyphs), r[1]): r[4:] for r in cells[1:]}
     assert body[("main", "")] == ["320", "35", "355", "645"]
@@ -131,8 +138,10 @@ def test_state_diff_marks_withheld_passed_and_returned_keys() -> None:
     html = build_trace().to_html()
     first = html.split('data-node="0.1.0"')[1].split('data-node="0.1.0.0"')[0]
     doc = Doc("<div " + first)
-    deleted = [Doc(f"<b>{m}</b>").text for m in re.findall(
-        r'<div class="nba-diff-row nba-diff-del">(.*?)</div>', first)]
+    deleted = [
+        Doc(f"<b>{m}</b>").text
+        for m in re.findall(r'<div class="nba-diff-row nba-diff-del">(.*?)</div>', first)
+    ]
     assert deleted == [
         f"{MINUS} messages 3 items · withheld",
         f"{MINUS} secret 12 chars · withheld",
@@ -155,11 +164,33 @@ def test_details_hold_description_result_messages_arguments_and_errors() -> None
 def test_long_texts_are_truncated_in_the_tree_and_full_in_the_details() -> None:
     trace = Trace()
     long = "word " * 200
-    trace.add(Span(id="a", parent_id=None, kind="agent", name="main", agent="main", depth=0,
-                   start=0.0, end=1.0, status="ok"))
-    trace.add(Span(id="t", parent_id="a", kind="task", name="task", agent="main", depth=0,
-                   start=0.1, end=0.9, status="ok",
-                   attributes={"description": long, "subagent_type": "general-purpose"}))
+    trace.add(
+        Span(
+            id="a",
+            parent_id=None,
+            kind="agent",
+            name="main",
+            agent="main",
+            depth=0,
+            start=0.0,
+            end=1.0,
+            status="ok",
+        )
+    )
+    trace.add(
+        Span(
+            id="t",
+            parent_id="a",
+            kind="task",
+            name="task",
+            agent="main",
+            depth=0,
+            start=0.1,
+            end=0.9,
+            status="ok",
+            attributes={"description": long, "subagent_type": "general-purpose"},
+        )
+    )
     html = trace.to_html()
     preview = re.search(r'<span class="nba-preview">(.*?)</span>', html)
     assert preview is not None
@@ -185,8 +216,11 @@ def test_snapshot_is_self_contained_and_scoped() -> None:
     assert "http://" not in html and "https://" not in html and "@import" not in html
     css = re.sub(r"/\*.*?\*/", "", html.split(STYLE_OPEN)[1].split("</style>")[0], flags=re.S)
     selectors = [s.strip() for block in re.findall(r"([^{}]+)\{", css) for s in block.split(",")]
-    assert all(s.startswith(".nba-root") or s.startswith(("from", "to", "@keyframes"))
-               for s in selectors if s), selectors
+    assert all(
+        s.startswith(".nba-root") or s.startswith(("from", "to", "@keyframes"))
+        for s in selectors
+        if s
+    ), selectors
     assert "details" in tags and "summary" in tags  # collapse/expand without script
 
 
@@ -205,17 +239,24 @@ def test_untrusted_text_is_escaped_everywhere(payload: str) -> None:
             assert not name.startswith("on"), (tag, name)
             assert "javascript:" not in (value or "").lower(), (tag, name, value)
         if "style" in attrs:  # only our numbers in style attributes
-            assert re.fullmatch(r"(--l:[0-9.]+%;--w:[0-9.]+%|padding-left:\d+px)",
-                                attrs["style"] or ""), attrs["style"]
+            assert re.fullmatch(
+                r"(--l:[0-9.]+%;--w:[0-9.]+%|padding-left:\d+px)", attrs["style"] or ""
+            ), attrs["style"]
     # same structure as without the payload: nothing closed or opened early
     assert [t for t, _, _ in doc.elements] == [t for t, _, _ in clean.elements]
     assert [s for _, _, s in doc.elements] == [s for _, _, s in clean.elements]
     assert not doc.unbalanced and not doc.stack
     # and the payload is shown as text, in names, descriptions, args, messages, keys, errors
     assert doc.text.count(payload) >= 15
-    for where in ("writer" + payload, "Research A" + payload, "secret" + payload,
-                  "RuntimeError: writer crashed" + payload, "search" + payload,
-                  "results for A" + payload, "demo" + payload):
+    for where in (
+        "writer" + payload,
+        "Research A" + payload,
+        "secret" + payload,
+        "RuntimeError: writer crashed" + payload,
+        "search" + payload,
+        "results for A" + payload,
+        "demo" + payload,
+    ):
         assert where[:38] in doc.text, where  # names are cut at 40 characters
 
 

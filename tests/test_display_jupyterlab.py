@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "browser"))
 
-from labharness import browser, lab, lab_server, pytest_runtest_makereport  # noqa: E402
+from labharness import browser, lab, lab_server, pytest_runtest_makereport
 
 __all__ = ["browser", "lab", "lab_server", "pytest_runtest_makereport"]
 

@@ -49,12 +49,18 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
     assert _kinds(state).count("subagent") == 4 and _kinds(state).count("task") == 4
     assert _kinds(state).count("tool") == 1 and "chain" not in _kinds(state)
     assert [n["status"] for n in state["nodes"] if n["kind"] == "subagent"] == [
-        "ok", "ok", "ok", "error",
+        "ok",
+        "ok",
+        "ok",
+        "error",
     ]
     rows = {(r["name"], r["description"]): r for r in state["agent_rows"]}
     assert set(rows) == {
-        ("main", ""), ("researcher", "Research A"), ("researcher", "Research B"),
-        ("general-purpose", "Dig deeper"), ("writer", "Write C"),
+        ("main", ""),
+        ("researcher", "Research A"),
+        ("researcher", "Research B"),
+        ("general-purpose", "Dig deeper"),
+        ("writer", "Write C"),
     }
     assert rows[("main", "")]["total"]["total"] == trace.total_usage().total
     for rec in trace.subagents:
@@ -98,15 +104,27 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
     trace = Trace()
     view = LiveView(trace).start()
     recorder = Recorder(view)
-    trace.add(Span(id="root", parent_id=None, kind="agent", name="main", agent="main",
-                   depth=0, start=0.0))
+    trace.add(
+        Span(id="root", parent_id=None, kind="agent", name="main", agent="main", depth=0, start=0.0)
+    )
 
     def flood() -> None:  # ~2000 span changes in about a second, from a worker thread
         end = time.perf_counter() + 1.0
         i = 0
         while time.perf_counter() < end:
-            trace.add(Span(id=f"s{i}", parent_id="root", kind="tool", name="t", agent="main",
-                           depth=0, start=0.001 * i, end=0.001 * i + 0.0005, status="ok"))
+            trace.add(
+                Span(
+                    id=f"s{i}",
+                    parent_id="root",
+                    kind="tool",
+                    name="t",
+                    agent="main",
+                    depth=0,
+                    start=0.001 * i,
+                    end=0.001 * i + 0.0005,
+                    status="ok",
+                )
+            )
             i += 1
             time.sleep(0.0005)
 

@@ -83,8 +83,11 @@ def test_renders_tree_tokens_and_timeline(page: Any) -> None:
     assert table.count() == 6
     assert table.nth(0).locator("td").nth(7).inner_text() == "645"
     assert page.locator("#host .nba-tl-row").count() == 5
-    left = page.locator("#host .nba-tl-row").nth(1).locator(".nba-bar").evaluate(
-        "(e) => e.style.getPropertyValue('--l')"
+    left = (
+        page.locator("#host .nba-tl-row")
+        .nth(1)
+        .locator(".nba-bar")
+        .evaluate("(e) => e.style.getPropertyValue('--l')")
     )
     assert left.endswith("%") and float(left[:-1]) > 0
     assert not page.errors
