@@ -571,9 +571,31 @@ def test_interrupted_graph_is_marked_interrupted() -> None:
     assert first.status == "interrupted"
     node = tracer.trace.children(first)[0]
     assert node.status == "interrupted" and (node.error or "").startswith("GraphInterrupt")
+    assert tracer.trace.status == "interrupted"
     with recording() as again:
         assert app.invoke(Command(resume="42"), config) == {"answer": "42"}
     assert again.trace.roots[0].status == "ok"
+
+
+def test_a_run_paused_then_resumed_in_one_block_ends_ok() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import interrupt
+
+    class Asked(TypedDict):
+        answer: str
+
+    graph = StateGraph(Asked)
+    graph.add_node("ask", lambda state: {"answer": interrupt("what?")})
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    with recording() as tracer:
+        app.invoke({"answer": ""}, config)
+        assert tracer.trace.status == "interrupted"
+        app.invoke(Command(resume="42"), config)
+    assert [r.status for r in tracer.trace.roots] == ["interrupted", "ok"]
+    assert tracer.trace.status == "ok"
 
 
 def test_agent_spans_hide_langgraph_plumbing_but_keep_it() -> None:

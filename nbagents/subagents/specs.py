@@ -49,6 +49,8 @@ class CompiledSubAgent(TypedDict):
     runnable: Runnable[Any, Any]
 
 
+#: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
+#: that name is given: the main model and tools, a generic prompt.
 GENERAL_PURPOSE_SUBAGENT: SubAgent = {
     "name": "general-purpose",
     "description": (

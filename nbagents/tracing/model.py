@@ -261,15 +261,17 @@ class Trace:
 
     @property
     def status(self) -> SpanStatus:
-        """``running`` while any root runs, else ``error`` if any root failed, else ``ok``."""
+        """``running`` while any root runs, ``error`` if any root failed, else the last root's.
+
+        The last root decides between ``ok`` and ``interrupted``: a run paused for a human and
+        then resumed in the same block ends ``ok``.
+        """
         roots = self.roots
         if any(r.status == "running" for r in roots) or (not roots and not self.finished):
             return "running"
         if any(r.status == "error" for r in roots):
             return "error"
-        if any(r.status == "interrupted" for r in roots):
-            return "interrupted"
-        return "ok"
+        return roots[-1].status if roots else "ok"
 
     @property
     def duration(self) -> float:
