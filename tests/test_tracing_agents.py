@@ -611,4 +611,9 @@ def test_agent_spans_hide_langgraph_plumbing_but_keep_it() -> None:
     assert [s.attributes["call_index"] for s in tools_nodes] == [0, 1, 2]
     visible = [s for s in trace.spans if not s.hidden]
     assert {s.kind for s in visible} == {"agent", "subagent", "task", "model", "tool"}
+    # Plumbing keeps the shape of what it carried, not a second copy of the agent's state.
+    model_node = next(s for s in trace.children(main) if s.name == "model")
+    assert model_node.inputs["messages"] == "1 item"
+    carried = [s.inputs if isinstance(s.inputs, dict) else {"": s.inputs} for s in chains]
+    assert all(isinstance(v, str) for sizes in carried for v in sizes.values())
 

@@ -57,6 +57,17 @@ def message_dict(message: BaseMessage, *, max_chars: int = MAX_CHARS) -> dict[st
     return _message(message, _Budget(max_chars), 0)
 
 
+def shape(value: Any) -> Any:
+    """What a plumbing span carried, without copying it: ``{"messages": "12 items", …}``.
+
+    LangGraph's node wrappers pass the whole agent state in and out; the visible spans already
+    hold that content, and converting it again for every node run would double the tracing cost.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): describe_size(v) for k, v in value.items()}
+    return describe_size(value)
+
+
 def describe_size(value: Any) -> str:
     """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``.
 

@@ -35,7 +35,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from nbagents.tracing.jsonready import describe_size, jsonready
+from nbagents.tracing.jsonready import describe_size, jsonready, shape
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
 
 __all__ = ["Tracer"]
@@ -46,8 +46,6 @@ SUBAGENT_TAG = "nbagents:subagent"
 SPAWN_KEY = "nbagents_spawn"
 """Run metadata nbagents' ``task`` tool puts on a sub-agent run (see ``nbagents.subagents``)."""
 TASK_TOOL = "task"
-HIDDEN_CHARS = 20_000
-"""Budget of characters for the inputs/outputs of hidden plumbing spans."""
 VISIBLE_CHARS = 200_000
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -187,7 +185,7 @@ class Tracer(BaseCallbackHandler):
             if parent is not None and parent.span.kind == "task" and kind == "subagent":
                 parent.subagent = span
             self._runs[run_id] = run
-        span.inputs = jsonready(inputs, max_chars=HIDDEN_CHARS if span.hidden else VISIBLE_CHARS)
+        span.inputs = shape(inputs) if span.hidden else jsonready(inputs, max_chars=VISIBLE_CHARS)
         self.trace.add(span)
 
     def _classify_chain(
@@ -287,7 +285,9 @@ class Tracer(BaseCallbackHandler):
             run.paused_child or _interrupted_output(outputs)
         ):
             status = "interrupted"
-        converted = jsonready(outputs, max_chars=HIDDEN_CHARS if run.span.hidden else VISIBLE_CHARS)
+        converted = (
+            shape(outputs) if run.span.hidden else jsonready(outputs, max_chars=VISIBLE_CHARS)
+        )
         with self.lock:
             self._end(run, status, None, converted)
             if run.span.kind in ("agent", "subagent"):
