@@ -145,6 +145,33 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
     assert len(times) >= 5  # it kept updating while the flood went on
 
 
+def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Building the view holds the GIL the agent's threads need: its share of time is capped.
+    build = live.build_view
+
+    def slow_build(trace: Trace) -> Any:
+        time.sleep(0.05)
+        return build(trace)
+
+    monkeypatch.setattr(live, "build_view", slow_build)
+    trace = Trace()
+    view = LiveView(trace).start()
+    recorder = Recorder(view)
+    end = time.perf_counter() + 1.5
+    i = 0
+    while time.perf_counter() < end:
+        trace.add(Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0,
+                       start=0.0))
+        i += 1
+        time.sleep(0.005)
+    view.finish()
+    times = [t for t, _, _ in recorder.events]
+    gaps = [b - a for a, b in itertools.pairwise(times[:-1])]  # finish() sends at once
+    assert len(times) >= 3
+    # 10 updates a second would leave 0.1 s; a 0.05 s build keeps the flusher away 0.5 s.
+    assert min(gaps) >= 0.3, gaps
+
+
 def test_the_listener_is_cheap_for_the_agent() -> None:
     view = LiveView(Trace())
     start = time.perf_counter()

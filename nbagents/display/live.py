@@ -42,6 +42,8 @@ LIVE_TEXT_PREFIX = "nbagents live view: "
 """Starts the live output's ``text/plain``; ``notebooks/sanitize.cfg`` normalises that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
+MAX_DUTY = 10
+"""The flusher waits at least this many times as long as its last view took to build."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
@@ -112,18 +114,25 @@ class LiveView:
 
     def _flush_loop(self) -> None:
         last = 0.0
+        cost = 0.0
         while not self._stop.is_set():
             self._wake.wait()
             if self._stop.is_set():
                 return
-            # Large traces are sent less often: at most ~BYTES_PER_SECOND of widget state.
-            interval = max(self.min_interval, len(self._last_json) / BYTES_PER_SECOND)
+            # Large traces are sent less often: at most ~BYTES_PER_SECOND of widget state, and
+            # building the view may take at most 1/MAX_DUTY of the time, since it holds the GIL
+            # the agent's threads need.
+            interval = max(
+                self.min_interval, len(self._last_json) / BYTES_PER_SECOND, cost * MAX_DUTY
+            )
             delay = last + interval - time.monotonic()
             if delay > 0 and self._stop.wait(delay):
                 return  # finish() makes the final update
             self._wake.clear()
+            started = time.monotonic()
             self._guard(self.sync)
             last = time.monotonic()  # spacing counted from the send: <= max_rate messages/s
+            cost = last - started
 
     def sync(self) -> bool:
         """Send the current state of the trace to the widget; False when nothing changed."""
