@@ -19,9 +19,10 @@ __all__ = ["trace"]
 def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
     """Trace every LangChain run started inside the block; yields the :class:`Trace`.
 
-    In a Jupyter kernel the live call-tree view appears in the cell output at once and a static
-    HTML snapshot follows when the block ends (it is what the saved notebook shows). Outside
-    IPython, or with ``display=False``, it only records. A view that fails is logged once and
+    In a Jupyter kernel the live call-tree view appears in the cell output at once; when the
+    block ends, the output's static HTML snapshot is refreshed to the final tree, which is what
+    the saved notebook shows on GitHub or nbviewer. Outside IPython, or with ``display=False``,
+    it only records. A view that fails is logged once and
     never stops the run.
     """
     with recording() as tracer:
