@@ -124,6 +124,39 @@ def test_a_live_view_shown_by_hand_finishes_when_the_cell_ends(kernel: Kernel) -
     assert "Done: combined." in final["text/html"]
 
 
+def test_the_trace_block_shows_the_live_view_at_once_and_the_final_tree_at_the_end(
+    kernel: Kernel,
+) -> None:
+    messages = kernel.run(
+        "import nbagents\n"
+        "with nbagents.trace() as t:\n"
+        "    print('invoke start', flush=True)\n"
+        "    out = agent.invoke({'messages': [('user', 'go')]})\n"
+        "print('block ended', flush=True)\n"
+    )
+    kinds = [m["msg_type"] for m in messages]
+    shown = kinds.index("display_data")
+    assert shown < _stream_index(messages, "invoke start")
+    assert set(messages[shown]["content"]["data"]) == {WIDGET_VIEW, "text/html", "text/plain"}
+    assert any(s["status"] == "running" for _, s in _view_updates(messages))
+    refreshed = kinds.index("update_display_data")
+    assert refreshed < _stream_index(messages, "block ended")
+    final = messages[refreshed]["content"]["data"]
+    assert "Done: combined." in final["text/html"]
+    assert final["text/plain"].startswith("nbagents live view: <Trace ok: main; 4 sub-agent")
+
+
+def test_the_trace_block_with_display_false_only_records(kernel: Kernel) -> None:
+    messages = kernel.run(
+        "with nbagents.trace(display=False) as quiet:\n"
+        "    out = agent.invoke({'messages': [('user', 'go')]})\n"
+        "print(len(quiet.subagents), quiet.finished)\n"
+    )
+    kinds = [m["msg_type"] for m in messages]
+    assert "display_data" not in kinds and "update_display_data" not in kinds
+    assert _stream_index(messages, "4 True") >= 0
+
+
 def test_bad_magic_argument_is_a_usage_error(kernel: Kernel) -> None:
     msg_id = kernel.kc.execute("%%trace not-a-name\n1")
     reply = kernel.kc.get_shell_msg(timeout=60)
