@@ -296,8 +296,15 @@ class LabPage:
 
     # -- navigation --------------------------------------------------------------------------
     def open_notebook(self, path: str) -> None:
-        """Open ``path`` (relative to the served root) and wait until its kernel is idle."""
-        self.page.goto(self.server.url(f"lab/tree/{path}"), timeout=UI_TIMEOUT_MS)
+        """Open ``path`` (relative to the served root) and wait until its kernel is idle.
+
+        Each page gets a workspace of its own: the default one would restore the notebooks an
+        earlier test of the module left open, and "Run All" could then run one of those.
+        """
+        workspace = f"t-{secrets.token_hex(6)}"
+        self.page.goto(
+            self.server.url(f"lab/workspaces/{workspace}/tree/{path}"), timeout=UI_TIMEOUT_MS
+        )
         self.wait_for_selector(f"{CURRENT_NOTEBOOK} .jp-Notebook .jp-Cell", timeout=UI_TIMEOUT_MS)
         self.wait_for_kernel_idle(timeout=UI_TIMEOUT_MS)
 
