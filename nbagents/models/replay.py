@@ -47,10 +47,11 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
-from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_core.utils.utils import LC_ID_PREFIX
 from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from nbagents.models.caller import calling_agent
 
 __all__ = [
     "CASSETTE_FORMAT",
@@ -744,14 +745,7 @@ def _resolve_mode(mode: CassetteMode | None) -> CassetteMode:
 
 
 def _agent_name(run_manager: Any) -> str:
-    metadata = getattr(run_manager, "metadata", None) or {}
-    name = metadata.get("lc_agent_name")
-    if not name:
-        # Streaming calls reach the model without a run manager; the running node's config
-        # still carries the agent's name.
-        config = var_child_runnable_config.get() or {}
-        name = (config.get("metadata") or {}).get("lc_agent_name")
-    return name if isinstance(name, str) else ""
+    return calling_agent(run_manager) or ""
 
 
 def _tool_names(tools: Any) -> list[str]:

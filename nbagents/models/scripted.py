@@ -19,10 +19,11 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, ensure_config
+from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
+from nbagents.models.caller import calling_agent
 from nbagents.models.turns import Turn, to_turn
 
 __all__ = ["ScriptExhaustedError", "ScriptedChatModel", "estimate_tokens"]
@@ -89,9 +90,9 @@ class ScriptedChatModel(BaseChatModel):
     # -- replying ------------------------------------------------------------------------------
 
     def _reply(
-        self, messages: list[BaseMessage], metadata: Mapping[str, Any], tools: Any
+        self, messages: list[BaseMessage], run_manager: Any, tools: Any
     ) -> tuple[AIMessage, float]:
-        agent = _agent_name(metadata, self.script)
+        agent = _agent_name(run_manager, self.script)
         task = _task_of(messages)
         turn_index = sum(isinstance(m, AIMessage) for m in messages)
         turn = self._turn(agent, task, turn_index, messages)
@@ -149,7 +150,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
         if latency > 0:
             time.sleep(latency)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -161,7 +162,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
         if latency > 0:
             await asyncio.sleep(latency)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -173,7 +174,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
         if latency > 0:
             time.sleep(latency)
         for chunk in self._chunks(message):
@@ -188,7 +189,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        message, latency = self._reply(messages, _metadata(run_manager), kwargs.get("tools"))
+        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
         if latency > 0:
             await asyncio.sleep(latency)
         for chunk in self._chunks(message):
@@ -215,19 +216,9 @@ class ScriptedChatModel(BaseChatModel):
         )
 
 
-def _metadata(
-    run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None,
-) -> Mapping[str, Any]:
-    if run_manager is not None:
-        return run_manager.metadata
-    # ``BaseChatModel.stream`` calls ``_stream`` without its run manager; the calling graph
-    # node's config, which carries the agent's name, is still in the context.
-    return ensure_config().get("metadata") or {}
-
-
-def _agent_name(metadata: Mapping[str, Any], script: Mapping[str, Any]) -> str:
-    name = metadata.get("lc_agent_name")
-    if isinstance(name, str) and name:
+def _agent_name(run_manager: Any, script: Mapping[str, Any]) -> str:
+    name = calling_agent(run_manager)
+    if name:
         return name
     # A model called outside any named agent: a one-agent script is unambiguous.
     return next(iter(script)) if len(script) == 1 else DEFAULT_AGENT
