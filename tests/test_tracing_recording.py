@@ -16,8 +16,9 @@ from pydantic import BaseModel
 
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
 from nbagents.models import delegate, say
+from nbagents.sizes import describe_size
 from nbagents.tracing import recording
-from nbagents.tracing.jsonready import MAX_ITEMS, MAX_STRING, describe_size, jsonready
+from nbagents.tracing.jsonready import MAX_ITEMS, MAX_STRING, jsonready
 
 
 def small_agent() -> Any:
@@ -218,8 +219,8 @@ def test_jsonready_is_bounded() -> None:
     assert sum(len(s) for s in budget) < 80_000
 
 
-def test_describe_size_matches_the_task_tool() -> None:
-    from nbagents.subagents.results import describe_size as tool_describe_size
-
-    for value in ["abc", b"ab", [1], [1, 2], {"a": 1}, set(), 3, None, 2.5]:
-        assert describe_size(value) == tool_describe_size(value)
+def test_state_sizes_read_as_words() -> None:
+    values = ["abc", b"ab", [1], [1, 2], {"a": 1}, set(), 3, None]
+    assert [describe_size(v) for v in values] == [
+        "3 chars", "2 bytes", "1 item", "2 items", "1 item", "0 items", "int", "NoneType"
+    ]

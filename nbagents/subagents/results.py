@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic import BaseModel
 
-__all__ = ["StateDiff", "SubAgentArtifact", "TokenCounts", "describe_size", "result_text"]
+__all__ = ["StateDiff", "SubAgentArtifact", "TokenCounts", "result_text"]
 
 
 class TokenCounts(TypedDict):
@@ -44,16 +44,6 @@ class SubAgentArtifact(TypedDict):
     tokens_including_descendants: TokenCounts
     state: StateDiff
     error: str | None
-
-
-def describe_size(value: Any) -> str:
-    """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``."""
-    if isinstance(value, str | bytes):
-        return f"{len(value)} chars" if isinstance(value, str) else f"{len(value)} bytes"
-    if isinstance(value, Mapping | Sequence | set | frozenset):
-        n = len(value)
-        return f"{n} item" if n == 1 else f"{n} items"
-    return type(value).__name__
 
 
 def result_text(result: Mapping[str, Any], name: str) -> str:

@@ -12,12 +12,12 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
+from nbagents.sizes import describe_size
 from nbagents.subagents.results import (
     StateDiff,
     SubAgentArtifact,
     TokenCounts,
     add_tokens,
-    describe_size,
     nested_tokens,
     own_tokens,
     result_text,

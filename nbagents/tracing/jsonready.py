@@ -13,14 +13,16 @@ import datetime
 import enum
 import math
 import uuid
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Set
 from pathlib import PurePath
 from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 
-__all__ = ["MAX_CHARS", "MAX_ITEMS", "MAX_STRING", "describe_size", "jsonready", "message_dict"]
+from nbagents.sizes import describe_size
+
+__all__ = ["MAX_CHARS", "MAX_ITEMS", "MAX_STRING", "jsonready", "message_dict", "shape"]
 
 MAX_STRING = 20_000
 """Longest string kept whole; longer ones are cut with a note of how much was dropped."""
@@ -66,21 +68,6 @@ def shape(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): describe_size(v) for k, v in value.items()}
     return describe_size(value)
-
-
-def describe_size(value: Any) -> str:
-    """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``.
-
-    The same wording as the ``task`` tool's artifact, so inferred and recorded diffs compare.
-    """
-    if isinstance(value, str):
-        return f"{len(value)} chars"
-    if isinstance(value, bytes):
-        return f"{len(value)} bytes"
-    if isinstance(value, Mapping | Sequence | set | frozenset):
-        n = len(value)
-        return f"{n} item" if n == 1 else f"{n} items"
-    return type(value).__name__
 
 
 def _string(text: str, budget: _Budget) -> str:

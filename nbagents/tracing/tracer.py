@@ -35,7 +35,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from nbagents.tracing.jsonready import describe_size, jsonready, shape
+from nbagents.sizes import describe_size
+from nbagents.tracing.jsonready import jsonready, shape
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
 
 __all__ = ["Tracer"]
