@@ -69,6 +69,9 @@ def test_round_trip_is_lossless(trace: Trace, tmp_path: Path) -> None:
         ]
     assert again.status == trace.status
     assert again.summary() == trace.summary()
+    # every view of the reloaded trace is the view of the recorded one
+    assert again.to_html() == trace.to_html()
+    assert again.to_graphviz().source == trace.to_graphviz().source
 
     path = tmp_path / "run.trace.json"
     trace.save(path)
