@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, NotRequired
+import operator
+from typing import Annotated, Any, NotRequired
 
 import pytest
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
+from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
@@ -123,6 +125,47 @@ async def test_built_subagent_shares_the_state_schema_and_honours_middleware(
     assert result["notes"] == "child notes"
     assert result["secret"] == "parent secret"
     assert tool_messages(result)[0].artifact["state"]["returned"] == ["notes"]
+
+
+class LogState(AgentState):
+    log: Annotated[list[str], operator.add]
+    files: Annotated[dict[str, str], lambda old, new: {**(old or {}), **new}]
+
+
+@tool
+def note(text: str, runtime: ToolRuntime) -> Command[Any]:
+    """Append ``text`` to the shared log and write it to a file of the same name."""
+    return Command(
+        update={
+            "log": [text],
+            "files": {f"{text}.md": text},
+            "messages": [ToolMessage(f"noted {text}", tool_call_id=runtime.tool_call_id)],
+        }
+    )
+
+
+async def test_keys_with_a_reducer_get_only_what_each_sibling_added(run_agent: Any) -> None:
+    # The parent's reducer combines the update with what it has: sending a sub-agent's whole
+    # final list back would repeat the parent's items once per sibling.
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(delegate("b", "researcher"), delegate("c", "researcher")), "ok"],
+            "researcher": {
+                "b": [call("note", text="b"), "done"],
+                "c": [call("note", text="c"), "done"],
+            },
+        }
+    )
+    spec = {**RESEARCHER, "tools": [note]}
+    agent = create_deep_agent(model, subagents=[spec], state_schema=LogState)
+    start = {"messages": [HumanMessage("go")], "log": ["a"], "files": {"a.md": "a"}}
+    result = await run_agent(agent, start)
+    assert sorted(result["log"]) == ["a", "b", "c"]
+    assert result["files"] == {"a.md": "a", "b.md": "b", "c.md": "c"}
+    assert [m.artifact["state"]["returned"] for m in tool_messages(result)] == [
+        ["files", "log"],
+        ["files", "log"],
+    ]
 
 
 async def test_unchanged_keys_of_parallel_siblings_do_not_collide(run_agent: Any) -> None:

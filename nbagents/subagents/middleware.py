@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, cast, get_origin, get_type_hints
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -19,10 +19,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.types import Command
 
+from nbagents.runkeys import DEPTH_KEY
 from nbagents.subagents.prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
-from nbagents.subagents.spawn import DEPTH_KEY, OnError, Spawn
+from nbagents.subagents.spawn import OnError, Spawn
 from nbagents.subagents.specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
@@ -67,9 +69,16 @@ class _Registry:
         self._default_middleware = list(default_middleware)
         self._default_interrupt_on = dict(default_interrupt_on or {})
         self._state_schema = state_schema
+        self._schema_reducers = reducer_keys(state_schema)
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
+
+    def accumulating(self, name: str) -> frozenset[str]:
+        """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
+        channels = getattr(self.graphs[name], "channels", None) or {}
+        own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
+        return self._schema_reducers | own
 
     def _build(self, spec: SubAgent | CompiledSubAgent) -> Runnable[Any, Any]:
         if "runnable" in spec:
@@ -220,6 +229,21 @@ def _resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:
         raise ValueError(f"{owner}: cannot initialise model {model!r}: {error}") from error
 
 
+def reducer_keys(schema: Any) -> frozenset[str]:
+    """Keys of a state schema annotated with a reducer (``Annotated[list, operator.add]``)."""
+    if schema is None:
+        return frozenset()
+    try:
+        hints = get_type_hints(schema, include_extras=True)
+    except Exception:  # an unresolvable annotation: fall back to the graph's channels
+        return frozenset()
+    return frozenset(
+        k
+        for k, hint in hints.items()
+        if get_origin(hint) is Annotated and any(callable(m) for m in hint.__metadata__)
+    )
+
+
 def _fill(template: str, agents: str) -> str:
     return template.replace("{available_agents}", agents)
 
@@ -249,6 +273,7 @@ def _task_tool(registry: _Registry) -> BaseTool:
             depth=depth,
             excluded=registry.excluded,
             on_error=registry.on_error,
+            accumulating=registry.accumulating(subagent_type),
         )
 
     def task(

@@ -12,6 +12,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
+from nbagents.runkeys import DEPTH_KEY, SPAWN_KEY, SUBAGENT_TAG
 from nbagents.sizes import describe_size
 from nbagents.subagents.results import (
     StateDiff,
@@ -24,13 +25,7 @@ from nbagents.subagents.results import (
     zero_tokens,
 )
 
-__all__ = ["DEPTH_KEY", "SPAWN_KEY", "SUBAGENT_TAG", "OnError", "Spawn"]
-
-DEPTH_KEY = "nbagents_depth"
-"""Run metadata: how deep the running agent is (the main agent is 0)."""
-SPAWN_KEY = "nbagents_spawn"
-"""Run metadata on a sub-agent's run: type, description, depth, tool call id, state diff."""
-SUBAGENT_TAG = "nbagents:subagent"
+__all__ = ["OnError", "Spawn"]
 
 OnError = Literal["return", "raise"]
 
@@ -47,6 +42,8 @@ class Spawn:
     depth: int
     excluded: Collection[str]
     on_error: OnError
+    accumulating: Collection[str] = ()
+    """Parent keys with a reducer: they get what the sub-agent added, not its whole value."""
 
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
@@ -106,7 +103,7 @@ class Spawn:
         # Only changed keys go back: unchanged copies from parallel siblings would otherwise
         # collide as concurrent updates of the same parent key.
         update = {
-            k: v
+            k: _added(sent[k], v) if k in sent and k in self.accumulating else v
             for k, v in result.items()
             if k not in self.excluded and (k not in sent or _changed(sent[k], v))
         }
@@ -163,6 +160,19 @@ class Spawn:
         for key, value in self.parent_state.items():
             (withheld if key in self.excluded else passed)[key] = describe_size(value)
         return withheld, passed
+
+
+def _added(before: Any, after: Any) -> Any:
+    """What a sub-agent added to a value the parent accumulates with a reducer.
+
+    The reducer combines the update with the parent's value, so sending the sub-agent's whole
+    final list would repeat every item the parent already has.
+    """
+    if isinstance(before, list) and isinstance(after, list) and after[: len(before)] == before:
+        return after[len(before) :]
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        return {k: v for k, v in after.items() if k not in before or _changed(before[k], v)}
+    return after
 
 
 def _changed(before: Any, after: Any) -> bool:

@@ -35,6 +35,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from nbagents.runkeys import SPAWN_KEY, SUBAGENT_TAG
 from nbagents.sizes import describe_size
 from nbagents.tracing.jsonready import jsonready, shape
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
@@ -43,9 +44,6 @@ __all__ = ["Tracer"]
 
 _log = logging.getLogger("nbagents.tracing")
 
-SUBAGENT_TAG = "nbagents:subagent"
-SPAWN_KEY = "nbagents_spawn"
-"""Run metadata nbagents' ``task`` tool puts on a sub-agent run (see ``nbagents.subagents``)."""
 TASK_TOOL = "task"
 VISIBLE_CHARS = 200_000
 
