@@ -25,15 +25,16 @@ def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
     it only records. A view that fails is logged once and
     never stops the run.
     """
-    with recording() as tracer:
-        tracer.trace.title = title
-        view = _start_view(tracer.trace) if display is not False else None
-        try:
+    view: LiveView | None = None
+    try:
+        with recording() as tracer:
+            tracer.trace.title = title
+            view = _start_view(tracer.trace) if display is not False else None
             yield tracer.trace
-        finally:
-            tracer.finish()
-            if view is not None:
-                view.finish()
+    finally:
+        # After recording() has finished the trace, so the snapshot shows its final state.
+        if view is not None:
+            view.finish()
 
 
 def _start_view(trace: Trace) -> LiveView | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 import json
 import operator
 from typing import Annotated, Any, NotRequired
@@ -207,6 +209,29 @@ async def test_result_is_json_of_structured_response(run_agent: Any, model_calls
     assert answer.status == "success"
     assert "structured_response" not in result
     assert "Verdict" in model_calls.of("judge")[0].tools
+
+
+@dataclasses.dataclass
+class Booking:
+    day: datetime.date
+    price: decimal.Decimal
+
+
+async def test_a_structured_response_with_dates_and_decimals_is_still_a_result(
+    run_agent: Any,
+) -> None:
+    def booker(state: dict[str, Any]) -> dict[str, Any]:
+        booking = Booking(datetime.date(2026, 11, 22), decimal.Decimal("12.50"))
+        return {"messages": [AIMessage("booked")], "structured_response": booking}
+
+    spec = {"name": "booker", "description": "Books.", "runnable": RunnableLambda(booker)}
+    model = ScriptedChatModel(script={"main": [delegate("Book it", "booker"), say("ok")]})
+    result = await run_agent(
+        create_deep_agent(model, subagents=[spec]), {"messages": [("user", "go")]}
+    )
+    (answer,) = tool_messages(result)
+    assert answer.status == "success"
+    assert json.loads(answer.text) == {"day": "2026-11-22", "price": "12.50"}
 
 
 async def test_result_is_the_last_non_empty_ai_text(run_agent: Any) -> None:

@@ -179,6 +179,41 @@ async def test_a_user_defined_general_purpose_agent_is_the_one_that_runs(
     assert child.messages[0].text.startswith("MY PROMPT")
 
 
+async def test_without_general_purpose_a_lone_subagent_is_the_default_type(
+    run_agent: Any, model_calls: Any
+) -> None:
+    model = ScriptedChatModel(
+        script={"main": [call("task", description="find it"), say("ok")], "researcher": ["found"]}
+    )
+    agent = create_deep_agent(model, subagents=[RESEARCHER], general_purpose_agent=False)
+    result = await run_agent(agent, {"messages": [("user", "go")]})
+    assert result["messages"][2].text == "found"
+    assert len(model_calls.of("researcher")) == 1
+    lone = SubAgentMiddleware(
+        default_model=model, subagents=[RESEARCHER], general_purpose_agent=False
+    )
+    assert lone.tools[0].args["subagent_type"]["default"] == "researcher"
+
+
+def test_a_structured_system_prompt_keeps_its_blocks() -> None:
+    # Content blocks can carry provider settings such as Anthropic's cache_control.
+    seen: list[Any] = []
+    block = {"type": "text", "text": "Base prompt.", "cache_control": {"type": "ephemeral"}}
+    middleware = SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[RESEARCHER])
+
+    class Request:
+        system_message = SystemMessage(content=[block])
+
+        def override(self, **changes: Any) -> Any:
+            seen.append(changes["system_message"])
+            return self
+
+    middleware.wrap_model_call(Request(), lambda request: request)  # type: ignore[arg-type]
+    (system,) = seen
+    assert system.content[0] == block
+    assert system.content[1]["type"] == "text" and "`task`" in system.content[1]["text"]
+
+
 # -- what sub-agents inherit ------------------------------------------------------------------
 
 

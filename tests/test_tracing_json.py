@@ -103,9 +103,10 @@ def _valid(trace: Trace) -> dict[str, Any]:
         (lambda t: json.dumps({**_valid(t), "version": VERSION + 1}), "newer than this"),
         (lambda t: json.dumps({**_valid(t), "version": "1"}), "no valid \"version\""),
         (lambda t: json.dumps({**_valid(t), "spans": {}}), "no \"spans\" list"),
+        (lambda t: json.dumps({**_valid(t), "finished": "false"}), "should be true or false"),
     ],
     ids=["empty", "truncated-half", "truncated-end", "corrupt", "list", "notebook", "newer",
-         "string-version", "spans-not-list"],
+         "string-version", "spans-not-list", "finished-string"],
 )
 def test_bad_files_name_the_problem(trace: Trace, make: Any, message: str) -> None:
     with pytest.raises(TraceFormatError, match=message.replace("(", r"\(")):
@@ -133,6 +134,8 @@ def _with_span(trace: Trace, position: int, **changes: Any) -> str:
         (4, {"depth": True}, r"span #4: 'depth' should be int"),
         (2, {"usage": {"input": 1, "bananas": 2}}, r"span #2: bad token usage entry 'bananas'"),
         (2, {"parent_id": "nowhere"}, r"span #2 .* names a parent 'nowhere'"),
+        (2, {"attributes": {"batch": ["m"]}}, r"span #2: attribute 'batch' should be str"),
+        (2, {"attributes": {"call_index": "first"}}, r"attribute 'call_index' should be int"),
     ],
 )
 def test_malformed_spans_are_named(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -97,7 +98,9 @@ class ScriptedChatModel(BaseChatModel):
         turn_index = sum(isinstance(m, AIMessage) for m in messages)
         turn = self._turn(agent, task, turn_index, messages)
         if turn.error is not None:
-            raise turn.error
+            # A fresh copy per raise: one instance shared by parallel conversations would race
+            # on its traceback.
+            raise copy.copy(turn.error)
         message = turn.to_message(f"{agent}|{task}|{turn_index}")
         _check_tools(message, tools, agent, turn_index)
         message.usage_metadata = _usage(messages, message, turn.usage)

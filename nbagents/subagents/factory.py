@@ -59,7 +59,8 @@ def create_deep_agent(
     a ``"provider:model"`` string. ``interrupt_on`` also applies to the sub-agents built from
     ``SubAgent`` specs that set none of their own, and ``state_schema`` is theirs too.
     ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
-    Returns the compiled LangGraph agent.
+    ``middleware`` applies to the main agent only (tools it adds are not the sub-agents'); give
+    a sub-agent middleware in its spec. Returns the compiled LangGraph agent.
     """
     chat_model = init_chat_model(model) if isinstance(model, str) else model
     subagent_middleware = SubAgentMiddleware(

@@ -183,10 +183,13 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         )
         self.tools = [_task_tool(self._registry)]
 
-    @classmethod
-    def _sharing(cls, registry: _Registry) -> SubAgentMiddleware:
-        """The middleware a built sub-agent gets, so that it can delegate further."""
-        nested = cls.__new__(cls)
+    @staticmethod
+    def _sharing(registry: _Registry) -> SubAgentMiddleware:
+        """The middleware a built sub-agent gets, so that it can delegate further.
+
+        Always the base class: a user's subclass configures the main agent, not its sub-agents.
+        """
+        nested = SubAgentMiddleware.__new__(SubAgentMiddleware)
         AgentMiddleware.__init__(nested)
         nested._registry = registry
         nested.tools = [_task_tool(registry)]
@@ -215,9 +218,15 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         section = self._registry.prompt_section
         if not section:
             return request
-        current = request.system_message.text if request.system_message else ""
-        text = f"{current}\n\n{section}" if current else section
-        return request.override(system_message=SystemMessage(content=text))
+        current = request.system_message
+        if current is None or not current.content:
+            return request.override(system_message=SystemMessage(content=section))
+        if isinstance(current.content, str):
+            content: Any = f"{current.content}\n\n{section}"
+        else:
+            # Content blocks may carry provider settings (e.g. cache_control): keep them.
+            content = [*current.content, {"type": "text", "text": section}]
+        return request.override(system_message=current.model_copy(update={"content": content}))
 
 
 def _resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:
@@ -249,6 +258,10 @@ def _fill(template: str, agents: str) -> str:
 
 
 def _task_tool(registry: _Registry) -> BaseTool:
+    # Omitting subagent_type means general-purpose; without one, a lone sub-agent is meant.
+    names = list(registry.specs)
+    default_type = names[0] if len(names) == 1 else "general-purpose"
+
     def prepare(description: str, subagent_type: str, runtime: ToolRuntime) -> Spawn | ToolMessage:
         call_id = runtime.tool_call_id or ""
         if subagent_type not in registry.specs:
@@ -279,7 +292,7 @@ def _task_tool(registry: _Registry) -> BaseTool:
     def task(
         description: Annotated[str, "A complete brief of the job: the sub-agent sees only this."],
         runtime: ToolRuntime,
-        subagent_type: Annotated[str, "Which sub-agent type runs the job."] = "general-purpose",
+        subagent_type: Annotated[str, "Which sub-agent type runs the job."] = default_type,
     ) -> Command[Any] | ToolMessage:
         spawn = prepare(description, subagent_type, runtime)
         return spawn.run() if isinstance(spawn, Spawn) else spawn
@@ -287,7 +300,7 @@ def _task_tool(registry: _Registry) -> BaseTool:
     async def atask(
         description: Annotated[str, "A complete brief of the job: the sub-agent sees only this."],
         runtime: ToolRuntime,
-        subagent_type: Annotated[str, "Which sub-agent type runs the job."] = "general-purpose",
+        subagent_type: Annotated[str, "Which sub-agent type runs the job."] = default_type,
     ) -> Command[Any] | ToolMessage:
         spawn = prepare(description, subagent_type, runtime)
         return await spawn.arun() if isinstance(spawn, Spawn) else spawn

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
-from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 __all__ = ["StateDiff", "SubAgentArtifact", "TokenCounts", "result_text"]
 
@@ -50,7 +49,8 @@ def result_text(result: Mapping[str, Any], name: str) -> str:
     """JSON of ``structured_response`` when set, else the last non-empty AI message's text."""
     structured = result.get("structured_response")
     if structured is not None:
-        return json.dumps(_plain(structured), ensure_ascii=False, sort_keys=True)
+        plain = to_jsonable_python(structured, fallback=str)
+        return json.dumps(plain, ensure_ascii=False, sort_keys=True)
     for message in reversed(result["messages"]):
         if isinstance(message, AIMessage) and message.text.strip():
             return message.text.rstrip()
@@ -89,11 +89,3 @@ def add_tokens(a: TokenCounts, b: TokenCounts) -> TokenCounts:
         output=a["output"] + b["output"],
         total=a["total"] + b["total"],
     )
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value

@@ -55,7 +55,7 @@ GENERAL_PURPOSE_SUBAGENT: SubAgent = {
     "name": "general-purpose",
     "description": (
         "General-purpose agent for researching complex questions, searching for information "
-        "and carrying out multi-step tasks on its own. It has the same tools as the main agent."
+        "and carrying out multi-step tasks on its own, with the main agent's own tools."
     ),
     "system_prompt": (
         "You are a sub-agent. Complete the task you are given using the tools you have, then "

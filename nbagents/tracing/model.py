@@ -308,7 +308,7 @@ class Trace:
 
     @property
     def subagents(self) -> list[SubAgentRecord]:
-        """One record per sub-agent spawn, in start order."""
+        """One record per sub-agent spawn, in call order (the same for equal runs)."""
         from nbagents.tracing.records import subagent_records
 
         return subagent_records(self)
