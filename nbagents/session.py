@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -38,6 +40,16 @@ def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
 
 
 def _start_view(trace: Trace) -> LiveView | None:
-    from nbagents.display.live import live_view
-
+    if not _in_kernel():
+        return None
+    try:
+        from nbagents.display.live import live_view
+    except Exception:  # e.g. a broken widget install: record anyway
+        logging.getLogger("nbagents").exception("The nbagents live view is unavailable.")
+        return None
     return live_view(trace)
+
+
+def _in_kernel() -> bool:
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    return getattr(shell, "kernel", None) is not None

@@ -315,3 +315,14 @@ def test_real_runs_render_identically_after_sanitizing() -> None:
     assert "Dig deeper" in text and "deep result" in text and "writer crashed" in text
     assert doc.with_class("nba-diff-del")  # the tracer's withheld keys
     assert not re.search(r"call_[0-9a-f]{8}", first)  # no tool call ids
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [(0.214, "0.21 s"), (9.996, "10.0 s"), (12.34, "12.3 s"), (59.97, "1 min 00 s"),
+     (119.6, "2 min 00 s"), (125.2, "2 min 05 s"), (None, "…")],
+)
+def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> None:
+    from nbagents.display.viewmodel import format_duration
+
+    assert format_duration(seconds) == shown

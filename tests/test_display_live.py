@@ -132,17 +132,21 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
     t0 = time.perf_counter()
     worker.start()
     worker.join()
-    time.sleep(0.3)  # the last change is flushed without finish()
+    flood_end = time.perf_counter()
+    # The flusher sends the last change by itself, without finish(): wait for it (bounded).
+    deadline = flood_end + 10
+    while len(json.loads(view.widget.view_json)["nodes"]) < len(trace):
+        assert time.perf_counter() < deadline, "the last change was never sent"
+        time.sleep(0.02)
     elapsed = time.perf_counter() - t0
-    view.finish()
     times = [t for t, _, _ in recorder.events if t > t0]
+    view.finish()
     assert len(trace) > 200
     assert len(times) <= elapsed * 10 + 2, len(times)
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.08, gaps
-    # coalesced, yet the last state sent has every span
-    assert len(json.loads(view.widget.view_json)["nodes"]) == len(trace)
-    assert len(times) >= 5  # it kept updating while the flood went on
+    # it kept updating while the flood went on, not only once at the end
+    assert sum(t < flood_end for t in times) >= 2
 
 
 def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,12 +176,13 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     assert min(gaps) >= 0.3, gaps
 
 
-def test_the_listener_is_cheap_for_the_agent() -> None:
+def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The listener runs on the agent's threads: it must never build or send the view itself.
     view = LiveView(Trace())
-    start = time.perf_counter()
-    for _ in range(20_000):
+    monkeypatch.setattr(live, "build_view", lambda trace: pytest.fail("built on the listener"))
+    for _ in range(1000):
         view._on_change(view.trace)
-    assert time.perf_counter() - start < 0.5
+    assert view.updates == 0 and view._wake.is_set()
 
 
 def test_a_failing_view_leaves_the_result_unchanged_and_logs_once(
@@ -200,18 +205,25 @@ def test_a_failing_view_leaves_the_result_unchanged_and_logs_once(
     assert tracer.trace.status == "ok" and len(tracer.trace) > 10
 
 
-def test_a_failing_widget_never_reaches_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_widget_never_reaches_the_agent(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     agent = make_agent(latency=0.02)
-    with recording() as tracer:
+    sends: list[str] = []
+    with caplog.at_level(logging.ERROR, logger="nbagents"), recording() as tracer:
         view = LiveView(tracer.trace).start()
 
         def broken_send(*args: Any, **kwargs: Any) -> None:
+            sends.append(threading.current_thread().name)
             raise OSError("comm closed")
 
         monkeypatch.setattr(view.widget, "send_state", broken_send)
         result = agent.invoke(INPUT)
-    view.finish()
+    view.finish()  # on this thread: its failure must be swallowed too
     assert result["messages"][-1].content == "Done: combined."
+    assert sends and sends[-1] == threading.current_thread().name
+    failures = [r for r in caplog.records if "live view failed" in r.getMessage()]
+    assert len(failures) == 1
 
 
 def test_show_outside_ipython_does_nothing() -> None:

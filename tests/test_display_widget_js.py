@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_display_fixtures import XSS_PAYLOADS, build_trace
+
+sys.path.insert(0, str(Path(__file__).parent / "browser"))
+from labharness import unavailable
 
 from nbagents.display.live import TraceWidget
 from nbagents.display.viewmodel import build_view
@@ -49,8 +54,11 @@ window.nbaMount = async (esm, css) => {
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:
     if CHROMIUM is None:
-        pytest.skip("Chromium is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
+        unavailable("Chromium is not installed")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        unavailable("Playwright is not installed")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         pg = browser.new_page()

@@ -43,6 +43,11 @@ _COLOURS = {
 class TraceGraph(graphviz.Digraph):  # type: ignore[misc]
     """A ``graphviz.Digraph`` that explains a missing ``dot`` instead of raising in a notebook."""
 
+    def __repr__(self) -> str:
+        # The default repr carries a memory address, which differs on every run.
+        edges = sum("->" in line for line in self.body)
+        return f"<TraceGraph: {edges} spawn(s); .source has the dot text>"
+
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, Any]:

@@ -66,12 +66,13 @@ def truncate(text: Any, limit: int = DETAIL_LIMIT) -> str:
 def format_duration(seconds: float | None) -> str:
     if seconds is None:
         return "…"
-    if seconds < 10:
+    # Thresholds sit where rounding would carry over: 9.996 is "10.0 s", 59.96 is "1 min 00 s".
+    if seconds < 9.995:
         return f"{seconds:.2f} s"
-    if seconds < 60:
+    if seconds < 59.95:
         return f"{seconds:.1f} s"
-    minutes, rest = divmod(seconds, 60)
-    return f"{int(minutes)} min {rest:02.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
 
 
 def format_tokens(n: int) -> str:

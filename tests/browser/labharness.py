@@ -79,7 +79,7 @@ _WATCH_FOR_BUSY = """sel => {
 }"""
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> None:
     """Skip outside CI; fail in CI, where a missing browser is a broken set-up, not a pass."""
     if IN_CI:
         pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)", pytrace=False)
@@ -266,14 +266,14 @@ def lab_server(
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        _unavailable(
+        unavailable(
             f"Chromium not found at {CHROMIUM}: install Debian's package "
             "(`apt-get install chromium`; `make test` does it) or set NBAGENTS_CHROMIUM"
         )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("the playwright package is missing: pip install -e '.[test]'")
+        unavailable("the playwright package is missing: pip install -e '.[test]'")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, timeout=UI_TIMEOUT_MS

@@ -43,10 +43,12 @@ function fmtTokens(n) {
 function fmtDuration(seconds) {
   if (seconds === null || seconds === undefined) return "…";
   const s = num(seconds);
-  if (s < 10) return s.toFixed(2) + " s";
-  if (s < 60) return s.toFixed(1) + " s";
-  const m = Math.floor(s / 60);
-  return m + " min " + String(Math.round(s - m * 60)).padStart(2, "0") + " s";
+  // Thresholds sit where rounding would carry over, as in viewmodel.format_duration.
+  if (s < 9.995) return s.toFixed(2) + " s";
+  if (s < 59.95) return s.toFixed(1) + " s";
+  const total = Math.round(s);
+  const m = Math.floor(total / 60);
+  return m + " min " + String(total - m * 60).padStart(2, "0") + " s";
 }
 
 function duration(start, end) {
