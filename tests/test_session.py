@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 from typing import Any
+
+import pytest
 
 import nbagents
 from nbagents import ScriptedChatModel, create_deep_agent
@@ -49,3 +53,17 @@ def test_an_error_in_the_block_still_finishes_the_trace() -> None:
     except KeyError:
         pass
     assert t.finished
+
+
+def test_a_broken_widget_install_still_records(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import nbagents.session as session
+
+    monkeypatch.setattr(session, "_in_kernel", lambda: True)
+    monkeypatch.setitem(sys.modules, "nbagents.display.live", None)  # import fails
+    agent = _agent()
+    with caplog.at_level(logging.ERROR, logger="nbagents"), nbagents.trace() as t:
+        agent.invoke(INPUT)
+    assert len(t.subagents) == 2 and t.finished
+    assert any("live view is unavailable" in r.getMessage() for r in caplog.records)
