@@ -65,8 +65,10 @@ typecheck:
 	@$(STEP) "mypy --strict nbagents" $(BIN)/mypy
 
 # pyproject's [tool.pytest.ini_options] runs tests/ and, through nbval, notebooks/.
+# Cassettes only replay here: a request missing from one fails instead of calling a provider
+# with whatever key happens to be set, and re-recording it behind the test's back.
 pytest:
-	@$(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
+	@NBAGENTS_CASSETTE_MODE=replay $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
 	    $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
 
 docs: install-docs docs-build
