@@ -364,3 +364,30 @@ async def test_updates_arrive_during_an_async_run() -> None:
     during = [s for t, _, s in recorder.events if t0 < t < t1]
     assert len(during) >= 3 and any(s["status"] == "running" for s in during)
     assert json.loads(view.widget.view_json)["status"] == "ok"
+
+
+def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
+    # The live view keys selection and collapsed state by node id: a call that starts late must
+    # not shift the ids of its siblings.
+    from nbagents.display.viewmodel import build_view
+
+    def span(id: str, parent: str | None, kind: Any, start: float, **attrs: Any) -> Span:
+        return Span(id=id, parent_id=parent, kind=kind, name=id, agent="main", depth=0,
+                    start=start, attributes=attrs)
+
+    trace = Trace([span("main", None, "agent", 0.0), span("m", "main", "model", 0.1)])
+    trace.add(span("t2", "main", "task", 0.3, batch="m", call_index=2))
+
+    names = {0.0: "main", 0.1: "m", 0.3: "t2", 0.4: "t0", 0.5: "t1", 0.9: "m2"}
+
+    def ids() -> dict[str, str]:
+        return {names[n["start"]]: n["id"] for n in build_view(trace)["nodes"]}
+
+    early = ids()
+    trace.add(span("t0", "main", "task", 0.4, batch="m", call_index=0))
+    trace.add(span("t1", "main", "task", 0.5, batch="m", call_index=1))
+    late = ids()
+    assert early["t2"] == late["t2"] == "0.3"
+    assert (late["m"], late["t0"], late["t1"]) == ("0.0", "0.1", "0.2")
+    trace.add(span("m2", "main", "model", 0.9))
+    assert ids()["m2"] == "0.4"

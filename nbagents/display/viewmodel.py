@@ -412,6 +412,7 @@ def _build(trace: Trace) -> Json:
 
     def walk(span: Span, node_id: str, parent: str | None, depth: int) -> None:
         kids = trace.visible_children(span)
+        kid_ids = [f"{node_id}.{i}" for i in _positions(kids)]
         tokens = span.usage if span.kind == "model" else trace.usage_including_descendants(span)
         name, preview = _label(span)
         node: Json = {
@@ -425,15 +426,15 @@ def _build(trace: Trace) -> Json:
             "start": span.start,
             "end": span.end,
             "tokens": _usage(tokens),
-            "children": [f"{node_id}.{i}" for i in range(len(kids))],
+            "children": kid_ids,
             "details": _details(trace, span, tokens),
         }
         if span.kind == "subagent":
             node["diff"] = _diff(span)
         nodes.append(node)
         by_id[node_id] = span
-        for i, kid in enumerate(kids):
-            walk(kid, f"{node_id}.{i}", node_id, depth + 1)
+        for kid, kid_id in zip(kids, kid_ids, strict=True):
+            walk(kid, kid_id, node_id, depth + 1)
 
     for i, root in enumerate(trace.visible_roots()):
         walk(root, str(i), None, 0)
@@ -457,6 +458,26 @@ def _build(trace: Trace) -> Json:
         "agent_rows": agent_rows,
         "timeline": _timeline(nodes, {r["id"]: r["depth"] for r in agent_rows}, horizon),
     }
+
+
+def _positions(kids: list[Span]) -> list[int]:
+    """Each child's position, stable while parallel siblings are still starting.
+
+    A call's place is its batch's first place plus its index in the AI message, so a sibling
+    that starts late does not shift the ids (and the live view's selection) of the others.
+    """
+    positions: list[int] = []
+    first: dict[Any, int] = {}
+    free = 0
+    for kid in kids:
+        batch, index = kid.attributes.get("batch"), kid.attributes.get("call_index")
+        if batch is not None and isinstance(index, int):
+            position = first.setdefault(batch, free) + index
+        else:
+            position = free
+        positions.append(position)
+        free = max(free, position + 1)
+    return positions
 
 
 def _agent_row(trace: Trace, node: Json, span: Span) -> Json:
