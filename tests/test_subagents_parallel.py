@@ -9,10 +9,11 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatResult
+from langchain_core.tools import tool
 from pydantic import PrivateAttr
 
 from nbagents import ScriptedChatModel, create_deep_agent
-from nbagents.models import delegate, parallel, say
+from nbagents.models import call, delegate, parallel, say
 
 RESEARCHER = {"name": "researcher", "description": "Researches.", "system_prompt": "Research."}
 
@@ -124,3 +125,43 @@ async def test_fifty_parallel_subagents_all_run_at_once(run_agent: Any) -> None:
     assert [m.status for m in answers] == ["success"] * N
     assert [m.artifact["description"] for m in answers] == [f"job {i}" for i in range(N)]
     assert result["messages"][-1].text == "all done"
+
+
+async def test_sync_tools_of_fifty_subagents_run_at_once_under_ainvoke() -> None:
+    # LangChain runs a sync tool on the event loop's default executor, min(32, cpus + 4)
+    # threads; the sub-agents nbagents builds run theirs on a pool as large as the fan-out.
+    barrier = threading.Barrier(N, timeout=30)
+    lock = threading.Lock()
+    running = {"now": 0, "peak": 0}
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page (a sync tool)."""
+        with lock:
+            running["now"] += 1
+            running["peak"] = max(running["peak"], running["now"])
+        try:
+            barrier.wait()
+        finally:
+            with lock:
+                running["now"] -= 1
+        return f"page {url}"
+
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(N))), "all done"],
+            "worker": [call("fetch", url="u"), "done"],
+        }
+    )
+    worker = {
+        "name": "worker",
+        "description": "Fetches.",
+        "system_prompt": "Fetch.",
+        "tools": [fetch],
+    }
+    agent = create_deep_agent(model, subagents=[worker])
+    result = await agent.ainvoke({"messages": [("user", "go")]})
+    assert running["peak"] == N
+    assert [m.status for m in tool_messages(result)] == ["success"] * N
+    # The tool given in the spec is untouched: it is still sync-only.
+    assert fetch.coroutine is None

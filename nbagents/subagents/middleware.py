@@ -32,6 +32,7 @@ from nbagents.subagents.specs import (
     SubAgent,
     validate_specs,
 )
+from nbagents.subagents.threads import with_threaded_coroutines
 
 __all__ = ["SubAgentMiddleware"]
 
@@ -96,7 +97,7 @@ class _Registry:
         model = spec.get("model") or self._default_model
         return create_agent(
             _resolve_model(model, f"Sub-agent {spec['name']!r}"),
-            tools=list(spec["tools"]) if "tools" in spec else self._default_tools,
+            tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
             system_prompt=spec["system_prompt"],
             middleware=middleware,
             response_format=spec.get("response_format"),
@@ -112,8 +113,9 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
     number is capped by the run's ``max_concurrency`` (LangGraph's default pool has
     ``min(32, cpus + 4)`` threads); ``create_deep_agent`` raises it, so pass
     ``config={"max_concurrency": ...}`` when using this middleware with ``create_agent``.
-    Under ``ainvoke``, sync-only tools *inside* sub-agents still run on the event loop's default
-    executor, which caps them the same way: give such tools an async implementation.
+    Under ``ainvoke``, the sub-agents built from ``SubAgent`` specs run their sync-only tools on
+    nbagents' own thread pool rather than the event loop's small default executor; a
+    ``CompiledSubAgent`` runs as it was built.
 
     Args:
         default_model: the model of sub-agents that name none (a model or ``"provider:model"``).
