@@ -19,7 +19,6 @@ __all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Tr
 SpanKind = Literal["agent", "subagent", "task", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted"]
 
-VISIBLE_KINDS: frozenset[str] = frozenset({"agent", "subagent", "task", "model", "tool"})
 
 
 @dataclass(frozen=True)
