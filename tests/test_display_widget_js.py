@@ -123,6 +123,22 @@ def test_selecting_a_node_shows_its_details_and_state_diff(page: Any) -> None:
     assert not page.errors
 
 
+def test_the_tree_works_from_the_keyboard(page: Any) -> None:
+    _set(page, build_view(build_trace()))
+    sub = page.locator("#host .nba-k-subagent > .nba-row").first
+    sub.focus()
+    page.keyboard.press("Enter")
+    assert "Research A" in page.locator("#host .nba-live-details").inner_text()
+    rows = page.locator("#host .nba-live-tree .nba-row")
+    before = rows.count()
+    # the redraw kept the focus on the sub-agent, so the arrows act on it
+    page.keyboard.press("ArrowLeft")
+    assert sub.get_attribute("aria-expanded") == "false" and rows.count() < before
+    page.keyboard.press("ArrowRight")
+    assert sub.get_attribute("aria-expanded") == "true" and rows.count() == before
+    assert not page.errors
+
+
 @pytest.mark.parametrize("payload", XSS_PAYLOADS)
 def test_hostile_text_stays_text(page: Any, payload: str) -> None:
     _set(page, build_view(build_trace(payload)))

@@ -113,6 +113,7 @@ function line(node) {
 function tree(view, state, byId, redraw) {
   const wrap = h("div", "nba-live-tree");
   const ul = h("ul", "nba-tree");
+  ul.setAttribute("role", "tree");
   const add = (node, parentUl) => {
     const li = h("li", "nba-node " + kindCls(node.kind) + " " + statusCls(node.status));
     const kids = (node.children || []).map((id) => byId.get(id)).filter(Boolean);
@@ -120,24 +121,44 @@ function tree(view, state, byId, redraw) {
     const collapsed = state.collapsed.has(node.id) ||
       (!state.expanded.has(node.id) && (node.kind === "model" || node.kind === "tool"));
     const toggle = h("span", "nba-toggle", kids.length ? (collapsed ? "▸" : "▾") : "");
+    const setOpen = (open) => {
+      if (!kids.length || open === !collapsed) return;
+      if (open) {
+        state.collapsed.delete(node.id);
+        state.expanded.add(node.id);
+      } else {
+        state.collapsed.add(node.id);
+        state.expanded.delete(node.id);
+      }
+      redraw();
+    };
     if (kids.length) {
       toggle.addEventListener("click", (ev) => {
         ev.stopPropagation();
-        if (collapsed) {
-          state.collapsed.delete(node.id);
-          state.expanded.add(node.id);
-        } else {
-          state.collapsed.add(node.id);
-          state.expanded.delete(node.id);
-        }
-        redraw();
+        setOpen(collapsed);
       });
     }
     rowEl.appendChild(toggle);
     rowEl.appendChild(line(node));
-    rowEl.addEventListener("click", () => {
+    // Keyboard: Tab to a step, Enter or Space to show its details, arrows to open or close it.
+    rowEl.tabIndex = 0;
+    rowEl.dataset.node = node.id;
+    rowEl.setAttribute("role", "treeitem");
+    if (kids.length) rowEl.setAttribute("aria-expanded", String(!collapsed));
+    rowEl.addEventListener("focus", () => {
+      state.focused = node.id;
+    });
+    const choose = () => {
       state.selected = state.selected === node.id ? null : node.id;
       redraw();
+    };
+    rowEl.addEventListener("click", choose);
+    rowEl.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") choose();
+      else if (ev.key === "ArrowRight") setOpen(true);
+      else if (ev.key === "ArrowLeft") setOpen(false);
+      else return;
+      ev.preventDefault();
     });
     li.appendChild(rowEl);
     if (kids.length && !collapsed) {
@@ -314,6 +335,7 @@ function draw(root, view, state, redraw) {
   const treeEl = root.querySelector(".nba-live-tree");
   const detailsEl = root.querySelector(".nba-live-details");
   const scroll = [treeEl ? treeEl.scrollTop : 0, detailsEl ? detailsEl.scrollTop : 0];
+  const hadFocus = root.contains(document.activeElement);
   root.replaceChildren();
   if (!view || typeof view !== "object" || !Array.isArray(view.nodes)) {
     root.appendChild(h("div", "nba-empty", "Waiting for the trace…"));
@@ -334,6 +356,11 @@ function draw(root, view, state, redraw) {
     root.appendChild(section(state, "timeline", "Timeline", timeline(view, state, byId, redraw)));
   t.scrollTop = scroll[0];
   d.scrollTop = scroll[1];
+  // Redrawing replaces every row: give the keyboard focus back to the step that had it.
+  if (hadFocus && state.focused) {
+    const row = [...t.querySelectorAll(".nba-row")].find((r) => r.dataset.node === state.focused);
+    if (row) row.focus({ preventScroll: true });
+  }
 }
 
 function render({ model, el }) {
@@ -344,6 +371,7 @@ function render({ model, el }) {
     expanded: new Set(),
     closedSections: new Set(),
     selected: null,
+    focused: null,
     clock: null,
     clockBase: null,
   };
