@@ -36,7 +36,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from nbagents.runkeys import SPAWN_KEY, SUBAGENT_TAG
-from nbagents.sizes import describe_size
+from nbagents.tracing.inference import infer_diff, node_updates
 from nbagents.tracing.jsonready import jsonready, shape
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
 
@@ -259,7 +259,9 @@ class Tracer(BaseCallbackHandler):
             attrs["withheld"] = dict(spawn.get("withheld") or {})
             attrs["passed"] = dict(spawn.get("passed") or {})
         else:
-            withheld, passed = _infer_diff(parent.agent, parent.step, inputs)
+            withheld, passed = infer_diff(
+                parent.agent.state_input, parent.agent.updates, parent.step, inputs
+            )
             attrs["withheld"], attrs["passed"] = withheld, passed
             attrs["state_diff"] = "inferred"
         return attrs
@@ -694,91 +696,6 @@ def _tool_call_of(inputs: Any) -> str | None:
     return None
 
 
-def _updates(output: Any) -> list[Mapping[str, Any]]:
-    """The state updates a node's output carries (dicts, ``Command.update``, lists of them)."""
-    if isinstance(output, Mapping):
-        return [output]
-    if isinstance(output, list | tuple):
-        return [u for item in output for u in _updates(item)]
-    update = getattr(output, "update", None)
-    if type(output).__name__ == "Command" and update is not None:
-        if isinstance(update, Mapping):
-            return [update]
-        if isinstance(update, list | tuple):
-            return [dict(update)] if all(isinstance(p, tuple) for p in update) else []
-    return []
-
-
-def _merge_messages(current: list[Any], new: Any) -> list[Any]:
-    """``add_messages`` without its side effects: append, replace by id, honour removals."""
-    incoming = new if isinstance(new, list | tuple) else [new]
-    merged = list(current)
-    index = {getattr(m, "id", None): i for i, m in enumerate(merged) if getattr(m, "id", None)}
-    for message in incoming:
-        ident = getattr(message, "id", None)
-        if type(message).__name__ == "RemoveMessage":
-            if ident == "__remove_all__":
-                merged, index = [], {}
-            elif ident in index:
-                merged[index.pop(ident)] = None
-            continue
-        if ident is not None and ident in index:
-            merged[index[ident]] = message
-        else:
-            if ident is not None:
-                index[ident] = len(merged)
-            merged.append(message)
-    return [m for m in merged if m is not None]
-
-
-def _state_at(agent: _Agent, step: int) -> dict[str, Any]:
-    """The agent's state as a node of ``step`` saw it: its input plus earlier steps' updates.
-
-    Messages follow ``add_messages``; a dict value is merged into a dict (as deepagents'
-    ``files``); anything else is replaced. An inference for graphs nbagents does not run itself.
-    """
-    given = agent.state_input
-    state: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {}
-    for update_step, output in sorted(agent.updates, key=lambda u: u[0]):
-        if update_step >= step:
-            break
-        for update in _updates(output):
-            for key, value in update.items():
-                old = state.get(key)
-                if key == "messages":
-                    state[key] = _merge_messages(list(old or []), value)
-                elif isinstance(value, Mapping) and isinstance(old, Mapping):
-                    merged = {**old, **value}
-                    state[key] = {k: v for k, v in merged.items() if v is not None}
-                else:
-                    state[key] = value
-    return {k: v for k, v in state.items() if v is not None}
-
-
-def _infer_diff(
-    parent: _Agent, step: int, child_input: Any
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Withheld and passed keys: the child's input keys against the parent's state at the call."""
-    state = _state_at(parent, step)
-    given = child_input if isinstance(child_input, Mapping) else {}
-    passed: dict[str, str] = {}
-    for key, value in given.items():
-        if key == "messages" and not _same(value, state.get(key)):
-            continue  # a fresh conversation, not the parent's
-        passed[key] = describe_size(value)
-    withheld = {k: describe_size(v) for k, v in state.items() if k not in passed}
-    return withheld, passed
-
-
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
-
-
 def _interrupted_output(outputs: Any) -> bool:
     return isinstance(outputs, Mapping) and bool(outputs.get("__interrupt__"))
 
@@ -801,7 +718,7 @@ def _tool_message(output: Any, call_id: Any) -> ToolMessage | None:
     if isinstance(output, ToolMessage):
         return output
     messages: list[Any] = []
-    for update in _updates(output):
+    for update in node_updates(output):
         found = update.get("messages")
         messages.extend(found if isinstance(found, list | tuple) else [found])
     tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
@@ -812,7 +729,7 @@ def _tool_message(output: Any, call_id: Any) -> ToolMessage | None:
 
 
 def _returned_keys(output: Any) -> list[str]:
-    keys = {k for update in _updates(output) for k in update if k != "messages"}
+    keys = {k for update in node_updates(output) for k in update if k != "messages"}
     return sorted(keys)
 
 
