@@ -30,7 +30,8 @@ from nbagents.models import (
     ScriptedChatModel,
     recorded,
 )
-from nbagents.models.replay import CASSETTE_VERSION, MODE_ENV, Cassette
+from nbagents.models.cassette import CASSETTE_VERSION, Cassette
+from nbagents.models.replay import MODE_ENV
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

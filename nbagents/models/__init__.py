@@ -1,13 +1,12 @@
 """Chat models that need no key: the scripted model and turn helpers."""
 
-from nbagents.models.replay import (
+from nbagents.models.cassette import (
     Cassette,
     CassetteError,
     CassetteFormatError,
     CassetteMissError,
-    RecordingChatModel,
-    recorded,
 )
+from nbagents.models.replay import RecordingChatModel, recorded
 from nbagents.models.scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
 from nbagents.models.turns import Turn, call, delegate, fail, parallel, say
 

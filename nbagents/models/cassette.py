@@ -1,0 +1,220 @@
+"""The cassette file: recorded model responses keyed by request, as versioned JSON.
+
+``replay.RecordingChatModel`` decides what to record and what to replay; this module only keeps
+the file: reading it safely, merging concurrent writes, and naming what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CASSETTE_FORMAT",
+    "CASSETTE_VERSION",
+    "Cassette",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMissError",
+]
+
+CASSETTE_FORMAT = "nbagents-cassette"
+CASSETTE_VERSION = 1
+"""The cassette format this module writes and the newest it reads."""
+
+
+class CassetteError(Exception):
+    """Base class of the errors about cassettes."""
+
+
+class CassetteFormatError(CassetteError, ValueError):
+    """A cassette file that cannot be read: not JSON, not a cassette, or from a newer version."""
+
+
+class CassetteMissError(CassetteError, LookupError):
+    """A request that the cassette has no response for, in a mode that cannot record it."""
+
+    def __init__(self, message: str, *, key: str, agent: str, path: Path) -> None:
+        super().__init__(message)
+        self.key = key
+        self.agent = agent
+        self.path = path
+
+
+def _check_entry(path: Path, key: str, value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise CassetteFormatError(f"{path}: interaction {key!r} is not an object.")
+    response = value.get("response")
+    if not isinstance(response, Mapping) or "content" not in response:
+        raise CassetteFormatError(
+            f"{path}: interaction {key!r} has no 'response' with a 'content'; the file is "
+            f"damaged. Fix it or delete it and record again."
+        )
+
+
+@dataclass
+class _FileState:
+    """What every Cassette on one file shares within the process."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    misses: list[tuple[str, str]] = field(default_factory=list)
+    """(agent, key) of each request replay could not answer, first first."""
+
+
+_files: dict[str, _FileState] = {}
+_files_guard = threading.Lock()
+
+
+def _state_for(path: Path) -> _FileState:
+    # One lock per file, so that several wrapped models (a main model and a sub-agent's)
+    # recording into one file do not overwrite each other's entries; and one list of misses, so
+    # that the main agent's miss can point at the sub-agent's miss that caused it.
+    with _files_guard:
+        return _files.setdefault(str(path.resolve()), _FileState())
+
+
+class Cassette:
+    """A JSON file of recorded model responses, keyed by request.
+
+    Safe to share between threads: every write re-reads the file, merges, and replaces it
+    atomically, so parallel sub-agents and several models may record into one cassette. The file
+    is written with sorted keys so that re-recording an unchanged run leaves it unchanged.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.note: str | None = None
+        self._state = _state_for(self.path)
+        self._lock = self._state.lock
+        self._interactions: dict[str, dict[str, Any]] = {}
+        self._stamp: tuple[int, int] | None = None
+        with self._lock:
+            self._reload()
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def __len__(self) -> int:
+        return len(self._interactions)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._interactions
+
+    def keys(self) -> list[str]:
+        return sorted(self._interactions)
+
+    def interaction(self, key: str) -> Mapping[str, Any] | None:
+        """The recorded request summary and response for ``key``, if any."""
+        found = self._interactions.get(key)
+        if found is None and self._changed():
+            # Another model may have recorded into the file since we read it.
+            with self._lock:
+                self._reload()
+            found = self._interactions.get(key)
+        return found
+
+    def interactions(self) -> Mapping[str, Mapping[str, Any]]:
+        return dict(self._interactions)
+
+    def note_miss(self, agent: str, key: str) -> list[tuple[str, str]]:
+        """Remember a request replay could not answer; return the earlier ones."""
+        with self._lock:
+            earlier = list(self._state.misses)
+            self._state.misses.append((agent, key))
+        return earlier
+
+    def record(
+        self, key: str, request: Mapping[str, Any], response: Mapping[str, Any], note: str | None
+    ) -> None:
+        """Store ``response`` for ``key`` and write the file."""
+        with self._lock:
+            if self._changed():
+                self._reload()
+            self._interactions[key] = {"request": dict(request), "response": dict(response)}
+            if note is not None:
+                self.note = note
+            self._write()
+
+    # -- file I/O, called with the lock held -----------------------------------------------------
+
+    def _changed(self) -> bool:
+        return self._current_stamp() != self._stamp
+
+    def _current_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def _reload(self) -> None:
+        stamp = self._current_stamp()
+        if stamp is None:
+            self._interactions, self._stamp = {}, None
+            return
+        self._interactions, self.note = _read(self.path)
+        self._stamp = stamp
+
+    def _write(self) -> None:
+        data: dict[str, Any] = {
+            "format": CASSETTE_FORMAT,
+            "version": CASSETTE_VERSION,
+            "interactions": self._interactions,
+        }
+        if self.note:
+            data["note"] = self.note
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Write beside the target and rename, so a reader never sees half a file.
+        handle, temporary = tempfile.mkstemp(
+            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+        self._stamp = self._current_stamp()
+
+
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise CassetteFormatError(
+            f"{path} is not valid JSON ({error.msg} at line {error.lineno}, column "
+            f"{error.colno}); it may have been cut short or merged badly. Fix it, or delete it "
+            f"and record again."
+        ) from error
+    except UnicodeDecodeError as error:
+        raise CassetteFormatError(f"{path} is not UTF-8 text: {error}.") from error
+    if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT:
+        raise CassetteFormatError(
+            f'{path} is not an nbagents cassette (it has no "format": "{CASSETTE_FORMAT}").'
+        )
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CassetteFormatError(f"{path} has an invalid cassette version: {version!r}.")
+    if version > CASSETTE_VERSION:
+        raise CassetteFormatError(
+            f"{path} was written by a newer nbagents (cassette format {version}; this version "
+            f"reads up to {CASSETTE_VERSION}). Upgrade nbagents, or record the cassette again."
+        )
+    interactions = data.get("interactions")
+    if not isinstance(interactions, dict):
+        raise CassetteFormatError(f"{path} has no 'interactions' object.")
+    for key, value in interactions.items():
+        _check_entry(path, key, value)
+    note = data.get("note")
+    return interactions, note if isinstance(note, str) else None
