@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
+from nbagents.subagents._input import DeepAgentGraph
 from nbagents.subagents.middleware import SubAgentMiddleware
 from nbagents.subagents.spawn import OnError
 from nbagents.subagents.specs import CompiledSubAgent, SubAgent
@@ -60,7 +61,9 @@ def create_deep_agent(
     ``SubAgent`` specs that set none of their own, and ``state_schema`` is theirs too.
     ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
     ``middleware`` applies to the main agent only (tools it adds are not the sub-agents'); give
-    a sub-agent middleware in its spec. Returns the compiled LangGraph agent.
+    a sub-agent middleware in its spec. Returns the compiled LangGraph agent; its input is the
+    agent state, ``{"messages": [...]}`` (a plain string or message list is refused with a
+    ``TypeError`` saying so).
     """
     chat_model = init_chat_model(model) if isinstance(model, str) else model
     subagent_middleware = SubAgentMiddleware(
@@ -90,4 +93,4 @@ def create_deep_agent(
         name=name,
         debug=debug,
     )
-    return agent.with_config(max_concurrency=max_concurrency)
+    return DeepAgentGraph.of(agent).with_config(max_concurrency=max_concurrency)

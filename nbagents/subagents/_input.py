@@ -1,0 +1,58 @@
+"""The agent ``create_deep_agent`` returns: a LangGraph graph that says what input it takes.
+
+``agent.invoke("hello")`` would otherwise fail deep inside LangGraph with
+``InvalidUpdateError: Expected dict, got hello``, which does not tell a newcomer that the agent
+wants its state, ``{"messages": [...]}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+
+__all__ = ["DeepAgentGraph", "check_input"]
+
+_EXAMPLE = 'agent.invoke({"messages": [("user", "hello")]})'
+
+
+def check_input(name: str, payload: Any) -> None:
+    """Raise ``TypeError`` for the inputs people try first that are not an agent state."""
+    if isinstance(payload, str):
+        given = f"the string {payload[:60]!r}"
+    elif isinstance(payload, BaseMessage):
+        given = f"a single {type(payload).__name__}"
+    elif isinstance(payload, list | tuple):
+        given = f"a {type(payload).__name__} (of messages?)"
+    else:
+        return
+    raise TypeError(
+        f"Agent {name!r} takes its state as input, a dict with a 'messages' list, "
+        f"e.g. {_EXAMPLE}; it was given {given}."
+    )
+
+
+class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
+    """A compiled agent graph whose ``invoke``/``stream`` (and async forms) check their input."""
+
+    @classmethod
+    def of(cls, graph: CompiledStateGraph[Any, Any, Any, Any]) -> DeepAgentGraph:
+        # The same construction as ``Pregel.copy``, which also keeps the class through
+        # ``with_config`` and friends.
+        attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
+        return cls(**attrs)
+
+    def stream(  # type: ignore[override]
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        check_input(self.name, input)
+        return super().stream(input, config, **kwargs)
+
+    def astream(  # type: ignore[override]
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        check_input(self.name, input)
+        return super().astream(input, config, **kwargs)
