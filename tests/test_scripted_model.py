@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
@@ -181,3 +182,19 @@ def test_a_responder_covers_what_the_script_lacks() -> None:
         responder=lambda agent, messages: f"{agent} echoes {messages[-1].text}"
     )
     assert model.invoke("ping").text == "main echoes ping"
+
+
+@pytest.mark.parametrize("script", [["one"], "one", {1: ["one"]}])
+def test_a_script_of_the_wrong_shape_says_what_a_script_looks_like(script: Any) -> None:
+    with pytest.raises(ValueError, match=r"A script maps each agent's name to its replies") as info:
+        ScriptedChatModel(script=script)
+    assert "script={'main': [" in str(info.value)
+
+
+def test_direct_calls_answer_by_the_conversation_so_far() -> None:
+    """Outside an agent the turn is still the number of AI messages given: documented, kept."""
+    model = ScriptedChatModel(script={"main": ["one", "two"]})
+    first = model.invoke("hi")
+    assert first.content == "one"
+    assert model.invoke("hi").content == "one"
+    assert model.invoke([HumanMessage("hi"), first, HumanMessage("and?")]).content == "two"

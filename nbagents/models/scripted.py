@@ -22,7 +22,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from nbagents.models.caller import calling_agent
 from nbagents.models.turns import Turn, to_turn
@@ -31,6 +31,14 @@ __all__ = ["ScriptExhaustedError", "ScriptedChatModel", "estimate_tokens"]
 
 DEFAULT_AGENT = "main"
 ANY_TASK = "*"
+
+
+_SCRIPT_SHAPE = (
+    "A script maps each agent's name to its replies, turn by turn: "
+    "script={'main': ['first reply', 'second reply']} for an agent named 'main' "
+    "(create_deep_agent's default name); a sub-agent type may map task descriptions to "
+    "replies: {'researcher': {'Research A': ['A is fine'], '*': ['anything else']}}."
+)
 
 
 class ScriptExhaustedError(LookupError):
@@ -53,7 +61,12 @@ class ScriptedChatModel(BaseChatModel):
     ``parallel`` and ``fail``), an ``AIMessage`` or a list of turns made at once.
 
     The turn is the number of AI messages already in the conversation, so replies do not depend
-    on timing or on which thread runs first.
+    on timing or on which thread runs first. Called directly, outside an agent,
+    ``model.invoke("hi")`` therefore answers with turn 1 every time; pass the conversation so far
+    (``model.invoke([HumanMessage("hi"), first_reply, HumanMessage("and then?")])``) for turn 2.
+
+    Example: ``ScriptedChatModel(script={"main": ["Hello!"]})`` answers ``Hello!`` to the agent
+    named ``main`` (the default name of ``create_deep_agent``'s agent).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -68,6 +81,18 @@ class ScriptedChatModel(BaseChatModel):
     """Size of the text pieces ``stream`` yields."""
     responder: Callable[[str, list[BaseMessage]], Any] | None = None
     """Optional fallback ``(agent, messages) -> reply`` for conversations the script lacks."""
+
+    @field_validator("script", mode="before")
+    @classmethod
+    def _script_is_a_mapping(cls, script: Any) -> Any:
+        if isinstance(script, Mapping):
+            bad = [k for k in script if not isinstance(k, str)]
+            if bad:
+                raise ValueError(
+                    f"script keys are agent names (strings); got {bad[0]!r}. {_SCRIPT_SHAPE}"
+                )
+            return script
+        raise ValueError(f"script must be a dict, not a {type(script).__name__}. {_SCRIPT_SHAPE}")
 
     @property
     def _llm_type(self) -> str:
