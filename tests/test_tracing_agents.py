@@ -22,6 +22,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
+from nbagents.display.viewmodel import build_view
 from nbagents.models import call, delegate, estimate_tokens, parallel, say
 from nbagents.tracing import Span, TokenUsage, recording
 
@@ -376,6 +377,13 @@ async def test_failing_and_unknown_subagents_are_errors_in_the_trace() -> None:
     assert trace.children(tasks["odd"]) == []
     failed_model = next(s for s in spans_by_kind(trace, "model") if s.status == "error")
     assert failed_model.agent == "general-purpose" and failed_model.error == "RuntimeError: boom"
+    # repr and the views' header count the same failures: the failed model call, the sub-agent,
+    # its task, and the task with an unknown type.
+    failed = [s for s in trace.spans if s.status == "error" and not s.hidden]
+    assert sorted(s.kind for s in failed) == ["model", "subagent", "task", "task"]
+    assert trace.failures() == 4
+    assert "; 4 failed;" in repr(trace)
+    assert build_view(trace)["errors"] == 4
 
 
 # -- upstream deepagents ------------------------------------------------------------------------

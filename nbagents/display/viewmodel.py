@@ -452,7 +452,7 @@ def _build(trace: Trace) -> Json:
         "duration": horizon,
         "agents": len({n["name"] for n in agent_nodes}),
         "spawns": sum(1 for n in nodes if n["kind"] == "subagent"),
-        "errors": sum(1 for n in nodes if n["status"] == "error"),
+        "errors": trace.failures(),
         "tokens": _usage(total),
         "nodes": nodes,
         "agent_rows": agent_rows,

@@ -376,14 +376,21 @@ class Trace:
     ) -> dict[str, str]:
         return {"text/plain": self.summary(), "text/html": self.to_html()}
 
+    def failures(self) -> int:
+        """How many visible steps ended in an error: the views' "failed" count."""
+        with self._lock:
+            return sum(1 for s in self._spans.values() if s.status == "error" and not s.hidden)
+
     def summary(self) -> str:
-        """One line: status, agents, spawns, tokens."""
+        """One line: status, agents, spawns, failures, tokens."""
         subs = self.subagents
         tokens = self.total_usage().total
         roots = self.visible_roots()
         agents = ", ".join(sorted({r.name for r in roots})) or "no run"
+        failures = self.failures()
+        failed = f"; {failures} failed" if failures else ""
         return (
-            f"<Trace {self.status}: {agents}; {len(subs)} sub-agent spawn(s); "
+            f"<Trace {self.status}: {agents}; {len(subs)} sub-agent spawn(s){failed}; "
             f"{tokens} tokens; {len(self)} spans>"
         )
 
