@@ -67,6 +67,14 @@ def test_renders_svg_when_dot_is_installed() -> None:
     assert "Research A&lt;script&gt;" in svg
 
 
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_control_characters_in_labels_render_as_their_pictures() -> None:
+    svg = build_trace("x\x00y\x1bz\x7f").to_graphviz()._repr_mimebundle_()["image/svg+xml"]
+    assert "<svg" in svg
+    assert "Research Ax\u2400y\u241bz\u2421" in svg
+    assert dot_label("a\x00b") == "a\u2400b"
+
+
 def test_missing_dot_shows_how_to_install_it_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
