@@ -145,3 +145,10 @@ BackendFactory: TypeAlias = Callable[[ToolRuntime[Any, Any]], BackendProtocol]
 
 BackendLike: TypeAlias = BackendProtocol | BackendFactory
 """A backend, or a factory called with the tool runtime."""
+
+
+def resolve_backend(backend: BackendLike, runtime: ToolRuntime[Any, Any]) -> BackendProtocol:
+    """The backend itself, or what the factory builds for ``runtime``."""
+    if isinstance(backend, BackendProtocol):
+        return backend
+    return backend(runtime)
