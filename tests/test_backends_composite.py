@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from nbagents.backends import CompositeBackend, DiskBackend, FileMissingError, StateBackend
+from nbagents.backends import (
+    AccessDeniedError,
+    AccessRule,
+    CompositeBackend,
+    DiskBackend,
+    FileMissingError,
+    StateBackend,
+)
 
 
 @pytest.fixture
@@ -70,3 +77,18 @@ def test_writes_route_and_carry_the_state_update(
 def test_root_route_is_rejected() -> None:
     with pytest.raises(ValueError, match="cannot be '/'"):
         CompositeBackend(StateBackend(), {"/": StateBackend()})
+
+
+def test_errors_name_the_path_the_caller_gave(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "SKILL.md").write_text("x x")
+    disk = DiskBackend(tmp_path, rules=[AccessRule.deny("/**", "write")])
+    composite = CompositeBackend(StateBackend(), {"/skills/": disk})
+    with pytest.raises(AccessDeniedError, match=r"^Access denied: write of /skills/a/SKILL\.md "):
+        composite.edit("/skills/a/SKILL.md", "x", "y")
+    with pytest.raises(FileMissingError, match=r"^File /skills/a/SKILL\.mdx does not exist\.$"):
+        composite.read("/skills/a/SKILL.mdx")
+    with pytest.raises(FileMissingError, match=r"^Directory /skills/nope does not exist\.$"):
+        composite.ls("/skills/nope")
+    with pytest.raises(FileMissingError, match=r"^Directory /skills/nope does not exist\.$"):
+        composite.grep("x", "/skills/nope")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import re
+from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
 from nbagents.backends._globs import compile_glob, glob_matches
 from nbagents.backends._paths import as_directory, is_under, normalize
 from nbagents.backends._protocol import (
+    BackendError,
     BackendProtocol,
     FileContent,
     FileInfo,
@@ -52,6 +55,20 @@ class CompositeBackend:
             return inner
         return prefix.rstrip("/") + (inner if inner != "/" else "")
 
+    @contextlib.contextmanager
+    def _outer_errors(self, prefix: str, inner: str) -> Iterator[None]:
+        """Re-raise a routed backend's error naming the path the caller gave, not the inner one."""
+        try:
+            yield
+        except BackendError as error:
+            if not prefix or inner == "/":
+                raise
+            outer = self._outer(prefix, inner)
+            # Only whole paths: "/a" must not rewrite the start of "/ab".
+            pattern = r"(?<![\w./-])" + re.escape(inner) + r"(?![\w./-])"
+            message = re.sub(pattern, lambda _: outer, str(error))
+            raise type(error)(message) from error
+
     def _shadowed(self, path: str) -> bool:
         """Whether a default-backend path is hidden by a route."""
         return any(is_under(path, prefix.rstrip("/")) for prefix in self.routes)
@@ -73,7 +90,8 @@ class CompositeBackend:
         path = normalize(path)
         prefix, backend, inner = self._route(path)
         if prefix:
-            return self._relabel_info(prefix, backend.ls(inner))
+            with self._outer_errors(prefix, inner):
+                return self._relabel_info(prefix, backend.ls(inner))
         entries: dict[str, FileInfo] = {}
         mounts = self._mounts_below(path)
         try:
@@ -91,7 +109,8 @@ class CompositeBackend:
 
     def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
         prefix, backend, inner = self._route(normalize(path))
-        content = backend.read(inner, offset=offset, limit=limit)
+        with self._outer_errors(prefix, inner):
+            content = backend.read(inner, offset=offset, limit=limit)
         if not prefix:
             return content
         return FileContent(
@@ -105,14 +124,16 @@ class CompositeBackend:
 
     def write(self, path: str, content: str) -> WriteResult:
         prefix, backend, inner = self._route(normalize(path))
-        result = backend.write(inner, content)
+        with self._outer_errors(prefix, inner):
+            result = backend.write(inner, content)
         return WriteResult(
             self._outer(prefix, result.path), result.replacements, result.files_update
         )
 
     def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> WriteResult:
         prefix, backend, inner = self._route(normalize(path))
-        result = backend.edit(inner, old, new, replace_all=replace_all)
+        with self._outer_errors(prefix, inner):
+            result = backend.edit(inner, old, new, replace_all=replace_all)
         return WriteResult(
             self._outer(prefix, result.path), result.replacements, result.files_update
         )
@@ -122,9 +143,9 @@ class CompositeBackend:
         compile_glob(pattern)
         prefix, backend, inner = self._route(path)
         if prefix:
-            return self._filter(
-                pattern, path, self._relabel_info(prefix, backend.glob("**", inner))
-            )
+            with self._outer_errors(prefix, inner):
+                inner_found = backend.glob("**", inner)
+            return self._filter(pattern, path, self._relabel_info(prefix, inner_found))
         results = [
             i
             for i in _unless_missing(lambda: backend.glob(pattern, path))
@@ -148,10 +169,9 @@ class CompositeBackend:
             compile_glob(glob)
         prefix, backend, inner = self._route(path)
         if prefix:
-            found = [
-                GrepMatch(self._outer(prefix, m.path), m.line, m.text)
-                for m in backend.grep(pattern, inner)
-            ]
+            with self._outer_errors(prefix, inner):
+                matched = backend.grep(pattern, inner)
+            found = [GrepMatch(self._outer(prefix, m.path), m.line, m.text) for m in matched]
         else:
             found = [
                 m
