@@ -130,3 +130,8 @@ def test_reducer_merges_and_deletes_with_none() -> None:
     merged = files_reducer({"/a": a}, {"/b": b})
     assert merged == {"/a": a, "/b": b}
     assert files_reducer(merged, {"/a": None, "/zz": None}) == {"/b": b}
+
+
+def test_a_file_cannot_become_a_directory(backend: StateBackend) -> None:
+    with pytest.raises(InvalidPathError, match=r"/notes/a\.md is a file, so /notes/a\.md/x cannot"):
+        backend.write("/notes/a.md/x", "x")

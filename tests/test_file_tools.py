@@ -133,15 +133,22 @@ async def test_huge_files_are_paged_with_a_note(run_agent: Any) -> None:
             call("read_file", file_path="/big.txt"),
             call("read_file", file_path="/big.txt", offset=4998, limit=10),
             call("read_file", file_path="/wide.txt"),
+            call("read_file", file_path="/heavy.txt"),
+            call("read_file", file_path="/big.txt", limit=0),
             "ok",
         ],
         FilesystemMiddleware(),
     )
     start = {
         "messages": [HumanMessage("go")],
-        "files": {"/big.txt": _record(lines), "/wide.txt": _record("w" * 5000)},
+        "files": {
+            "/big.txt": _record(lines),
+            "/wide.txt": _record("w" * 5000),
+            # 300 lines of 1,000 characters: over the 100,000 characters one read returns.
+            "/heavy.txt": _record("\n".join("h" * 1000 for _ in range(300))),
+        },
     }
-    first, last, wide = tool_messages(await run_agent(agent, start))
+    first, last, wide, heavy, nothing = tool_messages(await run_agent(agent, start))
     assert first.text.splitlines()[0] == "     1\tline 1"
     assert first.text.endswith(
         "[Showing lines 1-2000 of 5000. To read more, call read_file with offset=2000.]"
@@ -149,6 +156,11 @@ async def test_huge_files_are_paged_with_a_note(run_agent: Any) -> None:
     assert last.text == "  4999\tline 4999\n  5000\tline 5000"
     assert wide.text.endswith("… [line cut at 2000 characters]")
     assert len(wide.text) < 2100
+    assert heavy.text.endswith(
+        "[Showing lines 1-99 of 300. To read more, call read_file with offset=99.]"
+    )
+    assert len(heavy.text) <= 100_200
+    assert (nothing.status, nothing.text) == ("error", "Error: limit must be at least 1, got 0.")
 
 
 async def test_listing_and_searching_a_composite_backend(run_agent: Any, tmp_path: Path) -> None:

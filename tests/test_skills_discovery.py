@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbagents.backends import AccessRule, CompositeBackend, DiskBackend, StateBackend
+from nbagents.backends import AccessRule, CompositeBackend, DiskBackend, FileContent, StateBackend
 from nbagents.skills import SkillSource, discover_skill_dirs, discover_skills
 
 
@@ -98,3 +98,19 @@ def test_discovery_from_host_directories(tmp_path: Path) -> None:
     assert skill["source"] == "project"
     assert skill["path"] == str(project / "pdf" / "SKILL.md")
     assert found.overridden[0]["path"] == str(user / "pdf" / "SKILL.md")
+
+
+def test_an_os_error_on_one_skill_is_a_warning(tmp_path: Path) -> None:
+    # Simulated, since the tests may run as root, who can read a file of any mode.
+    class Unreadable(DiskBackend):
+        def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
+            if path.startswith("/locked/"):
+                raise PermissionError(13, "Permission denied", path)
+            return super().read(path, offset=offset, limit=limit)
+
+    write_skill(tmp_path, "locked")
+    write_skill(tmp_path, "open")
+    found = discover_skills(Unreadable(tmp_path), ["/"])
+    assert [s["name"] for s in found.skills] == ["open"]
+    assert found.warnings[0]["path"] == "/locked/SKILL.md"
+    assert "Permission denied" in found.warnings[0]["message"]

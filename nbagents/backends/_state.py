@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,6 +114,11 @@ class StateBackend:
         path = normalize(path)
         if path == "/" or self._is_dir(path):
             raise InvalidPathError(f"{path} is a directory; give a file path.")
+        parent = posixpath.dirname(path)
+        while parent != "/":
+            if parent in self._files:
+                raise InvalidPathError(f"{parent} is a file, so {path} cannot be created.")
+            parent = posixpath.dirname(parent)
         previous = self._files.get(path)
         record = text_record(content, previous["created_at"] if previous else None)
         return self._commit(path, record, 0)

@@ -73,6 +73,8 @@ def _read(
     offset: int = 0,
     limit: int = DEFAULT_READ_LIMIT,
 ) -> ToolOutput:
+    if limit < 1:
+        return _error(runtime, "read_file", f"limit must be at least 1, got {limit}.")
     content = backend.read(file_path, offset=offset, limit=limit)
     if content.total_lines and offset >= content.total_lines:
         return _error(

@@ -32,7 +32,7 @@ def load_source(
         entries = backend.ls(source.path)
     except FileMissingError:
         return [], []
-    except BackendError as error:
+    except (BackendError, OSError) as error:
         return [], [_warning(source.path, label, f"cannot list skills: {error}")]
     skills: list[SkillMetadata] = []
     warnings: list[SkillWarning] = []
@@ -46,7 +46,8 @@ def load_source(
         except FileMissingError:
             warnings.append(_warning(path, label, f"folder {folder!r} has no {SKILL_FILE}"))
             continue
-        except BackendError as error:
+        except (BackendError, OSError) as error:
+            # OSError: an unreadable file on disk must not stop the other skills from loading.
             warnings.append(_warning(path, label, str(error)))
             continue
         if content.is_binary:
