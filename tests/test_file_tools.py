@@ -223,3 +223,38 @@ def test_the_prompt_section_can_be_replaced_or_dropped(
     agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [model_calls]})
     (sent,) = model_calls.of("main")
     assert sent.messages[0].content == ("Base." if prompt is None else "Base.\n\nCustom.")
+
+
+async def test_parallel_subagents_writing_different_files_both_land(run_agent: Any) -> None:
+    from nbagents import create_deep_agent
+    from nbagents.models import delegate
+
+    writer = {
+        "name": "writer",
+        "description": "Writes.",
+        "system_prompt": "Write.",
+        "middleware": [FilesystemMiddleware()],
+    }
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(delegate("a", "writer"), delegate("b", "writer")), "ok"],
+            "writer": {
+                # The second sibling leaves /old.md alone: were it to send back its whole
+                # `files`, its stale copy would undo the first sibling's edit.
+                "a": [
+                    call("edit_file", file_path="/old.md", old_string="old", new_string="new"),
+                    call("write_file", file_path="/a.md", content="A"),
+                    "done",
+                ],
+                "b": [call("write_file", file_path="/b.md", content="B"), "done"],
+            },
+        }
+    )
+    agent = create_deep_agent(model, subagents=[writer], middleware=[FilesystemMiddleware()])
+    start = {"messages": [HumanMessage("go")], "files": {"/old.md": _record("old")}}
+    result = await run_agent(agent, start)
+    assert {p: r["content"] for p, r in result["files"].items()} == {
+        "/old.md": "new",
+        "/a.md": "A",
+        "/b.md": "B",
+    }

@@ -23,7 +23,8 @@ absolute and start with `/` (for example `/notes/plan.md`). Read a file before e
 class FilesState(AgentState):
     """State with the ``files`` key of the state backend, merged path by path."""
 
-    files: NotRequired[Annotated[dict[str, FileRecord], files_reducer]]
+    # Annotated outermost, so tools that look for reducers (get_type_hints) find this one.
+    files: Annotated[NotRequired[dict[str, FileRecord]], files_reducer]
 
 
 class FilesystemMiddleware(AgentMiddleware[FilesState, Any]):
