@@ -18,6 +18,7 @@ from nbagents.skills import (
     SKILLS_WARNINGS_KEY,
     SkillsMiddleware,
     SkillSource,
+    skills_section,
 )
 
 
@@ -150,3 +151,17 @@ def test_no_skills_says_so(model_calls: Any, tmp_path: Path) -> None:
 def test_a_single_string_source_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="list of paths"):
         SkillsMiddleware(DiskBackend(tmp_path), sources="/skills")
+
+
+def test_the_listing_keeps_one_line_per_skill() -> None:
+    skill = {
+        "name": "pdf",
+        "description": "Reads PDFs.\n\nAlso  tables.",
+        "path": "/p/SKILL.md",
+        "source": "u",
+    }
+    section = skills_section([skill])  # type: ignore[list-item]
+    assert (
+        "- **pdf**: Reads PDFs. Also tables.\n  Read `/p/SKILL.md` for its instructions." in section
+    )
+    assert section.endswith("for its instructions.")

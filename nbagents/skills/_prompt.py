@@ -22,8 +22,10 @@ description.
 def format_skills_list(skills: Sequence[SkillMetadata]) -> str:
     if not skills:
         return "No skills are available."
+    # A multi-line description (a YAML block scalar) would break the list: one line each.
     return "\n".join(
-        f"- **{s['name']}**: {s['description']}\n  Read `{s['path']}` for its instructions."
+        f"- **{s['name']}**: {' '.join(s['description'].split())}\n"
+        f"  Read `{s['path']}` for its instructions."
         for s in skills
     )
 
