@@ -1,0 +1,23 @@
+"""Appending a section to the system prompt of a model request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest
+from langchain_core.messages import SystemMessage
+
+
+def with_prompt_section(request: ModelRequest[Any], section: str) -> ModelRequest[Any]:
+    """``request`` with ``section`` after its system prompt (as ``SubAgentMiddleware`` does)."""
+    if not section:
+        return request
+    current = request.system_message
+    if current is None or not current.content:
+        return request.override(system_message=SystemMessage(content=section))
+    if isinstance(current.content, str):
+        content: Any = f"{current.content}\n\n{section}"
+    else:
+        # Content blocks may carry provider settings (e.g. cache_control): keep them.
+        content = [*current.content, {"type": "text", "text": section}]
+    return request.override(system_message=current.model_copy(update={"content": content}))

@@ -1,0 +1,42 @@
+"""Skills: SKILL.md folders found on a backend and listed in the prompt (progressive disclosure)."""
+
+from nbagents.skills._discovery import discover_skill_dirs, discover_skills
+from nbagents.skills._frontmatter import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_FRONTMATTER_BYTES,
+    MAX_NAME_CHARS,
+    MAX_SKILL_FILE_BYTES,
+    SkillFormatError,
+    name_problem,
+    parse_skill,
+)
+from nbagents.skills._middleware import (
+    SKILLS_METADATA_KEY,
+    SKILLS_WARNINGS_KEY,
+    SkillsMiddleware,
+    SkillsState,
+)
+from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, skills_section
+from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
+
+__all__ = [
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_FRONTMATTER_BYTES",
+    "MAX_NAME_CHARS",
+    "MAX_SKILL_FILE_BYTES",
+    "SKILLS_METADATA_KEY",
+    "SKILLS_PROMPT_SECTION",
+    "SKILLS_WARNINGS_KEY",
+    "SkillFormatError",
+    "SkillMetadata",
+    "SkillSource",
+    "SkillWarning",
+    "SkillsDiscovery",
+    "SkillsMiddleware",
+    "SkillsState",
+    "discover_skill_dirs",
+    "discover_skills",
+    "name_problem",
+    "parse_skill",
+    "skills_section",
+]

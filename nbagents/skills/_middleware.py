@@ -1,0 +1,110 @@
+"""``SkillsMiddleware``: skills discovered once per run, listed in the system prompt."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NotRequired
+
+from langchain.agents import AgentState
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.tools import ToolRuntime
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from nbagents.backends import BackendLike, BackendProtocol
+from nbagents.backends._prompt import with_prompt_section
+from nbagents.skills._discovery import discover_skills
+from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, skills_section
+from nbagents.skills._records import SkillMetadata, SkillSource, SkillWarning
+
+SKILLS_METADATA_KEY = "skills_metadata"
+"""State key of the skills offered to the agent (withheld from sub-agents)."""
+SKILLS_WARNINGS_KEY = "skills_load_warnings"
+"""State key of the load warnings; add it to the excluded keys when wiring sub-agents."""
+
+
+class SkillsState(AgentState):
+    skills_metadata: NotRequired[list[SkillMetadata]]
+    skills_load_warnings: NotRequired[list[SkillWarning]]
+
+
+class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
+    """Discovers skills in ``sources`` of ``backend`` once per run and lists them in the prompt.
+
+    Discovery runs in ``before_agent`` unless the state already holds ``skills_metadata`` (a
+    resumed thread, or a caller that supplied it). Later sources override earlier ones by name.
+    Broken skills become warnings, in the state key ``skills_load_warnings`` and in the prompt.
+    The agent reads a ``SKILL.md`` with ``read_file``, so give it the file tools on a backend
+    where the listed paths resolve (usually the same backend).
+    """
+
+    state_schema = SkillsState
+
+    def __init__(
+        self,
+        backend: BackendLike,
+        *,
+        sources: Sequence[str | SkillSource],
+        system_prompt: str = SKILLS_PROMPT_SECTION,
+    ) -> None:
+        super().__init__()
+        if isinstance(sources, str):
+            raise TypeError("sources must be a list of paths, not one string")
+        self.backend = backend
+        self.sources = list(sources)
+        self.system_prompt = system_prompt
+
+    def _backend(self, state: Any, runtime: Runtime[Any]) -> BackendProtocol:
+        if isinstance(self.backend, BackendProtocol):
+            return self.backend
+        try:
+            config = get_config()
+        except RuntimeError:
+            config = {}
+        tool_runtime = ToolRuntime(
+            state=state,
+            context=runtime.context,
+            config=config,
+            stream_writer=runtime.stream_writer,
+            tool_call_id=None,
+            store=runtime.store,
+        )
+        return self.backend(tool_runtime)
+
+    def _discover(self, backend: BackendProtocol) -> dict[str, Any]:
+        found = discover_skills(backend, self.sources)
+        return {SKILLS_METADATA_KEY: found.skills, SKILLS_WARNINGS_KEY: found.warnings}
+
+    def before_agent(self, state: SkillsState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if state.get(SKILLS_METADATA_KEY) is not None:
+            return None
+        return self._discover(self._backend(state, runtime))
+
+    async def abefore_agent(
+        self, state: SkillsState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        if state.get(SKILLS_METADATA_KEY) is not None:
+            return None
+        # A disk backend reads a file per skill: keep the event loop free.
+        return await asyncio.to_thread(self._discover, self._backend(state, runtime))
+
+    def _with_section(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        state: Mapping[str, Any] = request.state or {}
+        skills = state.get(SKILLS_METADATA_KEY) or []
+        warnings = state.get(SKILLS_WARNINGS_KEY) or []
+        return with_prompt_section(request, skills_section(skills, warnings, self.system_prompt))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(self._with_section(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(self._with_section(request))

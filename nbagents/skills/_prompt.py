@@ -1,0 +1,48 @@
+"""The skills section of the system prompt: names, descriptions and paths only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nbagents.skills._records import SkillMetadata, SkillWarning
+
+SKILLS_PROMPT_SECTION = """## Skills
+
+You have a library of skills: folders holding instructions, scripts and reference files for \
+particular kinds of work. Only each skill's name, description and the path of its SKILL.md \
+are listed here. When a task matches a skill's description, first read that SKILL.md with \
+`read_file` for the full instructions, then follow them; it may point to other files in the \
+skill's folder, which you read the same way. Do not guess a skill's contents from its \
+description.
+
+{skills_list}{warnings}"""
+"""Template of the section; ``{skills_list}`` and ``{warnings}`` are filled in."""
+
+
+def format_skills_list(skills: Sequence[SkillMetadata]) -> str:
+    if not skills:
+        return "No skills are available."
+    # A multi-line description (a YAML block scalar) would break the list: one line each.
+    return "\n".join(
+        f"- **{s['name']}**: {' '.join(s['description'].split())}\n"
+        f"  Read `{s['path']}` for its instructions."
+        for s in skills
+    )
+
+
+def format_warnings(warnings: Sequence[SkillWarning]) -> str:
+    skipped = [w for w in warnings if w["skipped"]]
+    if not skipped:
+        return ""
+    rows = "\n".join(f"- `{w['path']}`: {w['message']}" for w in skipped)
+    return f"\n\nThese skills could not be loaded and are not available:\n{rows}"
+
+
+def skills_section(
+    skills: Sequence[SkillMetadata],
+    warnings: Sequence[SkillWarning] = (),
+    template: str = SKILLS_PROMPT_SECTION,
+) -> str:
+    return template.format(
+        skills_list=format_skills_list(skills), warnings=format_warnings(warnings)
+    )
