@@ -15,8 +15,8 @@ from langgraph.types import Command, Send
 from pydantic import BaseModel
 
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
+from nbagents._contract import describe_size
 from nbagents.models import delegate, say
-from nbagents.sizes import describe_size
 from nbagents.tracing import recording
 from nbagents.tracing.jsonready import MAX_ITEMS, MAX_STRING, jsonready
 

@@ -13,7 +13,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from nbagents.tracing.model import TokenUsage
+from nbagents._contract import GENERAL_PURPOSE
+from nbagents._tokens import TokenUsage
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, Trace
@@ -347,7 +348,7 @@ def _label(span: Span) -> tuple[str, str]:
     """The node's name and a one-line preview of what it did."""
     attrs = span.attributes
     if span.kind == "task":
-        kind = attrs.get("subagent_type") or "general-purpose"
+        kind = attrs.get("subagent_type") or GENERAL_PURPOSE
         return f"task → {short(kind, 40)}", short(attrs.get("description"))
     if span.kind == "subagent":
         result = attrs.get("result")

@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
+from nbagents._contract import MAX_PARALLEL_SUBAGENTS
 from nbagents.subagents.middleware import SubAgentMiddleware
 from nbagents.subagents.spawn import OnError
 from nbagents.subagents.specs import CompiledSubAgent, SubAgent
@@ -23,7 +24,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "when that keeps your context focused, and answer the user with the combined result."
 )
 
-DEFAULT_MAX_CONCURRENCY = 256
+DEFAULT_MAX_CONCURRENCY = MAX_PARALLEL_SUBAGENTS
 """Threads a synchronous ``invoke`` may use for parallel tool calls.
 
 LangGraph's default pool has ``min(32, cpus + 4)`` workers, which would queue the sixth and later

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from nbagents._tokens import TokenUsage
+
 if TYPE_CHECKING:
     import graphviz
     import pandas as pd
@@ -18,42 +20,6 @@ __all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Tr
 
 SpanKind = Literal["agent", "subagent", "task", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted"]
-
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    """Token counts of one model call, or a sum of them."""
-
-    input: int = 0
-    output: int = 0
-    total: int = 0
-    cache_read: int = 0
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.input + other.input,
-            self.output + other.output,
-            self.total + other.total,
-            self.cache_read + other.cache_read,
-        )
-
-    def __bool__(self) -> bool:
-        return bool(self.input or self.output or self.total or self.cache_read)
-
-    @classmethod
-    def from_usage_metadata(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
-        """From LangChain's ``usage_metadata`` (``input_tokens``, ``output_tokens``, …)."""
-        if not usage:
-            return cls()
-        details = usage.get("input_token_details") or {}
-        inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
-        return cls(
-            input=inp,
-            output=out,
-            total=int(usage.get("total_tokens", inp + out)),
-            cache_read=int(details.get("cache_read", 0) or 0),
-        )
 
 
 @dataclass

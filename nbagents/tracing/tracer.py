@@ -35,16 +35,16 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from nbagents.runkeys import SPAWN_KEY, SUBAGENT_TAG
+from nbagents._contract import GENERAL_PURPOSE, SUBAGENT_TAG, TASK_TOOL, SpawnRecord, read_spawn
+from nbagents._tokens import TokenUsage
 from nbagents.tracing.inference import infer_diff, node_updates
 from nbagents.tracing.jsonready import jsonready, shape
-from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
+from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
 
 __all__ = ["Tracer"]
 
 _log = logging.getLogger("nbagents.tracing")
 
-TASK_TOOL = "task"
 VISIBLE_CHARS = 200_000
 
 F = TypeVar("F", bound=Callable[..., None])
@@ -197,16 +197,14 @@ class Tracer(BaseCallbackHandler):
                 None,
                 str(md.get("lc_agent_name") or name),
                 0,
-                spawn_id=_spawn(md).get("tool_call_id"),
+                spawn_id=_spawn_id(read_spawn(md)),
                 plain_graph=not create_agent_graph,
             )
             return "agent", agent, None
         outer = parent.agent
-        spawn = _spawn(md)
+        spawn = read_spawn(md)
         spawned_here = parent.span.kind == "task" or (
-            SUBAGENT_TAG in tags
-            and spawn.get("tool_call_id") is not None
-            and spawn.get("tool_call_id") != outer.spawn_id
+            SUBAGENT_TAG in tags and spawn is not None and spawn["tool_call_id"] != outer.spawn_id
         )
         if spawned_here:
             call_id = (
@@ -216,7 +214,7 @@ class Tracer(BaseCallbackHandler):
                 None,
                 name,
                 outer.depth + 1,
-                spawn_id=call_id or spawn.get("tool_call_id"),
+                spawn_id=call_id or _spawn_id(spawn),
                 plain_graph=not create_agent_graph,
             )
             return "subagent", agent, None
@@ -241,7 +239,7 @@ class Tracer(BaseCallbackHandler):
         if kind != "subagent" or parent is None:
             return {}
         task = parent if parent.span.kind == "task" else None
-        spawn = _spawn(md)
+        spawn = read_spawn(md)
         attrs: dict[str, Any] = {
             "description": "",
             "parent_agent": parent.agent.name,
@@ -250,14 +248,11 @@ class Tracer(BaseCallbackHandler):
         if task is not None:
             attrs["description"] = task.span.attributes.get("description", "")
             attrs["subagent_type"] = task.span.attributes.get("subagent_type", agent.name)
-        recorded = spawn.get("tool_call_id") is not None and spawn.get("tool_call_id") == (
-            agent.spawn_id
-        )
-        if recorded:
+        if spawn is not None and spawn["tool_call_id"] == agent.spawn_id:
             # nbagents' task tool says exactly what it withheld and passed.
-            attrs["description"] = str(spawn.get("description", attrs["description"]))
-            attrs["withheld"] = dict(spawn.get("withheld") or {})
-            attrs["passed"] = dict(spawn.get("passed") or {})
+            attrs["description"] = spawn["description"]
+            attrs["withheld"] = spawn["withheld"]
+            attrs["passed"] = spawn["passed"]
         else:
             withheld, passed = infer_diff(
                 parent.agent.state_input, parent.agent.updates, parent.step, inputs
@@ -448,7 +443,7 @@ class Tracer(BaseCallbackHandler):
                 given = inputs if isinstance(inputs, Mapping) else {}
                 span.attributes["description"] = str(given.get("description", ""))
                 span.attributes["subagent_type"] = str(
-                    given.get("subagent_type") or "general-purpose"
+                    given.get("subagent_type") or GENERAL_PURPOSE
                 )
         self.trace.add(span)
 
@@ -643,9 +638,8 @@ def _agent_plumbing(node: str) -> bool:
     return node in ("model", "tools") or "." in node or node.startswith("__")
 
 
-def _spawn(md: Mapping[str, Any]) -> Mapping[str, Any]:
-    spawn = md.get(SPAWN_KEY)
-    return spawn if isinstance(spawn, Mapping) else {}
+def _spawn_id(spawn: SpawnRecord | None) -> str | None:
+    return spawn["tool_call_id"] if spawn is not None else None
 
 
 def _step(md: Mapping[str, Any], parent: _Run | None) -> int:
