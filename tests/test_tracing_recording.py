@@ -114,7 +114,7 @@ def test_listeners_hear_every_start_and_end() -> None:
 def test_a_failing_tracer_never_breaks_the_run(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import nbagents.tracing.tracer as tracer_module
+    import nbagents.tracing._tracer as tracer_module
 
     def explode(value: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tracer bug")

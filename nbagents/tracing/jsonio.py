@@ -42,10 +42,10 @@ def trace_from_json(text: str) -> Trace:
         hint = " (the file looks truncated)" if truncated else ""
         raise TraceFormatError(f"not valid JSON{hint}: {error}") from error
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise TraceFormatError(f"not an nbagents trace (no \"format\": \"{FORMAT}\" field).")
+        raise TraceFormatError(f'not an nbagents trace (no "format": "{FORMAT}" field).')
     version = payload.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise TraceFormatError(f"the trace has no valid \"version\" (got {version!r}).")
+        raise TraceFormatError(f'the trace has no valid "version" (got {version!r}).')
     if version > VERSION:
         raise TraceFormatError(
             f"the trace has format version {version}, newer than this nbagents reads "
@@ -53,7 +53,7 @@ def trace_from_json(text: str) -> Trace:
         )
     spans = payload.get("spans")
     if not isinstance(spans, list):
-        raise TraceFormatError("the trace has no \"spans\" list.")
+        raise TraceFormatError('the trace has no "spans" list.')
     trace = Trace(title=str(payload.get("title", "")))
     for position, data in enumerate(spans):
         _check_span(data, position)
@@ -71,7 +71,7 @@ def trace_from_json(text: str) -> Trace:
         trace.add(span)
     finished = payload.get("finished", True)
     if not isinstance(finished, bool):
-        raise TraceFormatError(f"\"finished\" should be true or false, got {finished!r:.60}.")
+        raise TraceFormatError(f'"finished" should be true or false, got {finished!r:.60}.')
     trace.finished = finished
     return trace
 

@@ -337,9 +337,7 @@ class Trace:
 
         return trace_graphviz(self)
 
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None
-    ) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         return {"text/plain": self.summary(), "text/html": self.to_html()}
 
     def summary(self) -> str:
