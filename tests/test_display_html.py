@@ -326,3 +326,15 @@ def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> N
     from nbagents.display.viewmodel import format_duration
 
     assert format_duration(seconds) == shown
+
+
+def test_the_mimebundle_builds_only_what_ipython_asks_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = build_trace()
+    assert trace._repr_mimebundle_() == {"text/plain": trace.summary(), "text/html": trace.to_html()}
+
+    def no_html(self: Trace) -> str:
+        raise AssertionError("text/html was built although excluded")
+
+    monkeypatch.setattr(Trace, "to_html", no_html)
+    assert trace._repr_mimebundle_(exclude={"text/html"}) == {"text/plain": trace.summary()}
+    assert trace._repr_mimebundle_(include={"text/plain"}) == {"text/plain": trace.summary()}

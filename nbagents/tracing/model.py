@@ -5,11 +5,14 @@ Plain data only: views render it, the tracer fills it, JSON stores it.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from nbagents._guard import Guard
 from nbagents._tokens import TokenUsage
 
 if TYPE_CHECKING:
@@ -117,6 +120,7 @@ class Trace:
         self._children: dict[str | None, list[str]] = {}
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
+        self._listener_guard = Guard("A trace listener failed: {name}; the run goes on.")
         self.title = title
         self.finished = False
         """True once the traced block or run has ended."""
@@ -150,10 +154,7 @@ class Trace:
         with self._lock:
             listeners = list(self._listeners)
         for listener in listeners:
-            try:
-                listener(self)
-            except Exception:  # a view's failure must not reach the agent
-                _log_listener_failure(listener)
+            self._listener_guard.run(listener, self)
 
     @property
     def lock(self) -> threading.RLock:
@@ -303,15 +304,11 @@ class Trace:
 
         return trace_from_json(text)
 
-    def save(self, path: str | Any) -> None:
-        from pathlib import Path
-
+    def save(self, path: str | os.PathLike[str]) -> None:
         Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | Any) -> Trace:
-        from pathlib import Path
-
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
         from nbagents.tracing.jsonio import TraceFormatError
 
         file = Path(path)
@@ -337,8 +334,12 @@ class Trace:
 
         return trace_graphviz(self)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"text/plain": self.summary(), "text/html": self.to_html()}
+    def _repr_mimebundle_(
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
+    ) -> dict[str, str]:
+        from nbagents._notebook import trace_bundle
+
+        return trace_bundle(self, include, exclude)
 
     def summary(self) -> str:
         """One line: status, agents, spawns, tokens."""
@@ -372,9 +373,3 @@ def _ordered(spans: list[Span]) -> list[Span]:
         return (batch_start[batch], int(span.attributes.get("call_index", 0)), span.start)
 
     return sorted(spans, key=key)
-
-
-def _log_listener_failure(listener: Listener) -> None:
-    import logging
-
-    logging.getLogger("nbagents").exception("A trace listener failed: %r", listener)
