@@ -319,8 +319,15 @@ def test_real_runs_render_identically_after_sanitizing() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "shown"),
-    [(0.214, "0.21 s"), (9.996, "10.0 s"), (12.34, "12.3 s"), (59.97, "1 min 00 s"),
-     (119.6, "2 min 00 s"), (125.2, "2 min 05 s"), (None, "…")],
+    [
+        (0.214, "0.21 s"),
+        (9.996, "10.0 s"),
+        (12.34, "12.3 s"),
+        (59.97, "1 min 00 s"),
+        (119.6, "2 min 00 s"),
+        (125.2, "2 min 05 s"),
+        (None, "…"),
+    ],
 )
 def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> None:
     from nbagents.display.viewmodel import format_duration
@@ -330,7 +337,10 @@ def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> N
 
 def test_the_mimebundle_builds_only_what_ipython_asks_for(monkeypatch: pytest.MonkeyPatch) -> None:
     trace = build_trace()
-    assert trace._repr_mimebundle_() == {"text/plain": trace.summary(), "text/html": trace.to_html()}
+    assert trace._repr_mimebundle_() == {
+        "text/plain": trace.summary(),
+        "text/html": trace.to_html(),
+    }
 
     def no_html(self: Trace) -> str:
         raise AssertionError("text/html was built although excluded")
