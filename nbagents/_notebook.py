@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell
-from nbagents.tracing.context import recording
+from nbagents.tracing._recording import recording
 
 if TYPE_CHECKING:
     from nbagents.display.live import LiveView

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_display_fixtures import XSS_PAYLOADS, build_trace, make_agent
+from display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
-from nbagents.display.html import MINUS, STATUS_GLYPHS, STYLE_OPEN, trace_html
+from nbagents.display._html import MINUS, STATUS_GLYPHS, STYLE_OPEN, trace_html
+from nbagents.display._viewmodel import LABEL_LIMIT, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX
-from nbagents.display.viewmodel import LABEL_LIMIT, build_view
 from nbagents.tracing import Span, Trace, recording
 
 SANITIZE = Path(__file__).parent.parent / "notebooks" / "sanitize.cfg"
@@ -330,7 +330,7 @@ def test_real_runs_render_identically_after_sanitizing() -> None:
     ],
 )
 def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> None:
-    from nbagents.display.viewmodel import format_duration
+    from nbagents.display._viewmodel import format_duration
 
     assert format_duration(seconds) == shown
 

@@ -47,7 +47,7 @@ def kernel() -> Iterator[Kernel]:
     try:
         k = Kernel(km, kc)
         k.run(f"import sys; sys.path.insert(0, {str(TESTS)!r})")
-        k.run("from test_display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
+        k.run("from display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
         yield k
     finally:
         kc.stop_channels()

@@ -30,8 +30,8 @@ import traitlets
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
-from nbagents.display.html import render_view, trace_css
-from nbagents.display.viewmodel import build_view
+from nbagents.display._html import render_view, trace_css
+from nbagents.display._viewmodel import build_view
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace

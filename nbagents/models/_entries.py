@@ -25,7 +25,7 @@ from langchain_core.messages import (
 from langchain_core.utils.utils import LC_ID_PREFIX
 from pydantic import BaseModel
 
-from nbagents.models.cassette import Cassette
+from nbagents.models._cassette import Cassette
 
 __all__ = ["Request", "closest", "count", "plain", "response_entry", "response_message"]
 

@@ -38,7 +38,12 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
+from nbagents.models._caller import calling_agent
 from nbagents.models._canned import CannedChatModel
+from nbagents.models._cassette import (
+    Cassette,
+    CassetteMissError,
+)
 from nbagents.models._entries import (
     Request,
     closest,
@@ -46,11 +51,6 @@ from nbagents.models._entries import (
     plain,
     response_entry,
     response_message,
-)
-from nbagents.models.caller import calling_agent
-from nbagents.models.cassette import (
-    Cassette,
-    CassetteMissError,
 )
 
 __all__ = ["MODE_ENV", "CassetteMode", "RecordingChatModel", "recorded"]

@@ -16,7 +16,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from nbagents._contract import GENERAL_PURPOSE, read_spawn
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._runs import AgentFrame, RunFrame
-from nbagents.tracing.inference import infer_diff, node_updates
+from nbagents.tracing._statediff import infer_diff, node_updates
 from nbagents.tracing.model import SpanStatus
 
 __all__ = [

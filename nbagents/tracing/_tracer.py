@@ -43,8 +43,8 @@ from nbagents.tracing._extract import (
     tool_call_of,
     tool_outcome,
 )
+from nbagents.tracing._jsonready import jsonready, shape
 from nbagents.tracing._runs import AgentFrame, RunFrame
-from nbagents.tracing.jsonready import jsonready, shape
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
 
 __all__ = ["Tracer"]

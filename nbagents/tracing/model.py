@@ -275,7 +275,7 @@ class Trace:
     @property
     def subagents(self) -> list[SubAgentRecord]:
         """One record per sub-agent spawn, in call order (the same for equal runs)."""
-        from nbagents.tracing.records import subagent_records
+        from nbagents.tracing._records import subagent_records
 
         return subagent_records(self)
 
@@ -283,24 +283,24 @@ class Trace:
 
     def token_usage(self, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``."""
-        from nbagents.tracing.frames import token_usage_frame
+        from nbagents.tracing._frames import token_usage_frame
 
         return token_usage_frame(self, per)
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per span, depth first in call order, plumbing included (see ``hidden``)."""
-        from nbagents.tracing.frames import spans_frame
+        from nbagents.tracing._frames import spans_frame
 
         return spans_frame(self)
 
     def to_json(self, *, indent: int | None = None) -> str:
-        from nbagents.tracing.jsonio import trace_to_json
+        from nbagents.tracing._jsonio import trace_to_json
 
         return trace_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
-        from nbagents.tracing.jsonio import trace_from_json
+        from nbagents.tracing._jsonio import trace_from_json
 
         return trace_from_json(text)
 
@@ -309,7 +309,7 @@ class Trace:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Trace:
-        from nbagents.tracing.jsonio import TraceFormatError
+        from nbagents.tracing._jsonio import TraceFormatError
 
         file = Path(path)
         try:
@@ -323,14 +323,14 @@ class Trace:
 
     def to_html(self) -> str:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
-        from nbagents.display.html import trace_html
+        from nbagents.display._html import trace_html
 
         html: str = trace_html(self)
         return html
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
-        from nbagents.display.graph import trace_graphviz
+        from nbagents.display._graph import trace_graphviz
 
         return trace_graphviz(self)
 

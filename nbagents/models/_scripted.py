@@ -21,9 +21,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
+from nbagents.models._caller import calling_agent
 from nbagents.models._canned import CannedChatModel
-from nbagents.models.caller import calling_agent
-from nbagents.models.turns import Turn, to_turn
+from nbagents.models._turns import Turn, to_turn
 
 __all__ = ["ScriptExhaustedError", "ScriptedChatModel", "estimate_tokens"]
 

@@ -23,16 +23,16 @@ from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
-from nbagents.subagents.prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
-from nbagents.subagents.spawn import OnError, Spawn
-from nbagents.subagents.specs import (
+from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
+from nbagents.subagents._spawn import OnError, Spawn
+from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
     SubAgent,
     validate_specs,
 )
-from nbagents.subagents.threads import with_threaded_coroutines
+from nbagents.subagents._threads import with_threaded_coroutines
 
 __all__ = ["SubAgentMiddleware"]
 

@@ -21,7 +21,7 @@ from nbagents._contract import (
     describe_size,
 )
 from nbagents._tokens import TokenUsage
-from nbagents.subagents.results import StateDiff, SubAgentArtifact, nested_tokens, result_text
+from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 
 __all__ = ["OnError", "Spawn"]
 

@@ -13,9 +13,9 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._contract import MAX_PARALLEL_SUBAGENTS
-from nbagents.subagents.middleware import SubAgentMiddleware
-from nbagents.subagents.spawn import OnError
-from nbagents.subagents.specs import CompiledSubAgent, SubAgent
+from nbagents.subagents._middleware import SubAgentMiddleware
+from nbagents.subagents._spawn import OnError
+from nbagents.subagents._specs import CompiledSubAgent, SubAgent
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
 
