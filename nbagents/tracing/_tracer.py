@@ -6,7 +6,8 @@ parallel sub-agents running on many threads (or tasks) never mix up their childr
 
 This module is the bookkeeping: open runs, their spans and the trace's lock. Which kind a run
 is lives in :mod:`nbagents.tracing._classify`; what is read out of a callback's payload lives in
-:mod:`nbagents.tracing._extract`.
+:mod:`nbagents.tracing._extract`. (Its length is the twelve callback methods' keyword
+signatures, which LangChain fixes; each body is a few lines.)
 """
 
 from __future__ import annotations
