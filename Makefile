@@ -2,8 +2,8 @@
 #
 #   make lab     create .venv if missing, install -e .[lab], open JupyterLab on notebooks/
 #   make test    create .venv, install -e .[test,docs] and the system packages (graphviz, chromium),
-#                then ruff, mypy --strict, pytest (unit tests, browser test, nbval over notebooks/)
-#                and the docs build; every step runs and reports, the target fails if any failed
+#                then ruff check and ruff format --check, mypy --strict, pytest (unit tests, browser
+#                tests, nbval over notebooks/) and the docs build; every step runs, the target fails if any did
 #   make docs    build the docs site into docs/_build/html (offline)
 #
 # Installs are quiet and idempotent: pip's output goes to .venv/pip-*.log and is shown only on failure;
@@ -60,6 +60,7 @@ test: install-test system-deps
 
 lint:
 	@$(STEP) "ruff" $(BIN)/ruff check .
+	@$(STEP) "ruff format --check" $(BIN)/ruff format --check .
 
 typecheck:
 	@$(STEP) "mypy --strict nbagents" $(BIN)/mypy

@@ -1,8 +1,8 @@
 """nbagents: the DeepAgents sub-agent pattern for LangChain, made visible inside Jupyter."""
 
-from nbagents.ipython import load_ipython_extension as load_ipython_extension
+from nbagents._notebook import load_ipython_extension as load_ipython_extension
+from nbagents._notebook import trace
 from nbagents.models import ScriptedChatModel
-from nbagents.session import trace
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import graphviz
 import pytest
-from test_display_fixtures import XSS_PAYLOADS, build_trace
+from display_fixtures import XSS_PAYLOADS, build_trace
 
-from nbagents.display.graph import INSTALL_HINT, TraceGraph, dot_label
+from nbagents.display._graph import INSTALL_HINT, TraceGraph, dot_label
 
 
 def test_agents_are_nodes_and_spawns_are_labelled_edges() -> None:

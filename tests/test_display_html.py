@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_display_fixtures import XSS_PAYLOADS, build_trace, make_agent
+from display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
-from nbagents.display.html import MINUS, STATUS_GLYPHS, STYLE_OPEN, trace_html
+from nbagents.display._html import MINUS, STATUS_GLYPHS, STYLE_OPEN, trace_html
+from nbagents.display._viewmodel import LABEL_LIMIT, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX
-from nbagents.display.viewmodel import LABEL_LIMIT, build_view
 from nbagents.tracing import Span, Trace, recording
 
 SANITIZE = Path(__file__).parent.parent / "notebooks" / "sanitize.cfg"
@@ -319,10 +319,32 @@ def test_real_runs_render_identically_after_sanitizing() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "shown"),
-    [(0.214, "0.21 s"), (9.996, "10.0 s"), (12.34, "12.3 s"), (59.97, "1 min 00 s"),
-     (119.6, "2 min 00 s"), (125.2, "2 min 05 s"), (None, "…")],
+    [
+        (0.214, "0.21 s"),
+        (9.996, "10.0 s"),
+        (12.34, "12.3 s"),
+        (59.97, "1 min 00 s"),
+        (119.6, "2 min 00 s"),
+        (125.2, "2 min 05 s"),
+        (None, "…"),
+    ],
 )
 def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> None:
-    from nbagents.display.viewmodel import format_duration
+    from nbagents.display._viewmodel import format_duration
 
     assert format_duration(seconds) == shown
+
+
+def test_the_mimebundle_builds_only_what_ipython_asks_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = build_trace()
+    assert trace._repr_mimebundle_() == {
+        "text/plain": trace.summary(),
+        "text/html": trace.to_html(),
+    }
+
+    def no_html(self: Trace) -> str:
+        raise AssertionError("text/html was built although excluded")
+
+    monkeypatch.setattr(Trace, "to_html", no_html)
+    assert trace._repr_mimebundle_(exclude={"text/html"}) == {"text/plain": trace.summary()}
+    assert trace._repr_mimebundle_(include={"text/plain"}) == {"text/plain": trace.summary()}

@@ -33,7 +33,11 @@ class Kernel:
             messages.append(msg)
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
+        # A kernel slow to start (a busy machine) gets several kernel_info requests from
+        # jupyter_client's wait_for_ready; their late replies come before this one.
         reply = self.kc.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.kc.get_shell_msg(timeout=timeout)
         errors = [m["content"] for m in messages if m["msg_type"] == "error"]
         assert reply["content"]["status"] == "ok", errors or reply["content"]
         return messages
@@ -47,7 +51,7 @@ def kernel() -> Iterator[Kernel]:
     try:
         k = Kernel(km, kc)
         k.run(f"import sys; sys.path.insert(0, {str(TESTS)!r})")
-        k.run("from test_display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
+        k.run("from display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
         yield k
     finally:
         kc.stop_channels()

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from test_display_fixtures import build_trace, make_agent
+from display_fixtures import build_trace, make_agent
 
 import nbagents.display.live as live
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
@@ -164,8 +164,9 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     end = time.perf_counter() + 1.5
     i = 0
     while time.perf_counter() < end:
-        trace.add(Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0,
-                       start=0.0))
+        trace.add(
+            Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
+        )
         i += 1
         time.sleep(0.005)
     view.finish()
@@ -369,11 +370,19 @@ async def test_updates_arrive_during_an_async_run() -> None:
 def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
     # The live view keys selection and collapsed state by node id: a call that starts late must
     # not shift the ids of its siblings.
-    from nbagents.display.viewmodel import build_view
+    from nbagents.display._viewmodel import build_view
 
     def span(id: str, parent: str | None, kind: Any, start: float, **attrs: Any) -> Span:
-        return Span(id=id, parent_id=parent, kind=kind, name=id, agent="main", depth=0,
-                    start=start, attributes=attrs)
+        return Span(
+            id=id,
+            parent_id=parent,
+            kind=kind,
+            name=id,
+            agent="main",
+            depth=0,
+            start=start,
+            attributes=attrs,
+        )
 
     trace = Trace([span("main", None, "agent", 0.0), span("m", "main", "model", 0.1)])
     trace.add(span("t2", "main", "task", 0.3, batch="m", call_index=2))

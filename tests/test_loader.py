@@ -9,7 +9,7 @@ from langchain_core.tools import tool
 
 from nbagents import ScriptedChatModel, create_deep_agent, load_subagents
 from nbagents.models import delegate, say
-from nbagents.subagents.loader import SubAgentFileError
+from nbagents.subagents._loader import SubAgentFileError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "subagents"
 

@@ -30,7 +30,7 @@ from nbagents.models import (
     ScriptedChatModel,
     recorded,
 )
-from nbagents.models.cassette import CASSETTE_VERSION, Cassette
+from nbagents.models._cassette import CASSETTE_VERSION, Cassette
 from nbagents.models.replay import MODE_ENV
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -58,7 +58,7 @@ def test_an_error_in_the_block_still_finishes_the_trace() -> None:
 def test_a_broken_widget_install_still_records(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import nbagents.session as session
+    import nbagents._notebook as session
 
     monkeypatch.setattr(session, "_in_kernel", lambda: True)
     monkeypatch.setitem(sys.modules, "nbagents.display.live", None)  # import fails

@@ -18,7 +18,7 @@ from nbagents import (
     create_deep_agent,
 )
 from nbagents.models import call, delegate, parallel, say
-from nbagents.subagents import middleware as middleware_module
+from nbagents.subagents import _middleware as middleware_module
 
 RESEARCHER = {
     "name": "researcher",
@@ -318,7 +318,7 @@ def test_a_real_provider_string_resolves_without_key_or_network(
 
 
 def test_create_deep_agent_takes_a_provider_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nbagents.subagents import factory
+    from nbagents.subagents import _factory as factory
 
     resolved = _Resolved(ScriptedChatModel(script={"main": ["Hello from the string model."]}))
     monkeypatch.setattr(factory, "init_chat_model", resolved)

@@ -22,7 +22,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
-from nbagents.display.viewmodel import build_view
+from nbagents.display._viewmodel import build_view
 from nbagents.models import call, delegate, estimate_tokens, parallel, say
 from nbagents.tracing import Span, TokenUsage, recording
 
@@ -180,10 +180,18 @@ def nbagents_agent() -> Any:
         ScriptedChatModel(script=SCRIPT),
         [lookup, save_note],
         subagents=[
-            {"name": "researcher", "description": "Researches.", "system_prompt": "Research.",
-             "tools": [lookup]},
-            {"name": "writer", "description": "Writes.", "system_prompt": "Write.",
-             "tools": [save_note]},
+            {
+                "name": "researcher",
+                "description": "Researches.",
+                "system_prompt": "Research.",
+                "tools": [lookup],
+            },
+            {
+                "name": "writer",
+                "description": "Writes.",
+                "system_prompt": "Write.",
+                "tools": [save_note],
+            },
         ],
         state_schema=NotesState,
         excluded_state_keys=["secret"],
@@ -191,33 +199,69 @@ def nbagents_agent() -> Any:
 
 
 NBAGENTS_SHAPE = [
-    ("agent", "main", [
-        ("model", "ScriptedChatModel"),
-        ("task", "task: Research alpha", [
-            ("subagent", "researcher: Research alpha", [
-                ("model", "ScriptedChatModel"),
-                ("tool", "lookup"),
-                ("model", "ScriptedChatModel"),
-            ]),
-        ]),
-        ("task", "task: Research beta", [
-            ("subagent", "researcher: Research beta", [
-                ("model", "ScriptedChatModel"),
-                ("task", "task: Draft beta notes", [
-                    ("subagent", "writer: Draft beta notes", [("model", "ScriptedChatModel")]),
-                ]),
-                ("model", "ScriptedChatModel"),
-            ]),
-        ]),
-        ("task", "task: Write the summary", [
-            ("subagent", "writer: Write the summary", [
-                ("model", "ScriptedChatModel"),
-                ("tool", "save_note"),
-                ("model", "ScriptedChatModel"),
-            ]),
-        ]),
-        ("model", "ScriptedChatModel"),
-    ]),
+    (
+        "agent",
+        "main",
+        [
+            ("model", "ScriptedChatModel"),
+            (
+                "task",
+                "task: Research alpha",
+                [
+                    (
+                        "subagent",
+                        "researcher: Research alpha",
+                        [
+                            ("model", "ScriptedChatModel"),
+                            ("tool", "lookup"),
+                            ("model", "ScriptedChatModel"),
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "task",
+                "task: Research beta",
+                [
+                    (
+                        "subagent",
+                        "researcher: Research beta",
+                        [
+                            ("model", "ScriptedChatModel"),
+                            (
+                                "task",
+                                "task: Draft beta notes",
+                                [
+                                    (
+                                        "subagent",
+                                        "writer: Draft beta notes",
+                                        [("model", "ScriptedChatModel")],
+                                    ),
+                                ],
+                            ),
+                            ("model", "ScriptedChatModel"),
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "task",
+                "task: Write the summary",
+                [
+                    (
+                        "subagent",
+                        "writer: Write the summary",
+                        [
+                            ("model", "ScriptedChatModel"),
+                            ("tool", "save_note"),
+                            ("model", "ScriptedChatModel"),
+                        ],
+                    ),
+                ],
+            ),
+            ("model", "ScriptedChatModel"),
+        ],
+    ),
 ]
 
 FROM_MAIN = {
@@ -230,7 +274,9 @@ NBAGENTS_DIFFS = {
     "Write the summary": {**FROM_MAIN, "returned": ["files"]},
     # The researcher's state at its call: the brief, its own AI turn, and the files it got.
     "Draft beta notes": {
-        "withheld": {"messages": "2 items"}, "passed": {"files": "1 item"}, "returned": []
+        "withheld": {"messages": "2 items"},
+        "passed": {"files": "1 item"},
+        "returned": [],
     },
 }
 
@@ -292,11 +338,15 @@ async def test_nbagents_tree_tokens_and_diffs(mode: str) -> None:
             continue
         art = found[r.description]
         assert art["tokens"] == {
-            "input": r.tokens_own.input, "output": r.tokens_own.output, "total": r.tokens_own.total
+            "input": r.tokens_own.input,
+            "output": r.tokens_own.output,
+            "total": r.tokens_own.total,
         }
         assert art["tokens_including_descendants"]["total"] == r.tokens_total.total
         assert art["state"] == {
-            "withheld": dict(r.withheld), "passed": dict(r.passed), "returned": list(r.returned)
+            "withheld": dict(r.withheld),
+            "passed": dict(r.passed),
+            "returned": list(r.returned),
         }
         assert art["depth"] == r.depth
 
@@ -323,16 +373,19 @@ async def test_nbagents_subagent_inputs_and_outputs_are_messages() -> None:
     tracer, recorder = Tracer(), UsageRecorder()
     await run("invoke", nbagents_agent(), INPUT, tracer, recorder)
     trace = tracer.trace
-    sub = next(s for s in spans_by_kind(trace, "subagent") if s.attributes["description"] == (
-        "Write the summary"
-    ))
+    sub = next(
+        s
+        for s in spans_by_kind(trace, "subagent")
+        if s.attributes["description"] == ("Write the summary")
+    )
     assert sub.inputs["messages"] == [{"type": "human", "content": "Write the summary"}]
     assert sub.inputs["files"] == {"readme.md": "hello"}
     assert "secret" not in sub.inputs
     assert sub.outputs["files"] == {"readme.md": "hello", "summary.md": "S"}
     task = trace.parent(sub)
     assert task is not None and task.inputs == {
-        "description": "Write the summary", "subagent_type": "writer"
+        "description": "Write the summary",
+        "subagent_type": "writer",
     }
     assert task.outputs["type"] == "command"
     tool_message = task.outputs["update"]["messages"][0]
@@ -348,17 +401,19 @@ async def test_nbagents_subagent_inputs_and_outputs_are_messages() -> None:
 async def test_failing_and_unknown_subagents_are_errors_in_the_trace() -> None:
     from nbagents.models import fail
 
-    model = ScriptedChatModel(script={
-        "main": [
-            parallel(
-                delegate("good", "general-purpose"),
-                delegate("bad", "general-purpose"),
-                delegate("odd", "nope"),
-            ),
-            say("done"),
-        ],
-        "general-purpose": {"good": ["fine"], "bad": [fail("boom")]},
-    })
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                parallel(
+                    delegate("good", "general-purpose"),
+                    delegate("bad", "general-purpose"),
+                    delegate("odd", "nope"),
+                ),
+                say("done"),
+            ],
+            "general-purpose": {"good": ["fine"], "bad": [fail("boom")]},
+        }
+    )
     with recording() as tracer:
         create_deep_agent(model).invoke({"messages": [HumanMessage("go")]})
     trace = tracer.trace
@@ -394,69 +449,116 @@ def upstream_agent() -> Any:
     from deepagents.backends import StateBackend
     from deepagents.middleware.subagents import SubAgentMiddleware as UpstreamSubAgents
 
-    model = ScriptedChatModel(script={
-        "main": [
-            call("write_file", file_path="/notes.md", content="hello world"),
-            parallel(
-                delegate("Research alpha", "researcher"),
-                delegate("Research beta", "researcher"),
-                delegate("Write the summary", "general-purpose"),
-            ),
-            say("All done."),
-        ],
-        "researcher": {
-            "Research alpha": [
-                call("write_file", file_path="/alpha.md", content="A"), say("alpha is fine")
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                call("write_file", file_path="/notes.md", content="hello world"),
+                parallel(
+                    delegate("Research alpha", "researcher"),
+                    delegate("Research beta", "researcher"),
+                    delegate("Write the summary", "general-purpose"),
+                ),
+                say("All done."),
             ],
-            "Research beta": [delegate("Draft beta notes", "general-purpose"), "beta is fine"],
-        },
-        "general-purpose": {"Write the summary": ["summary"], "Draft beta notes": ["draft"]},
-    })
+            "researcher": {
+                "Research alpha": [
+                    call("write_file", file_path="/alpha.md", content="A"),
+                    say("alpha is fine"),
+                ],
+                "Research beta": [delegate("Draft beta notes", "general-purpose"), "beta is fine"],
+            },
+            "general-purpose": {"Write the summary": ["summary"], "Draft beta notes": ["draft"]},
+        }
+    )
     # Upstream sub-agents get no ``task`` tool; give the researcher one to nest.
     nested = UpstreamSubAgents(
         backend=StateBackend(),
-        subagents=[{
-            "name": "general-purpose", "description": "Anything.", "system_prompt": "Help.",
-            "model": model, "tools": [],
-        }],
+        subagents=[
+            {
+                "name": "general-purpose",
+                "description": "Anything.",
+                "system_prompt": "Help.",
+                "model": model,
+                "tools": [],
+            }
+        ],
     )
     return deepagents.create_deep_agent(
         model,
         name="main",
-        subagents=[{
-            "name": "researcher", "description": "Researches.", "system_prompt": "Research.",
-            "middleware": [nested],
-        }],
+        subagents=[
+            {
+                "name": "researcher",
+                "description": "Researches.",
+                "system_prompt": "Research.",
+                "middleware": [nested],
+            }
+        ],
     )
 
 
 UPSTREAM_SHAPE = [
-    ("agent", "main", [
-        ("model", "ScriptedChatModel"),
-        ("tool", "write_file"),
-        ("model", "ScriptedChatModel"),
-        ("task", "task: Research alpha", [
-            ("subagent", "researcher: Research alpha", [
-                ("model", "ScriptedChatModel"),
-                ("tool", "write_file"),
-                ("model", "ScriptedChatModel"),
-            ]),
-        ]),
-        ("task", "task: Research beta", [
-            ("subagent", "researcher: Research beta", [
-                ("model", "ScriptedChatModel"),
-                ("task", "task: Draft beta notes", [
-                    ("subagent", "general-purpose: Draft beta notes",
-                     [("model", "ScriptedChatModel")]),
-                ]),
-                ("model", "ScriptedChatModel"),
-            ]),
-        ]),
-        ("task", "task: Write the summary", [
-            ("subagent", "general-purpose: Write the summary", [("model", "ScriptedChatModel")]),
-        ]),
-        ("model", "ScriptedChatModel"),
-    ]),
+    (
+        "agent",
+        "main",
+        [
+            ("model", "ScriptedChatModel"),
+            ("tool", "write_file"),
+            ("model", "ScriptedChatModel"),
+            (
+                "task",
+                "task: Research alpha",
+                [
+                    (
+                        "subagent",
+                        "researcher: Research alpha",
+                        [
+                            ("model", "ScriptedChatModel"),
+                            ("tool", "write_file"),
+                            ("model", "ScriptedChatModel"),
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "task",
+                "task: Research beta",
+                [
+                    (
+                        "subagent",
+                        "researcher: Research beta",
+                        [
+                            ("model", "ScriptedChatModel"),
+                            (
+                                "task",
+                                "task: Draft beta notes",
+                                [
+                                    (
+                                        "subagent",
+                                        "general-purpose: Draft beta notes",
+                                        [("model", "ScriptedChatModel")],
+                                    ),
+                                ],
+                            ),
+                            ("model", "ScriptedChatModel"),
+                        ],
+                    ),
+                ],
+            ),
+            (
+                "task",
+                "task: Write the summary",
+                [
+                    (
+                        "subagent",
+                        "general-purpose: Write the summary",
+                        [("model", "ScriptedChatModel")],
+                    ),
+                ],
+            ),
+            ("model", "ScriptedChatModel"),
+        ],
+    ),
 ]
 
 # Inferred from the child's input against the parent's state at the call: main has the user
@@ -467,7 +569,9 @@ UPSTREAM_DIFFS = {
     "Research beta": {**UPSTREAM_FROM_MAIN, "returned": []},
     "Write the summary": {**UPSTREAM_FROM_MAIN, "returned": []},
     "Draft beta notes": {
-        "withheld": {"messages": "2 items"}, "passed": {"files": "1 item"}, "returned": []
+        "withheld": {"messages": "2 items"},
+        "passed": {"files": "1 item"},
+        "returned": [],
     },
 }
 
@@ -539,10 +643,14 @@ def test_plain_langgraph_graph_shows_its_nodes() -> None:
         model.invoke("and again")
     trace = tracer.trace
     assert shape(trace) == [
-        ("agent", "LangGraph", [
-            ("chain", "bump"),
-            ("chain", "talk", [("model", "ScriptedChatModel")]),
-        ]),
+        (
+            "agent",
+            "LangGraph",
+            [
+                ("chain", "bump"),
+                ("chain", "talk", [("model", "ScriptedChatModel")]),
+            ],
+        ),
         ("model", "ScriptedChatModel"),
     ]
     root = trace.roots[0]
@@ -624,4 +732,3 @@ def test_agent_spans_hide_langgraph_plumbing_but_keep_it() -> None:
     assert model_node.inputs["messages"] == "1 item"
     carried = [s.inputs if isinstance(s.inputs, dict) else {"": s.inputs} for s in chains]
     assert all(isinstance(v, str) for sizes in carried for v in sizes.values())
-

@@ -14,7 +14,7 @@ from langchain_core.tools import tool
 from nbagents import ScriptedChatModel, Trace, create_deep_agent
 from nbagents.models import call, delegate, fail, parallel, say
 from nbagents.tracing import TraceFormatError, recording
-from nbagents.tracing.jsonio import VERSION
+from nbagents.tracing._jsonio import VERSION
 
 
 @tool
@@ -25,21 +25,23 @@ def lookup(query: str) -> str:
 
 @pytest.fixture(scope="module")
 def trace() -> Trace:
-    model = ScriptedChatModel(script={
-        "main": [
-            parallel(
-                delegate("Research alpha", "researcher"),
-                delegate("Research beta", "researcher"),
-                delegate("Break", "general-purpose"),
-            ),
-            say("All done."),
-        ],
-        "researcher": {
-            "Research alpha": [call("lookup", query="alpha"), say("alpha")],
-            "Research beta": [delegate("nested", "general-purpose"), say("beta")],
-        },
-        "general-purpose": {"nested": ["deep"], "Break": [fail("boom")]},
-    })
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                parallel(
+                    delegate("Research alpha", "researcher"),
+                    delegate("Research beta", "researcher"),
+                    delegate("Break", "general-purpose"),
+                ),
+                say("All done."),
+            ],
+            "researcher": {
+                "Research alpha": [call("lookup", query="alpha"), say("alpha")],
+                "Research beta": [delegate("nested", "general-purpose"), say("beta")],
+            },
+            "general-purpose": {"nested": ["deep"], "Break": [fail("boom")]},
+        }
+    )
     agent = create_deep_agent(
         model,
         [lookup],
@@ -101,12 +103,22 @@ def _valid(trace: Trace) -> dict[str, Any]:
         (lambda t: "[1, 2, 3]", "not an nbagents trace"),
         (lambda t: json.dumps({"cells": [], "nbformat": 4}), "not an nbagents trace"),
         (lambda t: json.dumps({**_valid(t), "version": VERSION + 1}), "newer than this"),
-        (lambda t: json.dumps({**_valid(t), "version": "1"}), "no valid \"version\""),
-        (lambda t: json.dumps({**_valid(t), "spans": {}}), "no \"spans\" list"),
+        (lambda t: json.dumps({**_valid(t), "version": "1"}), 'no valid "version"'),
+        (lambda t: json.dumps({**_valid(t), "spans": {}}), 'no "spans" list'),
         (lambda t: json.dumps({**_valid(t), "finished": "false"}), "should be true or false"),
     ],
-    ids=["empty", "truncated-half", "truncated-end", "corrupt", "list", "notebook", "newer",
-         "string-version", "spans-not-list", "finished-string"],
+    ids=[
+        "empty",
+        "truncated-half",
+        "truncated-end",
+        "corrupt",
+        "list",
+        "notebook",
+        "newer",
+        "string-version",
+        "spans-not-list",
+        "finished-string",
+    ],
 )
 def test_bad_files_name_the_problem(trace: Trace, make: Any, message: str) -> None:
     with pytest.raises(TraceFormatError, match=message.replace("(", r"\(")):

@@ -23,10 +23,15 @@ def echo(text: str) -> str:
 
 
 def agent(n: int = N) -> Any:
-    model = ScriptedChatModel(script={
-        "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(n))), say("all done")],
-        "worker": {"*": [call("echo", text="ping"), say("done")]},
-    })
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                parallel(*(delegate(f"job {i}", "worker") for i in range(n))),
+                say("all done"),
+            ],
+            "worker": {"*": [call("echo", text="ping"), say("done")]},
+        }
+    )
     worker = {"name": "worker", "description": "Works.", "system_prompt": "Work.", "tools": [echo]}
     return create_deep_agent(model, [echo], subagents=[worker])
 

@@ -15,10 +15,10 @@ from langgraph.types import Command, Send
 from pydantic import BaseModel
 
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
+from nbagents._contract import describe_size
 from nbagents.models import delegate, say
-from nbagents.sizes import describe_size
 from nbagents.tracing import recording
-from nbagents.tracing.jsonready import MAX_ITEMS, MAX_STRING, jsonready
+from nbagents.tracing._jsonready import MAX_ITEMS, MAX_STRING, jsonready
 
 
 def small_agent() -> Any:
@@ -40,7 +40,8 @@ def test_recording_attaches_to_every_run_and_ends_the_trace() -> None:
         model.invoke("hello")
     assert tracer.trace.finished
     assert [(r.kind, r.name) for r in tracer.trace.roots] == [
-        ("agent", "main"), ("model", "ScriptedChatModel")
+        ("agent", "main"),
+        ("model", "ScriptedChatModel"),
     ]
     assert len(tracer.trace.subagents) == 1
     before = len(tracer.trace)
@@ -114,7 +115,7 @@ def test_listeners_hear_every_start_and_end() -> None:
 def test_a_failing_tracer_never_breaks_the_run(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import nbagents.tracing.tracer as tracer_module
+    import nbagents.tracing._tracer as tracer_module
 
     def explode(value: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tracer bug")
@@ -188,8 +189,12 @@ def test_jsonready_messages_models_and_commands() -> None:
         "tool_calls": [{"name": "lookup", "args": {"q": "x"}, "id": "c1"}],
     }
     assert out["tool"] == {
-        "type": "tool", "content": "res", "name": "lookup", "tool_call_id": "c1",
-        "status": "error", "artifact": [1],
+        "type": "tool",
+        "content": "res",
+        "name": "lookup",
+        "tool_call_id": "c1",
+        "status": "error",
+        "artifact": [1],
     }
     assert out["box"] == {"label": "b", "points": [{"x": 1, "y": 2}]}
     assert out["command"] == {"type": "command", "update": {"n": 1}, "goto": "next"}
@@ -222,5 +227,12 @@ def test_jsonready_is_bounded() -> None:
 def test_state_sizes_read_as_words() -> None:
     values = ["abc", b"ab", [1], [1, 2], {"a": 1}, set(), 3, None]
     assert [describe_size(v) for v in values] == [
-        "3 chars", "2 bytes", "1 item", "2 items", "1 item", "0 items", "int", "NoneType"
+        "3 chars",
+        "2 bytes",
+        "1 item",
+        "2 items",
+        "1 item",
+        "0 items",
+        "int",
+        "NoneType",
     ]

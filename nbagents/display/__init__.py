@@ -4,7 +4,7 @@ Views only read traces; they never touch callbacks. Importing this package does 
 ipywidgets: the live view lives in :mod:`nbagents.display.live` (``LiveView``, ``live_view``).
 """
 
-from nbagents.display.graph import trace_graphviz
-from nbagents.display.html import trace_html
+from nbagents.display._graph import trace_graphviz
+from nbagents.display._html import trace_html
 
 __all__ = ["trace_graphviz", "trace_html"]

@@ -8,8 +8,8 @@ a second (ipykernel forwards widget messages from worker threads while the cell 
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output's ``text/html`` with the final snapshot.
 
-Nothing here can break the agent run: every failure of the view is logged once on the
-``nbagents`` logger and swallowed.
+Nothing here can break the agent run: every failure of the view goes through one
+:class:`~nbagents._guard.Guard`, logged once on the ``nbagents`` logger and swallowed.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from nbagents.display.html import render_view, trace_css
-from nbagents.display.viewmodel import build_view
+from nbagents._guard import Guard
+from nbagents._kernel import kernel_shell as _kernel_shell
+from nbagents.display._html import render_view, trace_css
+from nbagents.display._viewmodel import build_view
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -93,7 +95,7 @@ class LiveView:
         self._sync_lock = threading.Lock()
         self._last_json = ""
         self._finished = False
-        self._failed_once = False
+        self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
         self._unregister_cell_hook: Callable[[], None] | None = None
 
     # -- following the trace -------------------------------------------------------------------
@@ -219,14 +221,6 @@ class LiveView:
         self.start()
         return self._bundle()
 
-    def _guard(self, fn: Callable[[], Any]) -> None:
-        try:
-            fn()
-        except Exception:
-            if not self._failed_once:
-                self._failed_once = True
-                logger.exception("The nbagents live view failed; the run goes on without it.")
-
     def __enter__(self) -> LiveView:
         return self.show()
 
@@ -234,30 +228,15 @@ class LiveView:
         self.finish()
 
 
-def live_view(trace: Trace) -> LiveView | None:
+def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:
     """Show a live view of ``trace`` in the current cell when running in a kernel, else None.
 
     Never raises: for callers such as ``nbagents.trace()`` that must not break the run.
     """
-    try:
-        if _kernel_shell() is None:
-            return None
-        return LiveView(trace).show()
-    except Exception:
-        logger.exception("The nbagents live view could not be shown; the run goes on without it.")
+    if _kernel_shell() is None:
         return None
-
-
-def _kernel_shell() -> Any:
-    """The IPython shell when running in a kernel that can show widgets, else None."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency of ipywidgets
-        return None
-    shell = get_ipython()
-    if shell is None or getattr(shell, "kernel", None) is None:
-        return None
-    return shell
+    guard = Guard("The nbagents live view could not be shown; the run goes on without it.")
+    return guard.run(lambda: LiveView(trace).show(auto_finish=auto_finish))
 
 
 def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:

@@ -1,14 +1,14 @@
 """Chat models that need no key: the scripted model and turn helpers."""
 
-from nbagents.models.cassette import (
+from nbagents.models._cassette import (
     Cassette,
     CassetteError,
     CassetteFormatError,
     CassetteMissError,
 )
+from nbagents.models._scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
+from nbagents.models._turns import Turn, call, delegate, fail, parallel, say
 from nbagents.models.replay import RecordingChatModel, recorded
-from nbagents.models.scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
-from nbagents.models.turns import Turn, call, delegate, fail, parallel, say
 
 __all__ = [
     "Cassette",

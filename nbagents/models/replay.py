@@ -19,11 +19,9 @@ the cassette has and records the rest.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
@@ -33,25 +31,26 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
-    HumanMessage,
-    InvalidToolCall,
-    SystemMessage,
-    ToolCall,
-    ToolCallChunk,
-    ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langchain_core.utils.utils import LC_ID_PREFIX
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import ConfigDict, PrivateAttr
 
-from nbagents.models.caller import calling_agent
-from nbagents.models.cassette import (
+from nbagents.models._caller import calling_agent
+from nbagents.models._canned import CannedChatModel
+from nbagents.models._cassette import (
     Cassette,
     CassetteMissError,
+)
+from nbagents.models._entries import (
+    Request,
+    closest,
+    count,
+    plain,
+    response_entry,
+    response_message,
 )
 
 __all__ = ["MODE_ENV", "CassetteMode", "RecordingChatModel", "recorded"]
@@ -60,178 +59,11 @@ CassetteMode: TypeAlias = Literal["record", "replay", "auto"]
 MODE_ENV = "NBAGENTS_CASSETTE_MODE"
 
 _BIND_KEY = "nbagents_bind_tools"
-"""Call keyword holding ``bind_tools``' options, passed on to the wrapped model's ``bind_tools``."""
-_PREVIEW = 80
-
-
-# -- requests ----------------------------------------------------------------------------------
-
-
-class _Request:
-    """What identifies one model call in a cassette."""
-
-    def __init__(
-        self,
-        messages: Sequence[BaseMessage],
-        agent: str,
-        tools: Sequence[str],
-        tool_choice: Any,
-    ) -> None:
-        canonical = [_canonical(m) for m in messages]
-        self.agent = agent
-        self.tools = sorted(tools)
-        self.digests = [f"{c['type']}:{_digest(c)[:10]}" for c in canonical]
-        payload = {
-            "agent": agent,
-            "tools": self.tools,
-            "tool_choice": tool_choice,
-            "messages": canonical,
-        }
-        self.key = _digest(payload)[:24]
-        self.last = _describe_message(messages[-1]) if messages else "(no messages)"
-
-    def summary(self) -> dict[str, Any]:
-        """What the cassette stores beside the response: enough to explain a later miss."""
-        return {
-            "agent": self.agent,
-            "tools": self.tools,
-            "messages": self.digests,
-            "last": self.last,
-        }
-
-
-def _canonical(message: BaseMessage) -> dict[str, Any]:
-    if isinstance(message, SystemMessage):
-        kind = "system"
-    elif isinstance(message, HumanMessage):
-        kind = "human"
-    elif isinstance(message, AIMessage):
-        kind = "ai"
-    elif isinstance(message, ToolMessage):
-        kind = "tool"
-    else:
-        kind = message.type
-    item: dict[str, Any] = {"type": kind, "content": _plain(message.content)}
-    if isinstance(message, AIMessage) and message.tool_calls:
-        item["tool_calls"] = [[c["name"], _plain(c["args"])] for c in message.tool_calls]
-    if isinstance(message, ToolMessage):
-        item["name"] = message.name
-        item["status"] = message.status
-    return item
-
-
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _describe_message(message: BaseMessage) -> str:
-    text = " ".join(message.text.split())
-    if isinstance(message, AIMessage) and message.tool_calls:
-        calls = ", ".join(c["name"] for c in message.tool_calls)
-        text = f"{text} [calls {calls}]".strip()
-    if len(text) > _PREVIEW:
-        text = text[: _PREVIEW - 1] + "…"
-    return f"{message.type}: {text!r}"
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as plain JSON data (pydantic models dumped, anything else unknown as a string)."""
-    return json.loads(json.dumps(value, default=_json_default, ensure_ascii=False))
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return str(value)
-
-
-# -- responses ---------------------------------------------------------------------------------
-
-
-def _response_entry(message: BaseMessage) -> dict[str, Any]:
-    entry: dict[str, Any] = {"content": _plain(message.content)}
-    if isinstance(message, AIMessage):
-        if message.tool_calls:
-            entry["tool_calls"] = [
-                {"name": c["name"], "args": _plain(c["args"]), "id": c.get("id")}
-                for c in message.tool_calls
-            ]
-        if message.invalid_tool_calls:
-            entry["invalid_tool_calls"] = [_plain(dict(c)) for c in message.invalid_tool_calls]
-        if message.usage_metadata:
-            entry["usage_metadata"] = _plain(dict(message.usage_metadata))
-    if message.response_metadata:
-        entry["response_metadata"] = _plain(message.response_metadata)
-    if message.additional_kwargs:
-        entry["additional_kwargs"] = _plain(message.additional_kwargs)
-    # LangChain's own ids name a run, so they would differ on every recording; a provider's id
-    # (``chatcmpl-…``, ``msg_…``) is part of the response and is kept.
-    if message.id and not message.id.startswith(LC_ID_PREFIX):
-        entry["id"] = message.id
-    return entry
-
-
-def _message(entry: Mapping[str, Any]) -> AIMessage:
-    return AIMessage(
-        content=entry["content"],
-        tool_calls=[
-            ToolCall(name=c["name"], args=c["args"], id=c.get("id"), type="tool_call")
-            for c in entry.get("tool_calls", [])
-        ],
-        invalid_tool_calls=[
-            InvalidToolCall(
-                name=c.get("name"),
-                args=c.get("args"),
-                id=c.get("id"),
-                error=c.get("error"),
-                type="invalid_tool_call",
-            )
-            for c in entry.get("invalid_tool_calls", [])
-        ],
-        usage_metadata=entry.get("usage_metadata"),
-        response_metadata=dict(entry.get("response_metadata", {})),
-        additional_kwargs=dict(entry.get("additional_kwargs", {})),
-        id=entry.get("id"),
-    )
-
-
-def _chunks(entry: Mapping[str, Any], size: int) -> Iterator[ChatGenerationChunk]:
-    """The recorded response as stream chunks that merge back into exactly ``_message(entry)``."""
-    content = entry["content"]
-    message_id = entry.get("id")
-    if isinstance(content, str):
-        step = max(1, size)
-        for start in range(0, len(content), step):
-            piece = content[start : start + step]
-            yield ChatGenerationChunk(message=AIMessageChunk(content=piece, id=message_id))
-        last_content: str | list[Any] = ""
-    else:
-        # Provider content blocks merge by index; handing them over whole keeps them intact.
-        last_content = content
-    calls = [
-        ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c.get("id"), index=i)
-        for i, c in enumerate(entry.get("tool_calls", []))
-    ]
-    yield ChatGenerationChunk(
-        message=AIMessageChunk(
-            content=last_content,
-            id=message_id,
-            tool_call_chunks=calls,
-            usage_metadata=entry.get("usage_metadata"),
-            response_metadata=dict(entry.get("response_metadata", {})),
-            additional_kwargs=dict(entry.get("additional_kwargs", {})),
-            chunk_position="last",
-        )
-    )
-
 
 # -- the wrapper model -------------------------------------------------------------------------
 
 
-class RecordingChatModel(BaseChatModel):
+class RecordingChatModel(CannedChatModel):
     """A chat model that records another model's responses to a cassette, or replays them.
 
     ``inner`` is the model to record: a chat model, a ``"provider:model"`` string (only turned
@@ -251,8 +83,6 @@ class RecordingChatModel(BaseChatModel):
     """``None`` reads ``NBAGENTS_CASSETTE_MODE``, and defaults to ``"auto"``."""
     note: str | None = None
     """Written at the top of the cassette when recording, e.g. where the responses came from."""
-    stream_chunk_chars: int = 24
-    """Size of the text pieces a replayed response streams in."""
 
     _cassette: Cassette = PrivateAttr()
     _mode: CassetteMode = PrivateAttr(default="auto")
@@ -336,13 +166,13 @@ class RecordingChatModel(BaseChatModel):
 
     def _lookup(
         self, messages: list[BaseMessage], run_manager: Any, kwargs: Mapping[str, Any]
-    ) -> tuple[_Request, Mapping[str, Any] | None]:
+    ) -> tuple[Request, Mapping[str, Any] | None]:
         options = kwargs.get(_BIND_KEY) or {}
-        request = _Request(
+        request = Request(
             messages,
             _agent_name(run_manager),
             _tool_names(kwargs.get("tools")),
-            _plain(options.get("tool_choice")),
+            plain(options.get("tool_choice")),
         )
         if self._mode == "record":
             return request, None
@@ -353,13 +183,13 @@ class RecordingChatModel(BaseChatModel):
             raise self._miss(request)
         return request, None
 
-    def _store(self, request: _Request, message: BaseMessage) -> dict[str, Any]:
-        entry = _response_entry(message)
+    def _store(self, request: Request, message: BaseMessage) -> dict[str, Any]:
+        entry = response_entry(message)
         self._cassette.record(request.key, request.summary(), entry, self.note)
         return entry
 
     def _inner_call(
-        self, request: _Request, kwargs: Mapping[str, Any]
+        self, request: Request, kwargs: Mapping[str, Any]
     ) -> tuple[BaseChatModel, dict[str, Any]]:
         try:
             model = self._inner_model()
@@ -393,7 +223,7 @@ class RecordingChatModel(BaseChatModel):
 
     def _record(
         self,
-        request: _Request,
+        request: Request,
         messages: list[BaseMessage],
         stop: list[str] | None,
         run_manager: CallbackManagerForLLMRun | None,
@@ -409,7 +239,7 @@ class RecordingChatModel(BaseChatModel):
 
     async def _arecord(
         self,
-        request: _Request,
+        request: Request,
         messages: list[BaseMessage],
         stop: list[str] | None,
         run_manager: AsyncCallbackManagerForLLMRun | None,
@@ -421,7 +251,7 @@ class RecordingChatModel(BaseChatModel):
         result = await model._agenerate(messages, stop=stop, run_manager=run_manager, **call)
         return self._store(request, _final_message(result))
 
-    def _miss(self, request: _Request, cause: Exception | None = None) -> CassetteMissError:
+    def _miss(self, request: Request, cause: Exception | None = None) -> CassetteMissError:
         if self._mode == "replay":
             why = f"mode is {self._mode!r}"
         elif cause is not None:
@@ -434,12 +264,12 @@ class RecordingChatModel(BaseChatModel):
         lines = [
             f"No recorded response for this request of agent {request.agent or '(unnamed)'!r} "
             f"in cassette {self.cassette_path} ({why}).",
-            f"  key: {request.key}; {_count(len(request.digests), 'message')}, the last "
+            f"  key: {request.key}; {count(len(request.digests), 'message')}, the last "
             f"{request.last}; tools: {request.tools or 'none'}.",
         ]
-        closest = _closest(self._cassette, request)
-        if closest:
-            lines.append(f"  {closest}")
+        nearest = closest(self._cassette, request)
+        if nearest:
+            lines.append(f"  {nearest}")
         earlier = self._cassette.note_miss(request.agent, request.key)
         if earlier:
             agent, key = earlier[0]
@@ -458,56 +288,31 @@ class RecordingChatModel(BaseChatModel):
         )
         return error
 
-    # -- BaseChatModel hooks ---------------------------------------------------------------------
+    # -- CannedChatModel hooks -------------------------------------------------------------------
 
-    def _generate(
+    def _respond(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: Mapping[str, Any],
+    ) -> AIMessage:
         request, entry = self._lookup(messages, run_manager, kwargs)
         if entry is None:
             entry = self._record(request, messages, stop, run_manager, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=_message(entry))])
+        return response_message(entry)
 
-    async def _agenerate(
+    async def _arespond(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        kwargs: Mapping[str, Any],
+    ) -> AIMessage:
         request, entry = self._lookup(messages, run_manager, kwargs)
         if entry is None:
             entry = await self._arecord(request, messages, stop, run_manager, kwargs)
-        return ChatResult(generations=[ChatGeneration(message=_message(entry))])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        request, entry = self._lookup(messages, run_manager, kwargs)
-        if entry is None:
-            entry = self._record(request, messages, stop, run_manager, kwargs)
-        yield from _chunks(entry, self.stream_chunk_chars)
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        request, entry = self._lookup(messages, run_manager, kwargs)
-        if entry is None:
-            entry = await self._arecord(request, messages, stop, run_manager, kwargs)
-        for chunk in _chunks(entry, self.stream_chunk_chars):
-            yield chunk
+        return response_message(entry)
 
 
 def recorded(
@@ -565,48 +370,3 @@ def _final_message(result: ChatResult) -> BaseMessage:
             update={"response_metadata": {**extra, **message.response_metadata}}
         )
     return message
-
-
-def _closest(cassette: Cassette, request: _Request) -> str:
-    """Where the recording of the same agent that agrees longest with ``request`` parts from it."""
-    best: tuple[tuple[int, int], str, Mapping[str, Any]] | None = None
-    for key, value in cassette.interactions().items():
-        summary = value.get("request") or {}
-        if summary.get("agent") != request.agent:
-            continue
-        digests = list(summary.get("messages") or [])
-        shared = 0
-        for a, b in zip(digests, request.digests, strict=False):
-            if a != b:
-                break
-            shared += 1
-        # Longest shared prefix first; among equals, the conversation of the closest length.
-        rank = (shared, -abs(len(digests) - len(request.digests)))
-        if best is None or rank > best[0]:
-            best = (rank, key, summary)
-    if best is None:
-        agents = sorted(
-            {str((v.get("request") or {}).get("agent")) for v in cassette.interactions().values()}
-        )
-        return f"The cassette has no request of this agent; it has: {agents or 'none'}."
-    (shared, _), key, summary = best
-    size = len(summary.get("messages") or [])
-    if shared == size == len(request.digests):
-        return (
-            f"The closest recording ({key}) has the same messages but other tools: "
-            f"{summary.get('tools')}."
-        )
-    if shared < min(size, len(request.digests)):
-        kind = request.digests[shared].split(":", 1)[0]
-        return (
-            f"The closest recording of this agent ({key}, {_count(size, 'message')}) first "
-            f"differs at message {shared + 1}, a {kind} message."
-        )
-    return (
-        f"The closest recording of this agent ({key}) has {size} messages and this request "
-        f"{len(request.digests)}; they agree up to message {shared}."
-    )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,10 +1,10 @@
 """The sub-agent system: specs, the ``task`` tool's middleware and ``create_deep_agent``."""
 
-from nbagents.subagents.factory import create_deep_agent
-from nbagents.subagents.loader import SubAgentFileError, load_subagents
-from nbagents.subagents.middleware import SubAgentMiddleware
-from nbagents.subagents.results import StateDiff, SubAgentArtifact
-from nbagents.subagents.specs import (
+from nbagents.subagents._factory import create_deep_agent
+from nbagents.subagents._loader import SubAgentFileError, load_subagents
+from nbagents.subagents._middleware import SubAgentMiddleware
+from nbagents.subagents._results import StateDiff, SubAgentArtifact
+from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,

@@ -1,9 +1,9 @@
 """Tracing: the ``Trace``/``Span`` data model, its JSON format and the callback handler."""
 
-from nbagents.tracing.context import recording
-from nbagents.tracing.jsonio import TraceFormatError
+from nbagents.tracing._jsonio import TraceFormatError
+from nbagents.tracing._recording import recording
+from nbagents.tracing._tracer import Tracer
 from nbagents.tracing.model import Span, SubAgentRecord, TokenUsage, Trace
-from nbagents.tracing.tracer import Tracer
 
 __all__ = [
     "Span",

@@ -5,10 +5,15 @@ Plain data only: views render it, the tracer fills it, JSON stores it.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from nbagents._guard import Guard
+from nbagents._tokens import TokenUsage
 
 if TYPE_CHECKING:
     import graphviz
@@ -18,42 +23,6 @@ __all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Tr
 
 SpanKind = Literal["agent", "subagent", "task", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted"]
-
-
-
-@dataclass(frozen=True)
-class TokenUsage:
-    """Token counts of one model call, or a sum of them."""
-
-    input: int = 0
-    output: int = 0
-    total: int = 0
-    cache_read: int = 0
-
-    def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.input + other.input,
-            self.output + other.output,
-            self.total + other.total,
-            self.cache_read + other.cache_read,
-        )
-
-    def __bool__(self) -> bool:
-        return bool(self.input or self.output or self.total or self.cache_read)
-
-    @classmethod
-    def from_usage_metadata(cls, usage: Mapping[str, Any] | None) -> TokenUsage:
-        """From LangChain's ``usage_metadata`` (``input_tokens``, ``output_tokens``, …)."""
-        if not usage:
-            return cls()
-        details = usage.get("input_token_details") or {}
-        inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
-        return cls(
-            input=inp,
-            output=out,
-            total=int(usage.get("total_tokens", inp + out)),
-            cache_read=int(details.get("cache_read", 0) or 0),
-        )
 
 
 @dataclass
@@ -151,6 +120,7 @@ class Trace:
         self._children: dict[str | None, list[str]] = {}
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
+        self._listener_guard = Guard("A trace listener failed: {name}; the run goes on.")
         self.title = title
         self.finished = False
         """True once the traced block or run has ended."""
@@ -184,10 +154,7 @@ class Trace:
         with self._lock:
             listeners = list(self._listeners)
         for listener in listeners:
-            try:
-                listener(self)
-            except Exception:  # a view's failure must not reach the agent
-                _log_listener_failure(listener)
+            self._listener_guard.run(listener, self)
 
     @property
     def lock(self) -> threading.RLock:
@@ -308,7 +275,7 @@ class Trace:
     @property
     def subagents(self) -> list[SubAgentRecord]:
         """One record per sub-agent spawn, in call order (the same for equal runs)."""
-        from nbagents.tracing.records import subagent_records
+        from nbagents.tracing._records import subagent_records
 
         return subagent_records(self)
 
@@ -316,37 +283,33 @@ class Trace:
 
     def token_usage(self, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``."""
-        from nbagents.tracing.frames import token_usage_frame
+        from nbagents.tracing._frames import token_usage_frame
 
         return token_usage_frame(self, per)
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per span, depth first in call order, plumbing included (see ``hidden``)."""
-        from nbagents.tracing.frames import spans_frame
+        from nbagents.tracing._frames import spans_frame
 
         return spans_frame(self)
 
     def to_json(self, *, indent: int | None = None) -> str:
-        from nbagents.tracing.jsonio import trace_to_json
+        from nbagents.tracing._jsonio import trace_to_json
 
         return trace_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
-        from nbagents.tracing.jsonio import trace_from_json
+        from nbagents.tracing._jsonio import trace_from_json
 
         return trace_from_json(text)
 
-    def save(self, path: str | Any) -> None:
-        from pathlib import Path
-
+    def save(self, path: str | os.PathLike[str]) -> None:
         Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | Any) -> Trace:
-        from pathlib import Path
-
-        from nbagents.tracing.jsonio import TraceFormatError
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
+        from nbagents.tracing._jsonio import TraceFormatError
 
         file = Path(path)
         try:
@@ -360,21 +323,23 @@ class Trace:
 
     def to_html(self) -> str:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
-        from nbagents.display.html import trace_html
+        from nbagents.display._html import trace_html
 
         html: str = trace_html(self)
         return html
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
-        from nbagents.display.graph import trace_graphviz
+        from nbagents.display._graph import trace_graphviz
 
         return trace_graphviz(self)
 
     def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None
+        self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> dict[str, str]:
-        return {"text/plain": self.summary(), "text/html": self.to_html()}
+        from nbagents._notebook import trace_bundle
+
+        return trace_bundle(self, include, exclude)
 
     def failures(self) -> int:
         """How many visible steps ended in an error: the views' "failed" count."""
@@ -415,9 +380,3 @@ def _ordered(spans: list[Span]) -> list[Span]:
         return (batch_start[batch], int(span.attributes.get("call_index", 0)), span.start)
 
     return sorted(spans, key=key)
-
-
-def _log_listener_failure(listener: Listener) -> None:
-    import logging
-
-    logging.getLogger("nbagents").exception("A trace listener failed: %r", listener)

@@ -1,6 +1,6 @@
 // nbagents live trace view (anywidget ESM).
 //
-// Renders the JSON view built by nbagents.display.viewmodel.build_view. Every text from the
+// Renders the JSON view built by nbagents.display._viewmodel.build_view. Every text from the
 // trace goes through textContent; class names come from fixed tables; inline styles only get
 // numbers. No innerHTML anywhere.
 

@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 
-from nbagents.sizes import describe_size
+from nbagents._contract import describe_size
 
 __all__ = ["MAX_CHARS", "MAX_ITEMS", "MAX_STRING", "jsonready", "message_dict", "shape"]
 

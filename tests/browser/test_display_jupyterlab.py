@@ -1,27 +1,20 @@
 """The live view in real JupyterLab (Debian's Chromium): the tree grows while ``%%trace`` runs a
 synchronous ``invoke``, and the saved notebook holds the final static HTML snapshot.
 
-Uses the browser harness of ``tests/browser`` (its fixtures are imported below).
+Uses the browser harness of ``tests/browser`` (its fixtures come from ``conftest.py``).
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "browser"))
-
-from labharness import browser, lab, lab_server, pytest_runtest_makereport
-
-__all__ = ["browser", "lab", "lab_server", "pytest_runtest_makereport"]
-
 pytestmark = pytest.mark.browser
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parent.parent
 ROWS = ".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live .nba-row"
 
 
@@ -30,7 +23,7 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
         "display_live_check.ipynb",
         [
             f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
-            "from test_display_fixtures import make_agent\n"
+            "from display_fixtures import make_agent\n"
             "agent = make_agent(latency=0.4)\n"
             "%load_ext nbagents",
             "%%trace t\nout = agent.invoke({'messages': [('user', 'go')]})",

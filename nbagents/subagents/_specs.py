@@ -11,6 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
+from nbagents._contract import GENERAL_PURPOSE
+
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
     "GENERAL_PURPOSE_SUBAGENT",
@@ -52,7 +54,7 @@ class CompiledSubAgent(TypedDict):
 #: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
 #: that name is given: the main model and tools, a generic prompt.
 GENERAL_PURPOSE_SUBAGENT: SubAgent = {
-    "name": "general-purpose",
+    "name": GENERAL_PURPOSE,
     "description": (
         "General-purpose agent for researching complex questions, searching for information "
         "and carrying out multi-step tasks on its own, with the main agent's own tools."

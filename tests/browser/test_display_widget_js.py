@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from test_display_fixtures import XSS_PAYLOADS, build_trace
-
-sys.path.insert(0, str(Path(__file__).parent / "browser"))
+from display_fixtures import XSS_PAYLOADS, build_trace
 from labharness import unavailable
 
+from nbagents.display._viewmodel import build_view
 from nbagents.display.live import TraceWidget
-from nbagents.display.viewmodel import build_view
 
 pytestmark = pytest.mark.browser
 

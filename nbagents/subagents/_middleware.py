@@ -22,17 +22,17 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.types import Command
 
-from nbagents.runkeys import DEPTH_KEY
-from nbagents.subagents.prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
-from nbagents.subagents.spawn import OnError, Spawn
-from nbagents.subagents.specs import (
+from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
+from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
+from nbagents.subagents._spawn import OnError, Spawn
+from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
     SubAgent,
     validate_specs,
 )
-from nbagents.subagents.threads import with_threaded_coroutines
+from nbagents.subagents._threads import with_threaded_coroutines
 
 __all__ = ["SubAgentMiddleware"]
 
@@ -156,7 +156,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         super().__init__()
         specs = list(subagents)
         validate_specs(specs)
-        if general_purpose_agent and not any(s["name"] == "general-purpose" for s in specs):
+        if general_purpose_agent and not any(s["name"] == GENERAL_PURPOSE for s in specs):
             specs.insert(0, GENERAL_PURPOSE_SUBAGENT)
         if not specs:
             raise ValueError(
@@ -262,7 +262,7 @@ def _fill(template: str, agents: str) -> str:
 def _task_tool(registry: _Registry) -> BaseTool:
     # Omitting subagent_type means general-purpose; without one, a lone sub-agent is meant.
     names = list(registry.specs)
-    default_type = names[0] if len(names) == 1 else "general-purpose"
+    default_type = names[0] if len(names) == 1 else GENERAL_PURPOSE
 
     def prepare(description: str, subagent_type: str, runtime: ToolRuntime) -> Spawn | ToolMessage:
         call_id = runtime.tool_call_id or ""
@@ -308,9 +308,9 @@ def _task_tool(registry: _Registry) -> BaseTool:
         return await spawn.arun() if isinstance(spawn, Spawn) else spawn
 
     return StructuredTool.from_function(
-        func=task, coroutine=atask, name="task", description=registry.task_description
+        func=task, coroutine=atask, name=TASK_TOOL, description=registry.task_description
     )
 
 
 def _error(text: str, tool_call_id: str) -> ToolMessage:
-    return ToolMessage(content=text, tool_call_id=tool_call_id, name="task", status="error")
+    return ToolMessage(content=text, tool_call_id=tool_call_id, name=TASK_TOOL, status="error")

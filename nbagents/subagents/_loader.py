@@ -31,7 +31,7 @@ import yaml
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from nbagents.subagents.specs import SubAgent, validate_specs
+from nbagents.subagents._specs import SubAgent, validate_specs
 
 __all__ = ["AGENTS_FILE", "SubAgentFileError", "load_subagents"]
 

@@ -12,18 +12,16 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
-from nbagents.runkeys import DEPTH_KEY, SPAWN_KEY, SUBAGENT_TAG
-from nbagents.sizes import describe_size
-from nbagents.subagents.results import (
-    StateDiff,
-    SubAgentArtifact,
-    TokenCounts,
-    add_tokens,
-    nested_tokens,
-    own_tokens,
-    result_text,
-    zero_tokens,
+from nbagents._contract import (
+    DEPTH_KEY,
+    SPAWN_KEY,
+    SUBAGENT_TAG,
+    TASK_TOOL,
+    SpawnRecord,
+    describe_size,
 )
+from nbagents._tokens import TokenUsage
+from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 
 __all__ = ["OnError", "Spawn"]
 
@@ -58,14 +56,14 @@ class Spawn:
             metadata={
                 "lc_agent_name": self.name,
                 DEPTH_KEY: self.depth,
-                SPAWN_KEY: {
-                    "subagent": self.name,
-                    "description": self.description,
-                    "depth": self.depth,
-                    "tool_call_id": self.tool_call_id,
-                    "withheld": withheld,
-                    "passed": passed,
-                },
+                SPAWN_KEY: SpawnRecord(
+                    subagent=self.name,
+                    description=self.description,
+                    depth=self.depth,
+                    tool_call_id=self.tool_call_id,
+                    withheld=withheld,
+                    passed=passed,
+                ),
             },
         )
 
@@ -107,14 +105,14 @@ class Spawn:
             for k, v in result.items()
             if k not in self.excluded and (k not in sent or _changed(sent[k], v))
         }
-        own = own_tokens(messages)
+        own = TokenUsage.from_messages(messages)
         artifact = self._artifact(
-            "ok", started, own, add_tokens(own, nested_tokens(messages)), sorted(update), None
+            "ok", started, own, own + nested_tokens(messages), sorted(update), None
         )
         message = ToolMessage(
             content=result_text(result, self.name),
             tool_call_id=self.tool_call_id,
-            name="task",
+            name=TASK_TOOL,
             artifact=artifact,
         )
         return Command(update={**update, "messages": [message]})
@@ -126,17 +124,17 @@ class Spawn:
         return ToolMessage(
             content=text,
             tool_call_id=self.tool_call_id,
-            name="task",
+            name=TASK_TOOL,
             status="error",
-            artifact=self._artifact("error", started, zero_tokens(), zero_tokens(), [], text),
+            artifact=self._artifact("error", started, TokenUsage(), TokenUsage(), [], text),
         )
 
     def _artifact(
         self,
         status: str,
         started: float,
-        own: TokenCounts,
-        total: TokenCounts,
+        own: TokenUsage,
+        total: TokenUsage,
         returned: list[str],
         error: str | None,
     ) -> SubAgentArtifact:
@@ -147,8 +145,8 @@ class Spawn:
             status=status,
             depth=self.depth,
             duration_s=round(time.perf_counter() - started, 6),
-            tokens=own,
-            tokens_including_descendants=total,
+            tokens=own.counts(),
+            tokens_including_descendants=total.counts(),
             state=StateDiff(withheld=withheld, passed=passed, returned=returned),
             error=error,
         )

@@ -10,6 +10,8 @@ from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage
 
+from nbagents._contract import GENERAL_PURPOSE, TASK_TOOL
+
 __all__ = ["Turn", "TurnLike", "call", "delegate", "fail", "parallel", "say", "to_turn"]
 
 
@@ -63,9 +65,9 @@ def call(tool: str, /, **args: Any) -> Turn:
     return Turn(tool_calls=(ToolCallSpec(tool, args),))
 
 
-def delegate(description: str, subagent_type: str = "general-purpose") -> Turn:
+def delegate(description: str, subagent_type: str = GENERAL_PURPOSE) -> Turn:
     """A turn that calls ``task``: hands ``description`` to a ``subagent_type`` sub-agent."""
-    return call("task", description=description, subagent_type=subagent_type)
+    return call(TASK_TOOL, description=description, subagent_type=subagent_type)
 
 
 def parallel(*turns: Turn, text: str = "") -> Turn:

@@ -16,7 +16,7 @@ from html import escape
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
-from nbagents.display.viewmodel import (
+from nbagents.display._viewmodel import (
     KINDS,
     STATUSES,
     Json,
@@ -47,7 +47,7 @@ def trace_css() -> str:
 
 
 def render_view(view: Json) -> str:
-    """Render a view built by :func:`~nbagents.display.viewmodel.build_view`."""
+    """Render a view built by :func:`~nbagents.display._viewmodel.build_view`."""
     out: list[str] = [
         '<div class="nba-root nba-trace">',
         STYLE_OPEN,

@@ -6,26 +6,24 @@ import asyncio
 import copy
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
     HumanMessage,
-    ToolCallChunk,
 )
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, field_validator
 
-from nbagents.models.caller import calling_agent
-from nbagents.models.turns import Turn, to_turn
+from nbagents.models._caller import calling_agent
+from nbagents.models._canned import CannedChatModel
+from nbagents.models._turns import Turn, to_turn
 
 __all__ = ["ScriptExhaustedError", "ScriptedChatModel", "estimate_tokens"]
 
@@ -50,7 +48,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(CannedChatModel):
     """A chat model that replies from a script, for tutorials, tests and benchmarks.
 
     ``script`` maps an agent's name (the ``name`` given to ``create_deep_agent`` or a sub-agent's
@@ -77,8 +75,6 @@ class ScriptedChatModel(BaseChatModel):
     """Seconds every reply takes, to make parallelism and live views visible."""
     model_name: str = "scripted-model"
     """Reported in ``response_metadata`` like a real provider's model name."""
-    stream_chunk_chars: int = 24
-    """Size of the text pieces ``stream`` yields."""
     responder: Callable[[str, list[BaseMessage]], Any] | None = None
     """Optional fallback ``(agent, messages) -> reply`` for conversations the script lacks."""
 
@@ -169,79 +165,31 @@ class ScriptedChatModel(BaseChatModel):
             return _as_list(entry[ANY_TASK]) if ANY_TASK in entry else None
         return _as_list(entry)
 
-    # -- BaseChatModel hooks -------------------------------------------------------------------
+    # -- CannedChatModel hooks -----------------------------------------------------------------
 
-    def _generate(
+    def _respond(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: Mapping[str, Any],
+    ) -> AIMessage:
         message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
         if latency > 0:
             time.sleep(latency)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return message
 
-    async def _agenerate(
+    async def _arespond(
         self,
         messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        kwargs: Mapping[str, Any],
+    ) -> AIMessage:
         message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
         if latency > 0:
             await asyncio.sleep(latency)
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
-        if latency > 0:
-            time.sleep(latency)
-        for chunk in self._chunks(message):
-            if run_manager and chunk.text:
-                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-            yield chunk
-
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
-        if latency > 0:
-            await asyncio.sleep(latency)
-        for chunk in self._chunks(message):
-            if run_manager and chunk.text:
-                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
-            yield chunk
-
-    def _chunks(self, message: AIMessage) -> Iterator[ChatGenerationChunk]:
-        text = message.text
-        size = max(1, self.stream_chunk_chars)
-        for start in range(0, len(text), size):
-            yield ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + size]))
-        yield ChatGenerationChunk(
-            message=AIMessageChunk(
-                content="",
-                tool_call_chunks=[
-                    ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
-                    for i, c in enumerate(message.tool_calls)
-                ],
-                usage_metadata=message.usage_metadata,
-                response_metadata=message.response_metadata,
-                chunk_position="last",
-            )
-        )
+        return message
 
 
 def _agent_name(run_manager: Any, script: Mapping[str, Any]) -> str:

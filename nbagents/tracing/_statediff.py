@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nbagents.sizes import describe_size
+from nbagents._contract import describe_size
 
 __all__ = ["infer_diff", "node_updates"]
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nbagents._versioned import VersionedJSON
+
 __all__ = [
     "CASSETTE_FORMAT",
     "CASSETTE_VERSION",
@@ -36,6 +38,23 @@ class CassetteError(Exception):
 
 class CassetteFormatError(CassetteError, ValueError):
     """A cassette file that cannot be read: not JSON, not a cassette, or from a newer version."""
+
+
+_FILE = VersionedJSON(
+    format=CASSETTE_FORMAT,
+    version=CASSETTE_VERSION,
+    error=CassetteFormatError,
+    not_json=(
+        "{where} is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}); "
+        "it may have been cut short or merged badly. Fix it, or delete it and record again."
+    ),
+    not_ours='{where} is not an nbagents cassette (it has no "format": "{format}").',
+    bad_version="{where} has an invalid cassette version: {version!r}.",
+    too_new=(
+        "{where} was written by a newer nbagents (cassette format {version}; this version "
+        "reads up to {current}). Upgrade nbagents, or record the cassette again."
+    ),
+)
 
 
 class CassetteMissError(CassetteError, LookupError):
@@ -165,8 +184,7 @@ class Cassette:
 
     def _write(self) -> None:
         data: dict[str, Any] = {
-            "format": CASSETTE_FORMAT,
-            "version": CASSETTE_VERSION,
+            **_FILE.header(),
             "interactions": self._interactions,
         }
         if self.note:
@@ -190,27 +208,10 @@ class Cassette:
 
 def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise CassetteFormatError(
-            f"{path} is not valid JSON ({error.msg} at line {error.lineno}, column "
-            f"{error.colno}); it may have been cut short or merged badly. Fix it, or delete it "
-            f"and record again."
-        ) from error
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise CassetteFormatError(f"{path} is not UTF-8 text: {error}.") from error
-    if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT:
-        raise CassetteFormatError(
-            f'{path} is not an nbagents cassette (it has no "format": "{CASSETTE_FORMAT}").'
-        )
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CassetteFormatError(f"{path} has an invalid cassette version: {version!r}.")
-    if version > CASSETTE_VERSION:
-        raise CassetteFormatError(
-            f"{path} was written by a newer nbagents (cassette format {version}; this version "
-            f"reads up to {CASSETTE_VERSION}). Upgrade nbagents, or record the cassette again."
-        )
+    data = _FILE.parse(text, where=str(path))
     interactions = data.get("interactions")
     if not isinstance(interactions, dict):
         raise CassetteFormatError(f"{path} has no 'interactions' object.")

@@ -21,9 +21,11 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.tools import tool as as_tool
 
+from nbagents._contract import MAX_PARALLEL_SUBAGENTS
+
 __all__ = ["POOL_SIZE", "with_threaded_coroutines"]
 
-POOL_SIZE = 256
+POOL_SIZE = MAX_PARALLEL_SUBAGENTS
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 # A function that takes these gets LangChain objects made for the sync path; leave it alone.

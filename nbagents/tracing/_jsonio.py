@@ -6,6 +6,7 @@ import json
 from dataclasses import fields
 from typing import Any, get_args
 
+from nbagents._versioned import VersionedJSON
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
 
 __all__ = ["FORMAT", "VERSION", "TraceFormatError", "trace_from_json", "trace_to_json"]
@@ -18,11 +19,25 @@ class TraceFormatError(ValueError):
     """A trace file is corrupt, truncated, not a trace, or from a newer nbagents."""
 
 
+_FILE = VersionedJSON(
+    format=FORMAT,
+    version=VERSION,
+    error=TraceFormatError,
+    empty="the file is empty.",
+    not_json="not valid JSON{hint}: {error}",
+    not_ours='not an nbagents trace (no "format": "{format}" field).',
+    bad_version='the trace has no valid "version" (got {version!r}).',
+    too_new=(
+        "the trace has format version {version}, newer than this nbagents reads ({current}); "
+        "upgrade nbagents to load it."
+    ),
+)
+
+
 def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
     with trace.lock:
         payload = {
-            "format": FORMAT,
-            "version": VERSION,
+            **_FILE.header(),
             "title": trace.title,
             "finished": trace.finished,
             "spans": [s.to_dict() for s in trace.spans],
@@ -31,29 +46,10 @@ def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
 
 
 def trace_from_json(text: str) -> Trace:
-    if not text.strip():
-        raise TraceFormatError("the file is empty.")
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as error:
-        truncated = error.pos >= len(text.rstrip()) - 1 or error.msg.startswith(
-            "Unterminated string"
-        )
-        hint = " (the file looks truncated)" if truncated else ""
-        raise TraceFormatError(f"not valid JSON{hint}: {error}") from error
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise TraceFormatError(f"not an nbagents trace (no \"format\": \"{FORMAT}\" field).")
-    version = payload.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise TraceFormatError(f"the trace has no valid \"version\" (got {version!r}).")
-    if version > VERSION:
-        raise TraceFormatError(
-            f"the trace has format version {version}, newer than this nbagents reads "
-            f"({VERSION}); upgrade nbagents to load it."
-        )
+    payload = _FILE.parse(text)
     spans = payload.get("spans")
     if not isinstance(spans, list):
-        raise TraceFormatError("the trace has no \"spans\" list.")
+        raise TraceFormatError('the trace has no "spans" list.')
     trace = Trace(title=str(payload.get("title", "")))
     for position, data in enumerate(spans):
         _check_span(data, position)
@@ -71,7 +67,7 @@ def trace_from_json(text: str) -> Trace:
         trace.add(span)
     finished = payload.get("finished", True)
     if not isinstance(finished, bool):
-        raise TraceFormatError(f"\"finished\" should be true or false, got {finished!r:.60}.")
+        raise TraceFormatError(f'"finished" should be true or false, got {finished!r:.60}.')
     trace.finished = finished
     return trace
 

@@ -60,8 +60,14 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     for rec in trace.subagents:
         rows.append(
             _row(
-                rec.type, "subagent", rec.depth, 1, rec.tokens_own, rec.tokens_total,
-                rec.span_id, rec.description,
+                rec.type,
+                "subagent",
+                rec.depth,
+                1,
+                rec.tokens_own,
+                rec.tokens_total,
+                rec.span_id,
+                rec.description,
             )
         )
     frame = pd.DataFrame(rows)
@@ -79,8 +85,14 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
 
 
 def _row(
-    agent: str, role: str, depth: int, spawns: int, own: TokenUsage, total: TokenUsage,
-    span_id: str, description: str,
+    agent: str,
+    role: str,
+    depth: int,
+    spawns: int,
+    own: TokenUsage,
+    total: TokenUsage,
+    span_id: str,
+    description: str,
 ) -> dict[str, object]:
     return {
         "agent": agent,

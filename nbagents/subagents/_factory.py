@@ -12,10 +12,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
+from nbagents._contract import MAX_PARALLEL_SUBAGENTS
 from nbagents.subagents._input import DeepAgentGraph
-from nbagents.subagents.middleware import SubAgentMiddleware
-from nbagents.subagents.spawn import OnError
-from nbagents.subagents.specs import CompiledSubAgent, SubAgent
+from nbagents.subagents._middleware import SubAgentMiddleware
+from nbagents.subagents._spawn import OnError
+from nbagents.subagents._specs import CompiledSubAgent, SubAgent
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
 
@@ -24,7 +25,7 @@ DEFAULT_SYSTEM_PROMPT = (
     "when that keeps your context focused, and answer the user with the combined result."
 )
 
-DEFAULT_MAX_CONCURRENCY = 256
+DEFAULT_MAX_CONCURRENCY = MAX_PARALLEL_SUBAGENTS
 """Threads a synchronous ``invoke`` may use for parallel tool calls.
 
 LangGraph's default pool has ``min(32, cpus + 4)`` workers, which would queue the sixth and later

@@ -1,4 +1,4 @@
-"""Hand-built traces for the display tests (imported by the other ``test_display_*`` modules).
+"""Fixture module (no tests): hand-built traces and agents for the display tests.
 
 ``build_trace`` makes a realistic run: a main agent whose model calls ``task`` three times in one
 message; the three sub-agents run in parallel; one calls a tool, one spawns a nested sub-agent,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import graphviz
 
-from nbagents.display.viewmodel import Json, build_view, format_tokens, short
+from nbagents.display._viewmodel import Json, build_view, format_tokens, short
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace

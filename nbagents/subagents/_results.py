@@ -9,13 +9,9 @@ from typing import Any, TypedDict
 from langchain_core.messages import AIMessage, ToolMessage
 from pydantic_core import to_jsonable_python
 
+from nbagents._tokens import TokenCounts, TokenUsage
+
 __all__ = ["StateDiff", "SubAgentArtifact", "TokenCounts", "result_text"]
-
-
-class TokenCounts(TypedDict):
-    input: int
-    output: int
-    total: int
 
 
 class StateDiff(TypedDict):
@@ -57,35 +53,11 @@ def result_text(result: Mapping[str, Any], name: str) -> str:
     return f"Sub-agent {name!r} finished without a text answer."
 
 
-def own_tokens(messages: Sequence[Any]) -> TokenCounts:
-    """Sum of ``usage_metadata`` over the AI messages of a conversation."""
-    counts = zero_tokens()
-    for m in messages:
-        usage = getattr(m, "usage_metadata", None) if isinstance(m, AIMessage) else None
-        if usage:
-            counts["input"] += usage.get("input_tokens", 0)
-            counts["output"] += usage.get("output_tokens", 0)
-            counts["total"] += usage.get("total_tokens", 0)
-    return counts
-
-
-def nested_tokens(messages: Sequence[Any]) -> TokenCounts:
+def nested_tokens(messages: Sequence[Any]) -> TokenUsage:
     """Tokens reported by nested ``task`` calls' artifacts in a conversation."""
-    counts = zero_tokens()
+    total = TokenUsage()
     for m in messages:
         artifact = getattr(m, "artifact", None) if isinstance(m, ToolMessage) else None
         if isinstance(artifact, Mapping) and "tokens_including_descendants" in artifact:
-            counts = add_tokens(counts, artifact["tokens_including_descendants"])
-    return counts
-
-
-def zero_tokens() -> TokenCounts:
-    return TokenCounts(input=0, output=0, total=0)
-
-
-def add_tokens(a: TokenCounts, b: TokenCounts) -> TokenCounts:
-    return TokenCounts(
-        input=a["input"] + b["input"],
-        output=a["output"] + b["output"],
-        total=a["total"] + b["total"],
-    )
+            total = total + TokenUsage.from_counts(artifact["tokens_including_descendants"])
+    return total

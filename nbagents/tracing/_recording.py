@@ -9,7 +9,7 @@ from contextvars import ContextVar
 
 from langchain_core.tracers.context import register_configure_hook
 
-from nbagents.tracing.tracer import Tracer
+from nbagents.tracing._tracer import Tracer
 
 __all__ = ["active_tracers", "recording"]
 

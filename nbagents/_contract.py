@@ -1,0 +1,80 @@
+"""The contract between the sub-agent system and the tracer.
+
+The ``task`` tool writes a :class:`SpawnRecord` into the sub-agent run's metadata; the tracer
+reads it back with :func:`read_spawn`. Both sides import the names from here, so a field or a
+key cannot drift between writer and reader. The wording of state sizes (:func:`describe_size`)
+is part of the record: the tracer infers the same wording for runs nbagents did not spawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+__all__ = [
+    "DEPTH_KEY",
+    "GENERAL_PURPOSE",
+    "MAX_PARALLEL_SUBAGENTS",
+    "SPAWN_KEY",
+    "SUBAGENT_TAG",
+    "TASK_TOOL",
+    "SpawnRecord",
+    "describe_size",
+    "read_spawn",
+]
+
+TASK_TOOL = "task"
+"""The name of the tool through which an agent spawns a sub-agent (as in deepagents)."""
+GENERAL_PURPOSE = "general-purpose"
+"""The sub-agent type a ``task`` call without ``subagent_type`` gets."""
+MAX_PARALLEL_SUBAGENTS = 256
+"""Parallel ``task`` calls one run may have in flight: ``create_deep_agent``'s default
+``max_concurrency`` and the size of the thread pool that runs sub-agents' sync tools under
+``ainvoke`` (a smaller pool would cap what the concurrency allows)."""
+
+DEPTH_KEY = "nbagents_depth"
+"""Run metadata: how deep the running agent is (the main agent is 0)."""
+SPAWN_KEY = "nbagents_spawn"
+"""Run metadata of a sub-agent's run: its :class:`SpawnRecord`."""
+SUBAGENT_TAG = "nbagents:subagent"
+"""Tags a sub-agent's run."""
+
+
+class SpawnRecord(TypedDict):
+    """What nbagents' ``task`` tool tells the tracer about one spawn."""
+
+    subagent: str
+    description: str
+    depth: int
+    tool_call_id: str
+    withheld: dict[str, str]
+    """Parent state keys withheld from the sub-agent → their size (:func:`describe_size`)."""
+    passed: dict[str, str]
+    """Parent state keys given to the sub-agent → their size."""
+
+
+def read_spawn(metadata: Mapping[str, Any]) -> SpawnRecord | None:
+    """The spawn record in a run's metadata, or None (not spawned by nbagents, or malformed)."""
+    found = metadata.get(SPAWN_KEY)
+    if not isinstance(found, Mapping) or found.get("tool_call_id") is None:
+        return None
+    return SpawnRecord(
+        subagent=str(found.get("subagent", "")),
+        description=str(found.get("description", "")),
+        depth=int(found.get("depth", 0)),
+        tool_call_id=str(found["tool_call_id"]),
+        withheld=dict(found.get("withheld") or {}),
+        passed=dict(found.get("passed") or {}),
+    )
+
+
+def describe_size(value: Any) -> str:
+    """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``."""
+    if isinstance(value, str):
+        return f"{len(value)} chars"
+    if isinstance(value, bytes):
+        return f"{len(value)} bytes"
+    if isinstance(value, Mapping | Sequence | set | frozenset):
+        n = len(value)
+        return f"{n} item" if n == 1 else f"{n} items"
+    return type(value).__name__

@@ -1,0 +1,163 @@
+"""Where nbagents meets the notebook: ``nbagents.trace()``, ``%load_ext nbagents`` and the
+rich display of a :class:`~nbagents.tracing.model.Trace`.
+
+- ``with nbagents.trace() as t:`` records every LangChain run in the block and, in a kernel,
+  shows the live view in the cell output at once.
+- ``%%trace [name]`` (after ``%load_ext nbagents``) runs the cell while recording every
+  LangChain run in it, shows the live view above the cell's own output, and stores the trace in
+  the user namespace as ``name`` (default ``_trace``).
+- :func:`trace_bundle` is what a ``Trace`` displays as: its static HTML snapshot
+  (``text/html``) and its one-line summary (``text/plain``).
+
+Nothing heavy is imported until needed, and a view that fails never stops the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from nbagents._guard import Guard
+from nbagents._kernel import kernel_shell
+from nbagents.tracing._recording import recording
+
+if TYPE_CHECKING:
+    from nbagents.display.live import LiveView
+    from nbagents.tracing.model import Trace
+
+__all__ = [
+    "DEFAULT_NAME",
+    "load_ipython_extension",
+    "trace",
+    "trace_bundle",
+    "trace_cell",
+    "unload_ipython_extension",
+]
+
+DEFAULT_NAME = "_trace"
+"""Where ``%%trace`` stores the trace when the cell names no variable."""
+
+
+# -- the display of a trace ------------------------------------------------------------------------
+
+
+def trace_bundle(
+    trace: Trace,
+    include: Container[str] | None = None,
+    exclude: Container[str] | None = None,
+) -> dict[str, str]:
+    """A trace's rich display: ``text/plain`` and ``text/html``, only the requested ones built."""
+    renderers = {"text/plain": trace.summary, "text/html": trace.to_html}
+    return {
+        mime: render()
+        for mime, render in renderers.items()
+        if (include is None or mime in include) and (exclude is None or mime not in exclude)
+    }
+
+
+# -- nbagents.trace() ------------------------------------------------------------------------------
+
+
+@contextmanager
+def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
+    """Trace every LangChain run started inside the block; yields the :class:`Trace`.
+
+    In a Jupyter kernel the live call-tree view appears in the cell output at once; when the
+    block ends, the output's static HTML snapshot is refreshed to the final tree, which is what
+    the saved notebook shows on GitHub or nbviewer. Outside IPython, or with ``display=False``,
+    it only records. A view that fails is logged once and
+    never stops the run.
+    """
+    view: LiveView | None = None
+    try:
+        with recording() as tracer:
+            tracer.trace.title = title
+            view = _show_live(tracer.trace, auto_finish=True) if display is not False else None
+            yield tracer.trace
+    finally:
+        # After recording() has finished the trace, so the snapshot shows its final state.
+        if view is not None:
+            view.finish()
+
+
+# -- %load_ext nbagents ----------------------------------------------------------------------------
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Register the ``%%trace`` cell magic."""
+    ip.register_magic_function(_magic(ip), magic_kind="cell", magic_name="trace")
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """Nothing to undo: IPython cannot unregister a magic, and a trace displays itself."""
+
+
+def _magic(ip: Any) -> Any:
+    def trace(line: str, cell: str) -> Any:
+        """Trace the cell: ``%%trace [name]`` (the trace is stored as ``name``, default
+        ``_trace``). Shows the live call tree while the cell runs; the cell's last expression
+        is its value, and its exceptions propagate as usual."""
+        return trace_cell(ip, cell, line.strip() or DEFAULT_NAME)
+
+    return trace
+
+
+def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:
+    """Run ``cell`` in ``ip`` while recording and showing it live; store the trace as ``name``.
+
+    Returns the value of the cell's last expression. An exception in the cell propagates (so
+    "Run All" stops and nbval sees it) after the trace and its view have been finished.
+    """
+    from IPython.core.error import UsageError
+
+    if not name.isidentifier():
+        raise UsageError(f"%%trace takes a variable name to store the trace in, got {name!r}.")
+    view = None
+    try:
+        with recording() as tracer:
+            ip.user_ns[name] = tracer.trace
+            view = _show_live(tracer.trace, auto_finish=False)
+            return _run(ip, cell)
+    finally:
+        if view is not None:
+            view.finish()
+
+
+def _run(ip: Any, cell: str) -> Any:
+    """Execute ``cell`` in the user namespace like a cell, returning its last expression."""
+    import ast
+
+    source = ip.transform_cell(cell)
+    tree = ip.transform_ast(ip.compile.ast_parse(source))
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    filename = "<%%trace cell>"
+    exec(ip.compile(tree, filename, "exec"), ip.user_global_ns, ip.user_ns)
+    if last is None:
+        return None
+    value = eval(ip.compile(last, filename, "eval"), ip.user_global_ns, ip.user_ns)
+    return None if source.rstrip().endswith(";") else value
+
+
+# -- the live view ---------------------------------------------------------------------------------
+
+
+def _show_live(trace: Trace, *, auto_finish: bool) -> LiveView | None:
+    """Show the live view of ``trace`` in a kernel; elsewhere, or if it fails, None."""
+    if not _in_kernel():
+        return None
+
+    def show() -> LiveView | None:
+        # Imported here: a broken widget install must only cost the view, not the recording.
+        from nbagents.display.live import live_view
+
+        return live_view(trace, auto_finish=auto_finish)
+
+    guard = Guard("The nbagents live view is unavailable; the run goes on without it.")
+    return guard.run(show)
+
+
+def _in_kernel() -> bool:
+    return kernel_shell() is not None

@@ -1,0 +1,290 @@
+"""What one span shows in a view: its tree line (name and preview) and its details pane.
+
+Reads the messages the tracer stored (model inputs and replies, tool results), a tool's
+arguments and output, and a sub-agent's state diff. A new span kind gets its line in
+:func:`label` and its fields in :func:`details`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from nbagents._contract import GENERAL_PURPOSE
+from nbagents._tokens import TokenUsage
+from nbagents.display._format import (
+    DETAIL_LIMIT,
+    INPUT_MESSAGES,
+    MESSAGE_LIMIT,
+    SYSTEM_LIMIT,
+    Json,
+    as_text,
+    compact_json,
+    format_tokens,
+    pretty_json,
+    short,
+    truncate,
+)
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Span, Trace
+
+__all__ = ["details", "label", "state_diff"]
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+# The tracer stores messages in one form (``tracing._jsonready.message_dict``: ``type`` is
+# ``human``, ``ai``, ``tool`` or ``system``). What it stores as given is what users pass as
+# input: OpenAI-style ``{"role": "user", ...}`` dicts and ``("user", "text")`` pairs.
+_ROLES = {
+    "human": "human",
+    "user": "human",
+    "ai": "ai",
+    "assistant": "ai",
+    "tool": "tool",
+    "system": "system",
+}
+
+
+def _as_message(value: Any) -> Json | None:
+    """A message dict: the tracer's ``{"type", "content", ...}`` or a user's ``{"role", ...}``."""
+    if not isinstance(value, Mapping):
+        return None
+    if "content" not in value:
+        return None
+    raw_role = value.get("type") or value.get("role") or "message"
+    role = _ROLES.get(str(raw_role), "other")
+    calls = []
+    for call in value.get("tool_calls") or ():
+        if isinstance(call, Mapping):
+            fn = call.get("function")
+            if isinstance(fn, Mapping):  # OpenAI's raw shape
+                name, args = fn.get("name"), fn.get("arguments")
+            else:
+                name, args = call.get("name"), call.get("args")
+            args = args if isinstance(args, str) else compact_json(args)
+            calls.append({"name": short(name, 60), "args": truncate(args, MESSAGE_LIMIT)})
+    msg: Json = {
+        "role": role,
+        "name": short(value.get("name") or "", 60),
+        "content": _content_text(value.get("content")),
+        "tool_calls": calls,
+    }
+    if value.get("status") == "error":
+        msg["error"] = True
+    return msg
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(as_text(block.get("text")))
+            else:
+                parts.append(pretty_json(block))
+        return "\n".join(parts)
+    return as_text(content)
+
+
+def _messages(value: Any, depth: int = 0) -> list[Json]:
+    """Every message found in ``value`` (a message, a list of them, ``{"messages": …}``)."""
+    if depth > 4 or value is None:
+        return []
+    single = _as_message(value)
+    if single is not None:
+        return [single]
+    if isinstance(value, Mapping):
+        for key in ("messages", "update", "generations", "output", "message"):
+            if key in value:
+                return _messages(value[key], depth + 1)
+        return []
+    if (  # LangChain's ("user", "text") shorthand
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and value[0] in _ROLES
+        and isinstance(value[1], str)
+    ):
+        return [_as_message({"type": value[0], "content": value[1]}) or {}]
+    if isinstance(value, list | tuple):
+        out: list[Json] = []
+        for item in value:
+            out.extend(_messages(item, depth + 1))
+        return out
+    return []
+
+
+def _model_inputs(inputs: list[Json]) -> Json:
+    """A model call's input: its system prompt (cut) and its latest messages."""
+    system = [m for m in inputs if m["role"] == "system"][:1]
+    rest = [m for m in inputs if m["role"] != "system"]
+    hidden = max(len(rest) - INPUT_MESSAGES, 0)
+    label = "Input messages"
+    if hidden:
+        label += f" (the last {INPUT_MESSAGES} of {len(rest)}"
+        label += " and the system prompt)" if system else ")"
+    shown = _cap_messages(system, SYSTEM_LIMIT) + _cap_messages(rest[hidden:], MESSAGE_LIMIT)
+    return _field(label, "messages", shown)
+
+
+def _cap_messages(messages: list[Json], limit: int) -> list[Json]:
+    return [{**m, "content": truncate(m["content"], limit)} for m in messages]
+
+
+# -- details ----------------------------------------------------------------------------------
+
+
+def _field(label: str, kind: str, value: Any) -> Json:
+    return {"label": label, "type": kind, "value": value}
+
+
+def _text_field(label: str, value: Any, kind: str = "text") -> Json | None:
+    text = truncate(value)
+    return _field(label, kind, text) if text.strip() else None
+
+
+def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
+    attrs = span.attributes
+    fields: list[Json | None] = []
+    if span.error:
+        fields.append(_text_field("Error", span.error, "error"))
+    if span.kind == "task":
+        fields.append(_text_field("Description", attrs.get("description")))
+        fields.append(_text_field("Sub-agent type", attrs.get("subagent_type")))
+        fields.append(_text_field("Result", _tool_output(span.outputs)))
+    elif span.kind == "subagent":
+        fields.append(_text_field("Description", attrs.get("description")))
+        fields.append(_text_field("Called by", attrs.get("parent_agent")))
+        fields.append(_text_field("Result", attrs.get("result")))
+    elif span.kind == "model":
+        fields.append(_text_field("Model", span.model))
+        tools = attrs.get("tools")
+        if tools:
+            fields.append(_text_field("Tools offered", ", ".join(map(str, _keys(tools)))))
+        inputs = _messages(span.inputs)
+        if inputs:
+            fields.append(_model_inputs(inputs))
+        outputs = _messages(span.outputs)
+        if outputs:
+            fields.append(_field("Reply", "messages", _cap_messages(outputs, DETAIL_LIMIT)))
+        elif span.outputs is not None:
+            fields.append(_text_field("Reply", span.outputs, "code"))
+    elif span.kind == "tool":
+        fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
+        fields.append(_text_field("Output", _tool_output(span.outputs)))
+    else:  # agent
+        inputs = _messages(span.inputs)
+        if inputs:
+            fields.append(_field("Input", "messages", _cap_messages(inputs, MESSAGE_LIMIT)))
+        elif span.inputs is not None:
+            fields.append(_text_field("Input", span.inputs, "code"))
+        outputs = _messages(span.outputs)
+        if outputs:
+            fields.append(
+                _field("Final answer", "messages", _cap_messages(outputs[-1:], DETAIL_LIMIT))
+            )
+    if tokens:
+        fields.append(
+            _field(
+                "Tokens",
+                "kv",
+                [
+                    ["input", format_tokens(tokens.input)],
+                    ["output", format_tokens(tokens.output)],
+                    ["total", format_tokens(tokens.total)],
+                    *(
+                        [["cache read", format_tokens(tokens.cache_read)]]
+                        if tokens.cache_read
+                        else []
+                    ),
+                ],
+            )
+        )
+    return [f for f in fields if f is not None]
+
+
+def _tool_args(inputs: Any) -> Any:
+    if isinstance(inputs, str):
+        try:
+            return json.loads(inputs)
+        except ValueError:
+            return inputs
+    if isinstance(inputs, Mapping) and set(inputs) <= {"input", "args", "inputs"}:
+        inner = inputs.get("args", inputs.get("input", inputs.get("inputs")))
+        return _tool_args(inner) if isinstance(inner, str) else inner
+    return inputs
+
+
+def _tool_output(outputs: Any) -> Any:
+    """What a tool answered: its ToolMessage's content (also inside a ``Command`` update)."""
+    found = _messages(outputs)
+    tools = [m for m in found if m["role"] == "tool"] or found
+    if tools:
+        return tools[-1]["content"]
+    return outputs
+
+
+def state_diff(span: Span) -> Json:
+    attrs = span.attributes
+    withheld = attrs.get("withheld") or {}
+    passed = attrs.get("passed") or {}
+    returned = attrs.get("returned") or ()
+    return {
+        "withheld": [[short(k, 60), short(v, 40)] for k, v in sorted(_pairs(withheld))],
+        "passed": [[short(k, 60), short(v, 40)] for k, v in sorted(_pairs(passed))],
+        "returned": sorted(short(k, 60) for k in _keys(returned)),
+    }
+
+
+def _pairs(value: Any) -> Iterable[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        return [(str(k), as_text(v)) for k, v in value.items()]
+    return [(str(k), "") for k in _keys(value)]
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping | list | tuple | set | frozenset):
+        return [str(k) for k in value]
+    return []
+
+
+# -- labels -----------------------------------------------------------------------------------
+
+
+def label(span: Span) -> tuple[str, str]:
+    """The node's name and a one-line preview of what it did."""
+    attrs = span.attributes
+    if span.kind == "task":
+        kind = attrs.get("subagent_type") or GENERAL_PURPOSE
+        return f"task → {short(kind, 40)}", short(attrs.get("description"))
+    if span.kind == "subagent":
+        result = attrs.get("result")
+        return short(span.name, 40), short("→ " + as_text(result)) if result else ""
+    if span.kind == "model":
+        outputs = _messages(span.outputs)
+        preview = ""
+        if outputs:
+            last = outputs[-1]
+            calls = last["tool_calls"]
+            if calls:
+                names = [c["name"] for c in calls]
+                preview = "calls " + ", ".join(
+                    f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
+                    for n in dict.fromkeys(names)
+                )
+            else:
+                preview = short(last["content"])
+        return short(span.model or span.name, 40), preview
+    if span.kind == "tool":
+        args = _tool_args(span.inputs)
+        return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
+    return short(span.name, 40), ""
