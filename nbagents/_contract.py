@@ -1,8 +1,10 @@
-"""The contract between the sub-agent system and the tracer.
+"""The contract between the agent side (sub-agents, file tools, skills) and the tracer.
 
 The ``task`` tool writes a :class:`SpawnRecord` into the sub-agent run's metadata; the tracer
-reads it back with :func:`read_spawn`. Both sides import the names from here, so a field or a
-key cannot drift between writer and reader. The wording of state sizes (:func:`describe_size`)
+reads it back with :func:`read_spawn`. The skills middleware keeps what it offered in the state
+keys named here, and an agent opens a skill by reading its ``SKILL.md`` with ``read_file``; the
+tracer recognises both. Both sides import the names from here, so a field or a key cannot drift
+between writer and reader. The wording of state sizes (:func:`describe_size`)
 is part of the record: the tracer infers the same wording for runs nbagents did not spawn.
 """
 
@@ -15,12 +17,17 @@ __all__ = [
     "DEPTH_KEY",
     "GENERAL_PURPOSE",
     "MAX_PARALLEL_SUBAGENTS",
+    "READ_FILE_TOOL",
+    "SKILLS_METADATA_KEY",
+    "SKILLS_WARNINGS_KEY",
+    "SKILL_FILE",
     "SPAWN_KEY",
     "SUBAGENT_TAG",
     "TASK_TOOL",
     "SpawnRecord",
     "describe_size",
     "read_spawn",
+    "skill_of_path",
 ]
 
 TASK_TOOL = "task"
@@ -38,6 +45,17 @@ SPAWN_KEY = "nbagents_spawn"
 """Run metadata of a sub-agent's run: its :class:`SpawnRecord`."""
 SUBAGENT_TAG = "nbagents:subagent"
 """Tags a sub-agent's run."""
+
+READ_FILE_TOOL = "read_file"
+"""The file tool an agent reads a file with (as in deepagents); reading a ``SKILL.md`` with it
+opens that skill."""
+SKILL_FILE = "SKILL.md"
+"""The file that makes a folder a skill (the Agent Skills format)."""
+SKILLS_METADATA_KEY = "skills_metadata"
+"""State key of the skills offered to an agent: a list of records with ``name``, ``description``
+and ``path`` (withheld from sub-agents: each loads its own)."""
+SKILLS_WARNINGS_KEY = "skills_load_warnings"
+"""State key of the skills that could not be loaded, with why (withheld from sub-agents)."""
 
 
 class SpawnRecord(TypedDict):
@@ -78,3 +96,13 @@ def describe_size(value: Any) -> str:
         n = len(value)
         return f"{n} item" if n == 1 else f"{n} items"
     return type(value).__name__
+
+
+def skill_of_path(path: Any) -> str | None:
+    """The skill a ``SKILL.md`` path opens (its folder's name), or ``None`` for any other file."""
+    if not isinstance(path, str):
+        return None
+    parts = path.replace("\\", "/").rstrip("/").split("/")
+    if len(parts) < 2 or parts[-1] != SKILL_FILE or not parts[-2]:
+        return None
+    return parts[-2]

@@ -12,6 +12,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
+from nbagents._contract import READ_FILE_TOOL
 from nbagents.backends._format import format_listing, format_matches, format_read
 from nbagents.backends._protocol import (
     BackendError,
@@ -131,7 +132,7 @@ def _grep(
 def build_file_tools(backend: BackendLike) -> list[BaseTool]:
     """The six file tools bound to ``backend`` (an instance or a factory of the tool runtime)."""
     ls_ = _guarded("ls", backend, _ls)
-    read_ = _guarded("read_file", backend, _read)
+    read_ = _guarded(READ_FILE_TOOL, backend, _read)
     write_ = _guarded("write_file", backend, _write)
     edit_ = _guarded("edit_file", backend, _edit)
     glob_ = _guarded("glob", backend, _glob)

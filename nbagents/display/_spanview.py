@@ -163,6 +163,11 @@ def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
         fields.append(_text_field("Description", attrs.get("description")))
         fields.append(_text_field("Called by", attrs.get("parent_agent")))
         fields.append(_text_field("Result", attrs.get("result")))
+        fields.extend(_skill_fields(attrs))
+    elif span.kind == "skill":
+        fields.append(_text_field("Skill", attrs.get("skill")))
+        fields.append(_text_field("SKILL.md", attrs.get("path")))
+        fields.append(_text_field("Instructions read", _tool_output(span.outputs)))
     elif span.kind == "model":
         fields.append(_text_field("Model", span.model))
         tools = attrs.get("tools")
@@ -180,6 +185,7 @@ def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
         fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
         fields.append(_text_field("Output", _tool_output(span.outputs)))
     else:  # agent
+        fields.extend(_skill_fields(attrs))
         inputs = _messages(span.inputs)
         if inputs:
             fields.append(_field("Input", "messages", _cap_messages(inputs, MESSAGE_LIMIT)))
@@ -208,6 +214,19 @@ def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
             )
         )
     return [f for f in fields if f is not None]
+
+
+def _skill_fields(attrs: Mapping[str, Any]) -> list[Json | None]:
+    """Which skills an agent was offered, which it opened, and which failed to load."""
+    if "skills_offered" not in attrs:
+        return []
+    offered = [str(s) for s in _keys(attrs.get("skills_offered"))]
+    opened = set(_keys(attrs.get("skills_opened")))
+    listing = ", ".join(f"{s} (opened)" if s in opened else s for s in offered)
+    return [
+        _text_field("Skills offered", listing or "none"),
+        _text_field("Skill warnings", "\n".join(_keys(attrs.get("skill_warnings"))), "error"),
+    ]
 
 
 def _tool_args(inputs: Any) -> Any:
@@ -284,6 +303,8 @@ def label(span: Span) -> tuple[str, str]:
             else:
                 preview = short(last["content"])
         return short(span.model or span.name, 40), preview
+    if span.kind == "skill":
+        return short(span.name, 40), short(attrs.get("path"))
     if span.kind == "tool":
         args = _tool_args(span.inputs)
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))

@@ -206,9 +206,9 @@ def _timeline(nodes: list[Json], depths: Mapping[str, int], horizon: float) -> l
     def own_calls(node: Json) -> Iterable[Json]:
         for kid_id in node["children"]:
             kid = by_id[kid_id]
-            if kid["kind"] in ("model", "tool"):
+            if kid["kind"] in ("model", "tool", "skill"):
                 yield kid
-            if kid["kind"] in ("model", "tool", "task", "chain"):
+            if kid["kind"] in ("model", "tool", "skill", "task", "chain"):
                 yield from own_calls(kid)
 
     rows = []
@@ -220,7 +220,13 @@ def _timeline(nodes: list[Json], depths: Mapping[str, int], horizon: float) -> l
         for call in own_calls(node):
             s_left, s_width = pos(call)
             segments.append(
-                {"id": call["id"], "kind": call["kind"], "left": s_left, "width": s_width}
+                {
+                    "id": call["id"],
+                    # a skill load is a file read: drawn as the tool call it is
+                    "kind": "model" if call["kind"] == "model" else "tool",
+                    "left": s_left,
+                    "width": s_width,
+                }
             )
         rows.append(
             {

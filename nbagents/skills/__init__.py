@@ -1,5 +1,6 @@
 """Skills: SKILL.md folders found on a backend and listed in the prompt (progressive disclosure)."""
 
+from nbagents._contract import SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
 from nbagents.skills._discovery import discover_skill_dirs, discover_skills
 from nbagents.skills._frontmatter import (
     MAX_DESCRIPTION_CHARS,
@@ -10,12 +11,7 @@ from nbagents.skills._frontmatter import (
     name_problem,
     parse_skill,
 )
-from nbagents.skills._middleware import (
-    SKILLS_METADATA_KEY,
-    SKILLS_WARNINGS_KEY,
-    SkillsMiddleware,
-    SkillsState,
-)
+from nbagents.skills._middleware import SkillsMiddleware, SkillsState
 from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, skills_section
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
 

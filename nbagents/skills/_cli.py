@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from nbagents.skills._discovery import SKILL_FILE, discover_skill_dirs
+from nbagents._contract import SKILL_FILE
+from nbagents.skills._discovery import discover_skill_dirs
 from nbagents.skills._frontmatter import name_problem
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery
 

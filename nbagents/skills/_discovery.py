@@ -7,11 +7,10 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from nbagents._contract import SKILL_FILE
 from nbagents.backends import BackendError, BackendProtocol, DiskBackend, FileMissingError
 from nbagents.skills._frontmatter import SkillFormatError, parse_skill
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
-
-SKILL_FILE = "SKILL.md"
 
 
 def _as_source(source: str | SkillSource) -> SkillSource:

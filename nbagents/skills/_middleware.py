@@ -12,16 +12,12 @@ from langchain.tools import ToolRuntime
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from nbagents._contract import SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
 from nbagents.backends import BackendLike, BackendProtocol
 from nbagents.backends._prompt import with_prompt_section
 from nbagents.skills._discovery import discover_skills
 from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, skills_section
 from nbagents.skills._records import SkillMetadata, SkillSource, SkillWarning
-
-SKILLS_METADATA_KEY = "skills_metadata"
-"""State key of the skills offered to the agent (withheld from sub-agents)."""
-SKILLS_WARNINGS_KEY = "skills_load_warnings"
-"""State key of the load warnings; add it to the excluded keys when wiring sub-agents."""
 
 
 class SkillsState(AgentState):

@@ -13,6 +13,8 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._contract import MAX_PARALLEL_SUBAGENTS
+from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend
+from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._input import DeepAgentGraph
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
@@ -39,6 +41,8 @@ def create_deep_agent(
     *,
     system_prompt: str | None = None,
     subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+    backend: BackendLike | None = None,
+    skills: Sequence[str] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any]] = (),
     max_subagent_depth: int = 3,
     name: str = "main",
@@ -61,16 +65,29 @@ def create_deep_agent(
     a ``"provider:model"`` string. ``interrupt_on`` also applies to the sub-agents built from
     ``SubAgent`` specs that set none of their own, and ``state_schema`` is theirs too.
     ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
+    ``backend`` (see :mod:`nbagents.backends`) gives the main agent and every built sub-agent
+    the file tools (``ls``, ``read_file``, ``write_file``, ``edit_file``, ``glob``, ``grep``) on
+    it; ``skills`` lists skill source directories in it, read in order, a later one overriding
+    an earlier one by name (user skills, then project skills). The main agent and the
+    general-purpose sub-agent are offered those skills; another sub-agent only the skills its
+    spec names. With ``skills`` and no ``backend``, files live in the state key ``files``.
     ``middleware`` applies to the main agent only (tools it adds are not the sub-agents'); give
     a sub-agent middleware in its spec. Returns the compiled LangGraph agent; its input is the
     agent state, ``{"messages": [...]}`` (a plain string or message list is refused with a
     ``TypeError`` saying so).
     """
     chat_model = init_chat_model(model) if isinstance(model, str) else model
+    if isinstance(skills, str):
+        raise ValueError("skills must be a list of skill source directories, not one string.")
+    if skills and backend is None:
+        # Skills then live in the state's files, e.g. given with the input: {"files": {...}}.
+        backend = StateBackend.from_runtime
     subagent_middleware = SubAgentMiddleware(
         default_model=chat_model,
         default_tools=tools,
         subagents=subagents,
+        backend=backend,
+        default_skills=skills,
         default_interrupt_on=interrupt_on,
         general_purpose_agent=general_purpose_agent,
         excluded_state_keys=excluded_state_keys,
@@ -78,7 +95,12 @@ def create_deep_agent(
         max_subagent_depth=max_subagent_depth,
         on_subagent_error=on_subagent_error,
     )
-    stack: list[AgentMiddleware[Any, Any]] = [subagent_middleware, *middleware]
+    stack: list[AgentMiddleware[Any, Any]] = []
+    if backend is not None:
+        stack.append(FilesystemMiddleware(backend=backend))
+    if skills and backend is not None:
+        stack.append(SkillsMiddleware(backend, sources=list(skills)))
+    stack += [subagent_middleware, *middleware]
     if interrupt_on:
         stack.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
     agent = create_agent(

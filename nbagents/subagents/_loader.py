@@ -13,6 +13,7 @@ The layout is the DeepAgents CLI's, so a ``.deepagents/agents`` directory works 
     description: Researches a question with web search and reports the facts found.
     model: anthropic:claude-haiku-4-5   # optional: the main model when absent
     tools: [search]                     # optional: the main agent's tools when absent
+    skills: [/skills/research/]         # optional: skill source directories in the backend
     ---
     You are a research assistant. ...
 """
@@ -40,7 +41,7 @@ AGENTS_FILE = "AGENTS.md"
 ToolLike: TypeAlias = BaseTool | Callable[..., Any] | dict[str, Any]
 ModelFactory: TypeAlias = Callable[[str], "str | BaseChatModel"]
 
-_FIELDS = ("name", "description", "model", "tools")
+_FIELDS = ("name", "description", "model", "tools", "skills")
 # The frontmatter must open the file: a `---` line, the YAML, a closing `---` line.
 _FRONTMATTER = re.compile(
     r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE
@@ -154,6 +155,15 @@ def _load_file(
         spec["model"] = model_factory(model) if model_factory is not None else model
     if meta.get("tools") is not None:
         spec["tools"] = _resolve_tools(path, meta["tools"], registry, tools_given)
+    if meta.get("skills") is not None:
+        skills = meta["skills"]
+        if isinstance(skills, str):  # ``skills: /skills/a/`` names one directory
+            skills = [skills]
+        if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
+            raise SubAgentFileError(
+                path, f"'skills' must be a list of skill directories, not {_describe(skills)}."
+            )
+        spec["skills"] = [s.strip() for s in skills]
     try:
         validate_specs([spec])
     except ValueError as error:

@@ -23,6 +23,8 @@ from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
+from nbagents.backends import BackendLike, FilesystemMiddleware
+from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._spawn import OnError, Spawn
 from nbagents.subagents._specs import (
@@ -48,9 +50,11 @@ class _Registry:
         self,
         specs: Sequence[SubAgent | CompiledSubAgent],
         *,
-        default_model: BaseChatModel,
+        default_model: BaseChatModel | None,
         default_tools: Sequence[Any],
         default_middleware: Sequence[AgentMiddleware[Any, Any]],
+        backend: BackendLike | None,
+        default_skills: Sequence[str] | None,
         default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None,
         state_schema: Any,
         excluded: frozenset[str],
@@ -68,6 +72,8 @@ class _Registry:
         self._default_model = default_model
         self._default_tools = list(default_tools)
         self._default_middleware = list(default_middleware)
+        self._backend = backend
+        self._default_skills = list(default_skills) if default_skills else None
         self._default_interrupt_on = dict(default_interrupt_on or {})
         self._state_schema = state_schema
         self._schema_reducers = reducer_keys(state_schema)
@@ -85,6 +91,7 @@ class _Registry:
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
         middleware: list[AgentMiddleware[Any, Any]] = [
+            *self._file_middleware(spec),
             *self._default_middleware,
             *spec.get("middleware", ()),
         ]
@@ -95,6 +102,11 @@ class _Registry:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
         middleware.append(SubAgentMiddleware._sharing(self))
         model = spec.get("model") or self._default_model
+        if model is None:
+            raise ValueError(
+                f"Sub-agent {spec['name']!r} has no 'model', and SubAgentMiddleware was given "
+                f"no default_model: give the spec a model or pass default_model=..."
+            )
         return create_agent(
             _resolve_model(model, f"Sub-agent {spec['name']!r}"),
             tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
@@ -104,6 +116,28 @@ class _Registry:
             state_schema=self._state_schema,
             name=spec["name"],
         )
+
+    def _file_middleware(self, spec: SubAgent) -> list[AgentMiddleware[Any, Any]]:
+        """File tools on the shared backend, and the skills this sub-agent is offered.
+
+        The general-purpose sub-agent shares the main agent's skills; any other sub-agent has
+        only the skills its spec names (as in deepagents).
+        """
+        sources = spec.get("skills")
+        if sources is None and spec["name"] == GENERAL_PURPOSE:
+            sources = self._default_skills
+        if self._backend is None:
+            if sources:
+                raise ValueError(
+                    f"Sub-agent {spec['name']!r} names skills {list(sources)}, but there is no "
+                    f"backend to read them from: pass backend=... to create_deep_agent or "
+                    f"SubAgentMiddleware."
+                )
+            return []
+        stack: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self._backend)]
+        if sources:
+            stack.append(SkillsMiddleware(self._backend, sources=list(sources)))
+        return stack
 
 
 class SubAgentMiddleware(AgentMiddleware[Any, Any]):
@@ -118,13 +152,21 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
     ``CompiledSubAgent`` runs as it was built.
 
     Args:
-        default_model: the model of sub-agents that name none (a model or ``"provider:model"``).
+        default_model: the model of sub-agents that name none (a model or ``"provider:model"``);
+            without it, every ``SubAgent`` spec needs its own ``model`` (deepagents' form).
+        backend: a file backend (instance or factory of the tool runtime, see
+            :mod:`nbagents.backends`). Every built sub-agent then gets the file tools on it, and
+            the skills its spec names; files written by sub-agents come back to the parent
+            through the ``files`` key of a state backend.
+        default_skills: skill source directories of the general-purpose sub-agent (usually the
+            main agent's); needs ``backend``.
         default_tools: the tools of sub-agents that name none (usually the main agent's tools).
         subagents: ``SubAgent`` and ``CompiledSubAgent`` specs.
         default_middleware: middleware every built sub-agent gets before its own.
         default_interrupt_on: human-in-the-loop approvals of built sub-agents whose spec has no
             ``interrupt_on`` (usually the main agent's).
-        general_purpose_agent: add ``GENERAL_PURPOSE_SUBAGENT`` unless a spec of that name exists.
+        general_purpose_agent: add ``GENERAL_PURPOSE_SUBAGENT`` unless a spec of that name
+            exists; by default, whenever there is a ``default_model`` to build it with.
         system_prompt: the section appended to the agent's system prompt (``{available_agents}``
             is replaced by the list of sub-agents); ``None`` appends nothing.
         task_description: the ``task`` tool's description, with the same placeholder.
@@ -140,12 +182,14 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
     def __init__(
         self,
         *,
-        default_model: str | BaseChatModel,
+        default_model: str | BaseChatModel | None = None,
         default_tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
         subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+        backend: BackendLike | None = None,
+        default_skills: Sequence[str] | None = None,
         default_middleware: Sequence[AgentMiddleware[Any, Any]] = (),
         default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None = None,
-        general_purpose_agent: bool = True,
+        general_purpose_agent: bool | None = None,
         system_prompt: str | None = TASK_SYSTEM_PROMPT,
         task_description: str | None = None,
         excluded_state_keys: Iterable[str] = (),
@@ -156,13 +200,22 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         super().__init__()
         specs = list(subagents)
         validate_specs(specs)
+        if general_purpose_agent is None:
+            general_purpose_agent = default_model is not None
         if general_purpose_agent and not any(s["name"] == GENERAL_PURPOSE for s in specs):
+            if default_model is None:
+                raise ValueError(
+                    "SubAgentMiddleware: the general-purpose sub-agent runs on default_model; "
+                    "pass default_model=... or general_purpose_agent=False."
+                )
             specs.insert(0, GENERAL_PURPOSE_SUBAGENT)
         if not specs:
             raise ValueError(
-                "SubAgentMiddleware needs at least one sub-agent: pass `subagents` or keep "
-                "general_purpose_agent=True."
+                "SubAgentMiddleware needs at least one sub-agent: pass `subagents`, or a "
+                "default_model for the general-purpose one."
             )
+        if isinstance(default_skills, str):
+            raise ValueError("default_skills must be a list of directories, not one string.")
         if max_subagent_depth < 0:
             raise ValueError(f"max_subagent_depth must be >= 0, got {max_subagent_depth}.")
         if on_subagent_error not in ("return", "raise"):
@@ -172,9 +225,15 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         agents = list_agents((s["name"], s["description"]) for s in specs)
         self._registry = _Registry(
             specs,
-            default_model=_resolve_model(default_model, "SubAgentMiddleware default_model"),
+            default_model=(
+                None
+                if default_model is None
+                else _resolve_model(default_model, "SubAgentMiddleware default_model")
+            ),
             default_tools=default_tools,
             default_middleware=default_middleware,
+            backend=backend,
+            default_skills=default_skills,
             default_interrupt_on=default_interrupt_on,
             state_schema=state_schema,
             excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),
@@ -196,6 +255,11 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         nested._registry = registry
         nested.tools = [_task_tool(registry)]
         return nested
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The section this middleware appends to the agent's system prompt."""
+        return self._registry.prompt_section
 
     @property
     def subagent_names(self) -> list[str]:

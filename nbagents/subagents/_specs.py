@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
-from nbagents._contract import GENERAL_PURPOSE
+from nbagents._contract import GENERAL_PURPOSE, SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
@@ -26,6 +26,9 @@ class SubAgent(TypedDict):
     """A sub-agent that nbagents builds with ``create_agent``.
 
     Without ``tools`` it inherits the main agent's tools; without ``model`` the main model.
+    ``skills`` lists the skill source directories (backend paths such as ``"/skills/review/"``)
+    whose skills this sub-agent is offered; without it, a custom sub-agent has no skills (the
+    general-purpose sub-agent shares the main agent's).
     """
 
     name: str
@@ -38,6 +41,8 @@ class SubAgent(TypedDict):
     middleware: NotRequired[Sequence[AgentMiddleware[Any, Any]]]
     interrupt_on: NotRequired[dict[str, bool | InterruptOnConfig]]
     response_format: NotRequired[Any]
+    skills: NotRequired[Sequence[str]]
+    """Skill source directories in the backend, read in order (a later one overrides by name)."""
 
 
 class CompiledSubAgent(TypedDict):
@@ -66,8 +71,16 @@ GENERAL_PURPOSE_SUBAGENT: SubAgent = {
 }
 
 DEFAULT_EXCLUDED_STATE_KEYS: frozenset[str] = frozenset(
-    {"messages", "todos", "structured_response", "skills_metadata", "memory_contents"}
+    {
+        "messages",
+        "todos",
+        "structured_response",
+        SKILLS_METADATA_KEY,
+        SKILLS_WARNINGS_KEY,
+        "memory_contents",
+    }
 )
+"""Withheld from every sub-agent: each starts from its task and loads its own skills."""
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -109,3 +122,13 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
         model = spec.get("model")
         if model is not None and not isinstance(model, str | BaseChatModel):
             raise ValueError(f"{label}: 'model' must be a chat model or a 'provider:model' string.")
+        skills = spec.get("skills")
+        if skills is not None and (
+            isinstance(skills, str)
+            or not isinstance(skills, Sequence)
+            or not all(isinstance(s, str) and s.strip() for s in skills)
+        ):
+            raise ValueError(
+                f"{label}: 'skills' must be a list of skill source directories "
+                f"(e.g. ['/skills/review/']), not {skills!r}."
+            )

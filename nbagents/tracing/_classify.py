@@ -9,13 +9,14 @@ Kinds:
 - ``agent``: a root run, or an agent graph started outside a ``task`` call;
 - ``subagent``: the run directly under a ``task`` tool run (or a run nbagents tagged as a
   sub-agent spawn);
-- ``task``: a tool run named ``task``; ``model``: chat model and LLM calls; ``tool``: other tools
-  and retrievers;
+- ``task``: a tool run named ``task``; ``skill``: a ``read_file`` of a skill's ``SKILL.md`` (the
+  agent opening that skill); ``model``: chat model and LLM calls; ``tool``: other tools and
+  retrievers;
 - ``chain``: LangGraph plumbing (node wrappers, middleware hooks, sequences), kept with
   ``hidden=True`` -- except a graph's own steps: every node of a plain LangGraph graph, and the
   nodes of an agent graph other than ``model``, ``tools`` and middleware hooks (``Name.hook``).
 
-A new kind of tool span (say, skill loads) is decided in :func:`tool_kind`.
+A new kind of tool span is decided in :func:`tool_kind`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nbagents._contract import SUBAGENT_TAG, TASK_TOOL, read_spawn
+from nbagents._contract import (
+    READ_FILE_TOOL,
+    SUBAGENT_TAG,
+    TASK_TOOL,
+    read_spawn,
+    skill_of_path,
+)
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import SpanKind, SpanStatus
 
@@ -95,9 +102,12 @@ def is_visible_node(
     )
 
 
-def tool_kind(name: str) -> SpanKind:
-    """The kind of a tool run called ``name``."""
-    return "task" if name == TASK_TOOL else "tool"
+def tool_kind(name: str, inputs: Any = None) -> SpanKind:
+    """The kind of a tool run called ``name``: reading a skill's ``SKILL.md`` is a skill load."""
+    if name == TASK_TOOL:
+        return "task"
+    path = inputs.get("file_path") if isinstance(inputs, Mapping) else None
+    return "skill" if name == READ_FILE_TOOL and skill_of_path(path) is not None else "tool"
 
 
 def agent_of(md: Mapping[str, Any], name: str, parent: RunFrame | None) -> AgentFrame:

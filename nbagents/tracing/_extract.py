@@ -13,7 +13,13 @@ from typing import Any
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from nbagents._contract import GENERAL_PURPOSE, read_spawn
+from nbagents._contract import (
+    GENERAL_PURPOSE,
+    SKILLS_METADATA_KEY,
+    SKILLS_WARNINGS_KEY,
+    read_spawn,
+    skill_of_path,
+)
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing._statediff import infer_diff, node_updates
@@ -25,8 +31,10 @@ __all__ = [
     "error_text",
     "model_request",
     "model_result",
+    "offered_skills",
     "returned_keys",
     "run_name",
+    "skill_arguments",
     "subagent_attributes",
     "task_arguments",
     "tool_call_of",
@@ -144,6 +152,35 @@ def task_arguments(inputs: Any) -> dict[str, str]:
         "description": str(given.get("description", "")),
         "subagent_type": str(given.get("subagent_type") or GENERAL_PURPOSE),
     }
+
+
+def skill_arguments(inputs: Any) -> dict[str, str]:
+    """Which skill a ``SKILL.md`` read opens, and the path read."""
+    path = inputs.get("file_path") if isinstance(inputs, Mapping) else None
+    return {"skill": skill_of_path(path) or "", "path": str(path or "")}
+
+
+def offered_skills(state: Any) -> dict[str, list[str]] | None:
+    """The skills a state update offers an agent, and the warnings of those that failed to load.
+
+    ``None`` when the update does not say (the skills middleware sets both keys together).
+    """
+    for update in node_updates(state):
+        skills = update.get(SKILLS_METADATA_KEY)
+        if not isinstance(skills, list | tuple):
+            continue
+        warnings = update.get(SKILLS_WARNINGS_KEY)
+        return {
+            "skills_offered": [
+                str(s["name"]) for s in skills if isinstance(s, Mapping) and "name" in s
+            ],
+            "skill_warnings": [
+                f"{w.get('path', '?')}: {w.get('message', '')}"
+                for w in (warnings if isinstance(warnings, list | tuple) else ())
+                if isinstance(w, Mapping)
+            ],
+        }
+    return None
 
 
 def tool_call_of(inputs: Any) -> str | None:

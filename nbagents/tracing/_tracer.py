@@ -37,8 +37,10 @@ from nbagents.tracing._extract import (
     error_text,
     model_request,
     model_result,
+    offered_skills,
     returned_keys,
     run_name,
+    skill_arguments,
     subagent_attributes,
     task_arguments,
     tool_call_of,
@@ -126,6 +128,7 @@ class Tracer(BaseCallbackHandler):
             if kind in AGENT_KINDS:
                 agent.span_id = span.id
                 agent.state_input = inputs
+                span.attributes.update(offered_skills(inputs) or {})  # a resumed thread's
                 if kind == "subagent" and parent is not None:
                     span.attributes.update(subagent_attributes(agent, md, parent, inputs))
             elif kind == "chain" and node_of is not None:
@@ -151,6 +154,7 @@ class Tracer(BaseCallbackHandler):
                 return
             if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
                 run.node_of.updates.append((run.step, outputs))
+                self._agent_offered(run.node_of, outputs)
         status = chain_end_status(run, outputs)
         converted = (
             shape(outputs) if run.span.hidden else jsonready(outputs, max_chars=VISIBLE_CHARS)
@@ -274,9 +278,12 @@ class Tracer(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         name = run_name(serialized, kwargs, "tool")
-        kind = tool_kind(name)
+        kind = tool_kind(name, inputs)
         args = inputs if inputs is not None else input_str
-        span = self._open(run_id, parent_run_id, metadata or {}, kind, name, args)
+        skill = skill_arguments(inputs) if kind == "skill" else None
+        # A skill load is named by the skill it opens; the tool stays in its attributes.
+        span_name = skill["skill"] if skill else name
+        span = self._open(run_id, parent_run_id, metadata or {}, kind, span_name, args)
         call_id = kwargs.get("tool_call_id")
         with self.lock:
             run = self._runs[run_id]
@@ -285,6 +292,9 @@ class Tracer(BaseCallbackHandler):
                 span.attributes.update(self._call_position(run.agent, str(call_id)))
             if kind == "task":
                 span.attributes.update(task_arguments(inputs))
+            if skill is not None:
+                span.attributes.update(skill, tool=name)
+                self._agent_opened(run.agent, skill["skill"])
         self.trace.add(span)
 
     @guarded
@@ -418,6 +428,26 @@ class Tracer(BaseCallbackHandler):
             )
             self._runs[run_id] = RunFrame(span, agent, step_of(md, parent), parent=parent)
         return span
+
+    def _agent_span(self, agent: AgentFrame) -> Span | None:
+        try:
+            return self.trace.get(agent.span_id) if agent.span_id else None
+        except KeyError:
+            return None
+
+    def _agent_offered(self, agent: AgentFrame, outputs: Any) -> None:
+        """Record on the agent's span the skills a node (the skills middleware) offered it."""
+        offered = offered_skills(outputs)
+        span = self._agent_span(agent) if offered is not None else None
+        if span is not None and offered is not None:
+            span.attributes.update(offered)
+
+    def _agent_opened(self, agent: AgentFrame, skill: str) -> None:
+        span = self._agent_span(agent)
+        if span is not None:
+            opened = span.attributes.setdefault("skills_opened", [])
+            if skill not in opened:
+                opened.append(skill)
 
     def _call_position(self, agent: AgentFrame, call_id: str | None) -> dict[str, Any]:
         if not call_id:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Trace"]
 
-SpanKind = Literal["agent", "subagent", "task", "model", "tool", "chain"]
+SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted"]
 
 

@@ -4,7 +4,7 @@
 // trace goes through textContent; class names come from fixed tables; inline styles only get
 // numbers. No innerHTML anywhere.
 
-const KINDS = new Set(["agent", "subagent", "task", "model", "tool", "chain"]);
+const KINDS = new Set(["agent", "subagent", "task", "skill", "model", "tool", "chain"]);
 const STATUSES = new Set(["running", "ok", "error", "interrupted"]);
 
 function kindCls(kind) {
@@ -119,7 +119,7 @@ function tree(view, state, byId, redraw) {
     const kids = (node.children || []).map((id) => byId.get(id)).filter(Boolean);
     const rowEl = h("div", "nba-row" + (state.selected === node.id ? " nba-selected" : ""));
     const collapsed = state.collapsed.has(node.id) ||
-      (!state.expanded.has(node.id) && (node.kind === "model" || node.kind === "tool"));
+      (!state.expanded.has(node.id) && ["model", "tool", "skill"].includes(node.kind));
     const toggle = h("span", "nba-toggle", kids.length ? (collapsed ? "▸" : "▾") : "");
     const setOpen = (open) => {
       if (!kids.length || open === !collapsed) return;
