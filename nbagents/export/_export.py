@@ -1,0 +1,246 @@
+"""Send a trace to OpenTelemetry: all at once when it is finished, or span by span while it runs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Union
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from nbagents.export._convert import SpanConverter, default_resource, trace_id_of
+from nbagents.export._cost import Prices, as_price_table
+from nbagents.tracing import Span, Trace
+
+__all__ = ["ExportTarget", "LiveExport", "export_trace", "to_otel_spans"]
+
+ExportTarget = Union[SpanExporter, SpanProcessor, SdkTracerProvider]  # noqa: UP007
+"""Where spans go: any SDK exporter (OTLP HTTP/gRPC, console, in-memory), a span processor
+(e.g. a ``BatchSpanProcessor``), or an SDK ``TracerProvider`` (its processors get the spans)."""
+
+_NANOS = 1_000_000_000
+
+
+class ExportError(RuntimeError):
+    """The exporter reported that it could not deliver the spans."""
+
+
+def to_otel_spans(
+    trace: Trace,
+    *,
+    start_time_unix_nano: int | None = None,
+    resource: Resource | None = None,
+    prices: Prices | None = None,
+    include_content: bool = False,
+) -> list[ReadableSpan]:
+    """The trace's exported spans (hidden plumbing left out), depth first in call order.
+
+    ``start_time_unix_nano`` is the wall-clock time of the trace's second 0; by default the
+    trace is taken to have ended now. ``prices`` (a ``PriceTable`` or a mapping) adds cost
+    attributes; ``include_content`` adds the spans' inputs and outputs as JSON (off by default:
+    prompts and tool results often hold what should not leave the notebook).
+    """
+    converter = _converter(trace, start_time_unix_nano, resource, prices, include_content)
+    end = trace.duration
+    return [converter.convert(s, end=end) for s in trace.walk() if not s.hidden]
+
+
+def export_trace(
+    trace: Trace,
+    target: ExportTarget,
+    *,
+    start_time_unix_nano: int | None = None,
+    resource: Resource | None = None,
+    prices: Prices | None = None,
+    include_content: bool = False,
+) -> list[ReadableSpan]:
+    """Send a recorded trace to ``target`` and return the spans sent.
+
+    Parents, children and times are the recorded ones; ids are derived from the nbagents ids,
+    so exporting the same trace twice sends the same trace and span ids. With an exporter the
+    spans go in one ``export`` call and a failure raises :class:`ExportError`; a processor or
+    provider gets them through ``on_end`` (call its ``force_flush`` when you need them sent).
+    A ``TracerProvider``'s resource is used unless ``resource`` is given.
+    """
+    resource = resource or _resource_of(target)
+    spans = to_otel_spans(
+        trace,
+        start_time_unix_nano=start_time_unix_nano,
+        resource=resource,
+        prices=prices,
+        include_content=include_content,
+    )
+    _deliver(target)(spans)
+    return spans
+
+
+class LiveExport:
+    """Streams a recording trace: each span is sent when it ends.
+
+    >>> with nbagents.trace() as t:                  # doctest: +SKIP
+    ...     live = LiveExport(t, BatchSpanProcessor(OTLPSpanExporter()))
+    ...     agent.invoke(...)
+    >>> live.close()                                 # doctest: +SKIP
+
+    A parent ends after its children, so backends receive children first and link them when the
+    parent arrives (OpenTelemetry allows this; the ids are fixed from the start). Spans that
+    were already finished when the stream began are sent at once. ``close()`` stops listening
+    and sends spans that are still running as ending then (marked ``nbagents.status=running``),
+    unless ``send_unfinished=False``. The wall clock of second 0 is taken when the first span
+    is seen, unless ``start_time_unix_nano`` is given.
+    """
+
+    def __init__(
+        self,
+        trace: Trace,
+        target: ExportTarget,
+        *,
+        start_time_unix_nano: int | None = None,
+        resource: Resource | None = None,
+        prices: Prices | None = None,
+        include_content: bool = False,
+    ) -> None:
+        self.trace = trace
+        self._deliver = _deliver(target)
+        self._target = target
+        self._resource = resource or _resource_of(target)
+        self._prices = None if prices is None else as_price_table(prices)
+        self._include_content = include_content
+        self._origin = start_time_unix_nano
+        self._converter: SpanConverter | None = None
+        self._lock = threading.Lock()
+        self._seen = 0
+        self._pending: dict[str, Span] = {}
+        self._sent: set[str] = set()
+        self.exported = 0
+        """How many spans have been sent so far."""
+        self._closed = False
+        self._unsubscribe: Callable[[], None] = trace.subscribe(self._on_change)
+        self._on_change(trace)
+
+    def _on_change(self, trace: Trace) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            ready = self._collect()
+            if ready and self._converter is not None:
+                self._send([self._converter.convert(s) for s in ready])
+
+    def _collect(self) -> list[Span]:
+        # Spans only ever get appended, so only the new tail and the still-running spans need
+        # a look: the cost per change stays small on a long run.
+        if len(self.trace) > self._seen:
+            fresh = self.trace.spans[self._seen :]
+            self._seen += len(fresh)
+            if self._converter is None and fresh:
+                self._converter = self._make_converter(fresh)
+            for span in fresh:
+                if not span.hidden:
+                    self._pending[span.id] = span
+        ready = [s for s in self._pending.values() if s.end is not None]
+        for span in ready:
+            del self._pending[span.id]
+            self._sent.add(span.id)
+        return ready
+
+    def _make_converter(self, fresh: Sequence[Span]) -> SpanConverter:
+        if self._origin is None:
+            latest = max(max(s.start, s.end or 0.0) for s in fresh)
+            self._origin = time.time_ns() - round(latest * _NANOS)
+        return SpanConverter(
+            trace=self.trace,
+            origin_ns=self._origin,
+            trace_id=trace_id_of(self.trace),
+            resource=self._resource,
+            prices=self._prices,
+            include_content=self._include_content,
+        )
+
+    def _send(self, spans: list[ReadableSpan]) -> None:
+        self._deliver(spans)
+        self.exported += len(spans)
+
+    def close(self, *, send_unfinished: bool = True) -> None:
+        """Stop streaming; flush the target if it can be flushed."""
+        self._unsubscribe()
+        with self._lock:
+            if self._closed:
+                return
+            ready = self._collect()
+            self._closed = True
+            if self._converter is not None:
+                spans = [self._converter.convert(s) for s in ready]
+                if send_unfinished:
+                    end = self.trace.duration
+                    spans += [self._converter.convert(s, end=end) for s in self._pending.values()]
+                if spans:
+                    self._send(spans)
+        flush = getattr(self._target, "force_flush", None)
+        if callable(flush):
+            flush()
+
+    def __enter__(self) -> LiveExport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _converter(
+    trace: Trace,
+    start_time_unix_nano: int | None,
+    resource: Resource | None,
+    prices: Prices | None,
+    include_content: bool,
+) -> SpanConverter:
+    origin = start_time_unix_nano
+    if origin is None:
+        origin = time.time_ns() - round(trace.duration * _NANOS)
+    return SpanConverter(
+        trace=trace,
+        origin_ns=origin,
+        trace_id=trace_id_of(trace),
+        resource=resource or default_resource(),
+        prices=None if prices is None else as_price_table(prices),
+        include_content=include_content,
+    )
+
+
+def _resource_of(target: ExportTarget) -> Resource:
+    if isinstance(target, SdkTracerProvider):
+        return target.resource
+    return default_resource()
+
+
+def _deliver(target: ExportTarget) -> Callable[[list[ReadableSpan]], None]:
+    if isinstance(target, SpanExporter):
+        exporter = target
+
+        def export(spans: list[ReadableSpan]) -> None:
+            result = exporter.export(spans)
+            if result is not SpanExportResult.SUCCESS:
+                raise ExportError(
+                    f"{type(exporter).__name__} could not export {len(spans)} span(s): {result}."
+                )
+
+        return export
+    if isinstance(target, SdkTracerProvider):
+        # The SDK keeps a provider's processors private; its multi-processor is the one object
+        # that forwards a finished span to every processor the user added.
+        target = target._active_span_processor
+    if isinstance(target, SpanProcessor):
+        processor = target
+
+        def process(spans: list[ReadableSpan]) -> None:
+            for span in spans:
+                processor.on_end(span)
+
+        return process
+    raise TypeError(
+        "export target must be an OpenTelemetry SDK SpanExporter, SpanProcessor or "
+        f"TracerProvider, not {type(target).__name__}."
+    )
