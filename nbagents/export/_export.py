@@ -123,12 +123,17 @@ class LiveExport:
         self._on_change(trace)
 
     def _on_change(self, trace: Trace) -> None:
-        with self._lock:
+        # Always the trace's lock first, then ours: the tracer may notify from any thread, and
+        # one order keeps two notifying threads from waiting on each other. Sending happens
+        # outside both, so a slow exporter does not hold up the recording run.
+        with self.trace.lock, self._lock:
             if self._closed:
                 return
             ready = self._collect()
-            if ready and self._converter is not None:
-                self._send([self._converter.convert(s) for s in ready])
+            if not ready or self._converter is None:
+                return
+            spans = [self._converter.convert(s) for s in ready]
+        self._send(spans)
 
     def _collect(self) -> list[Span]:
         # Spans only ever get appended, so only the new tail and the still-running spans need
@@ -162,12 +167,14 @@ class LiveExport:
 
     def _send(self, spans: list[ReadableSpan]) -> None:
         self._deliver(spans)
-        self.exported += len(spans)
+        with self._lock:
+            self.exported += len(spans)
 
     def close(self, *, send_unfinished: bool = True) -> None:
         """Stop streaming; flush the target if it can be flushed."""
         self._unsubscribe()
-        with self._lock:
+        spans: list[ReadableSpan] = []
+        with self.trace.lock, self._lock:
             if self._closed:
                 return
             ready = self._collect()
@@ -177,8 +184,8 @@ class LiveExport:
                 if send_unfinished:
                     end = self.trace.duration
                     spans += [self._converter.convert(s, end=end) for s in self._pending.values()]
-                if spans:
-                    self._send(spans)
+        if spans:
+            self._send(spans)
         flush = getattr(self._target, "force_flush", None)
         if callable(flush):
             flush()
