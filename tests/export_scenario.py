@@ -116,7 +116,27 @@ def run(
     *, latency: float = 0.05, extra_callbacks: list[Any] | None = None
 ) -> tuple[Trace, ReportedUsage]:
     """Run SCRIPT with a tracer; latency makes the parallel sub-agents overlap in time."""
-    agent = create_deep_agent(
+    tracer, usage = Tracer(), ReportedUsage()
+    agent(latency).invoke(
+        {"messages": [HumanMessage("go")]},
+        config={"callbacks": [tracer, usage, *(extra_callbacks or [])]},
+    )
+    tracer.finish()
+    return tracer.trace, usage
+
+
+async def arun(*, latency: float = 0.05) -> tuple[Trace, ReportedUsage]:
+    """``run`` under ``ainvoke``: the sub-agents run as concurrent tasks on one event loop."""
+    tracer, usage = Tracer(), ReportedUsage()
+    await agent(latency).ainvoke(
+        {"messages": [HumanMessage("go")]}, config={"callbacks": [tracer, usage]}
+    )
+    tracer.finish()
+    return tracer.trace, usage
+
+
+def agent(latency: float = 0.05) -> Any:
+    return create_deep_agent(
         ScriptedChatModel(script=SCRIPT, latency=latency),
         [lookup],
         subagents=[
@@ -129,14 +149,6 @@ def run(
             {"name": "writer", "description": "Writes.", "system_prompt": "Write.", "tools": []},
         ],
     )
-    tracer = Tracer()
-    usage = ReportedUsage()
-    agent.invoke(
-        {"messages": [HumanMessage("go")]},
-        config={"callbacks": [tracer, usage, *(extra_callbacks or [])]},
-    )
-    tracer.finish()
-    return tracer.trace, usage
 
 
 def label(name: str, attributes: dict[str, Any]) -> str:

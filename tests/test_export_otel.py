@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
-from export_scenario import EXPECTED_TREE, build_tree, run, tokens_per_agent
+from export_scenario import EXPECTED_TREE, arun, build_tree, run, tokens_per_agent
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -60,6 +60,16 @@ def test_the_exported_tree_is_the_run_with_parallel_and_nested_subagents(recorde
     # Every span is in the one trace, whose id is the first run id (a UUID) as a number.
     assert {s.context.trace_id for s in received} == {uuid.UUID(trace.spans[0].id).int}
     assert len(received) == sum(1 for s in trace.spans if not s.hidden)
+
+
+async def test_an_async_run_exports_the_same_tree_and_tokens() -> None:
+    trace, reported = await arun()
+    spans = to_otel_spans(trace, start_time_unix_nano=ORIGIN)
+    assert build_tree(records(spans)) == EXPECTED_TREE
+    assert tokens_per_agent(records(spans)) == (reported.input, reported.output)
+    subagents = [s for s in spans if s.attributes["nbagents.kind"] == "subagent"]  # type: ignore[index]
+    first = min(subagents, key=lambda s: s.start_time or 0)
+    assert sum(1 for s in subagents if (s.start_time or 0) < (first.end_time or 0)) >= 2
 
 
 def test_every_exported_parent_is_the_nearest_visible_ancestor(recorded: Any) -> None:
