@@ -388,9 +388,11 @@ def test_live_streaming_sends_each_span_once_when_it_ends() -> None:
     exporter = WatchingExporter(tracer.trace)
     live = LiveExport(tracer.trace, exporter, start_time_unix_nano=ORIGIN)
     run(extra_callbacks=[tracer])
+    sent_while_running = len(exporter.get_finished_spans())
     live.close()
     streamed = list(exporter.get_finished_spans())
     # Sent during the run (not all at close), each after its span ended.
+    assert sent_while_running > 0
     assert all(exporter.ended_when_sent)
     assert len(exporter.ended_when_sent) == len(streamed)
 
@@ -407,6 +409,7 @@ def test_live_streaming_sends_unfinished_spans_on_close() -> None:
     exporter = InMemorySpanExporter()
     live = LiveExport(trace, exporter)
     trace.add(span("m", "a", "model", "ChatX", 0.1, 0.2, model="m"))
+    live.flush()
     assert [s.name for s in exporter.get_finished_spans()] == ["chat m"]
     live.close()
     assert [s.name for s in exporter.get_finished_spans()] == ["chat m", "invoke_agent main"]

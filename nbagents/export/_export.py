@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Union
 
 from opentelemetry.sdk.resources import Resource
@@ -79,19 +80,21 @@ def export_trace(
 
 
 class LiveExport:
-    """Streams a recording trace: each span is sent when it ends.
+    """Streams a recording trace: each span is sent soon after it ends.
 
     >>> with nbagents.trace() as t:                  # doctest: +SKIP
-    ...     live = LiveExport(t, BatchSpanProcessor(OTLPSpanExporter()))
-    ...     agent.invoke(...)
-    >>> live.close()                                 # doctest: +SKIP
+    ...     with LiveExport(t, BatchSpanProcessor(OTLPSpanExporter())):
+    ...         agent.invoke(...)
 
-    A parent ends after its children, so backends receive children first and link them when the
-    parent arrives (OpenTelemetry allows this; the ids are fixed from the start). Spans that
-    were already finished when the stream began are sent at once. ``close()`` stops listening
-    and sends spans that are still running as ending then (marked ``nbagents.status=running``),
-    unless ``send_unfinished=False``. The wall clock of second 0 is taken when the first span
-    is seen, unless ``start_time_unix_nano`` is given.
+    The listener on the trace only wakes a background thread, which collects the spans that
+    ended and sends them, at most every ``interval`` seconds: the agent's threads never convert
+    or send, so streaming does not slow the run. A parent ends after its children, so backends
+    receive children first and link them when the parent arrives (OpenTelemetry allows this;
+    the ids are fixed from the start). Spans already finished when the stream began go out at
+    once. ``flush()`` sends what has ended now; ``close()`` stops, sends spans still running as
+    ending then (marked ``nbagents.status=running``) unless ``send_unfinished=False``, and
+    flushes the target. The wall clock of second 0 is read when the first span is seen, unless
+    ``start_time_unix_nano`` is given.
     """
 
     def __init__(
@@ -103,8 +106,10 @@ class LiveExport:
         resource: Resource | None = None,
         prices: Prices | None = None,
         include_content: bool = False,
+        interval: float = 0.05,
     ) -> None:
         self.trace = trace
+        self.interval = interval
         self._deliver = _deliver(target)
         self._target = target
         self._resource = resource or _resource_of(target)
@@ -115,48 +120,82 @@ class LiveExport:
         self._lock = threading.Lock()
         self._seen = 0
         self._pending: dict[str, Span] = {}
-        self._sent: set[str] = set()
         self.exported = 0
         """How many spans have been sent so far."""
         self._closed = False
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="nbagents-live-export", daemon=True)
+        self._thread.start()
         self._unsubscribe: Callable[[], None] = trace.subscribe(self._on_change)
         self._on_change(trace)
 
     def _on_change(self, trace: Trace) -> None:
-        # Always the trace's lock first, then ours: the tracer may notify from any thread, and
-        # one order keeps two notifying threads from waiting on each other. Sending happens
-        # outside both, so a slow exporter does not hold up the recording run.
-        with self.trace.lock, self._lock:
-            if self._closed:
-                return
-            ready = self._collect()
-            if not ready or self._converter is None:
-                return
-            spans = [self._converter.convert(s) for s in ready]
-        self._send(spans)
-
-    def _collect(self) -> list[Span]:
-        # Spans only ever get appended, so only the new tail and the still-running spans need
-        # a look: the cost per change stays small on a long run.
-        if len(self.trace) > self._seen:
-            fresh = self.trace.spans[self._seen :]
-            self._seen += len(fresh)
-            if self._converter is None and fresh:
-                self._converter = self._make_converter(fresh)
-            for span in fresh:
-                if not span.hidden:
-                    self._pending[span.id] = span
-        ready = [s for s in self._pending.values() if s.end is not None]
-        for span in ready:
-            del self._pending[span.id]
-            self._sent.add(span.id)
-        return ready
-
-    def _make_converter(self, fresh: Sequence[Span]) -> SpanConverter:
         if self._origin is None:
-            latest = max(max(s.start, s.end or 0.0) for s in fresh)
+            self._take_origin()
+        self._wake.set()
+
+    def _take_origin(self) -> None:
+        # Second 0 on the wall clock: now, minus the latest time the trace has reached. Read
+        # in the notifying thread, so it is not late by the background thread's wait; without
+        # our lock, so a notifier never waits for a send (two racing readings agree closely).
+        spans = self.trace.spans
+        if spans:
+            latest = max(max(s.start, s.end or 0.0) for s in spans)
+            origin = time.time_ns() - round(latest * _NANOS)
+            if self._origin is None:
+                self._origin = origin
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.flush()
+            except Exception:  # the stream goes on; the next flush retries nothing lost here
+                logging.getLogger("nbagents").exception("LiveExport could not send spans")
+            # Coalesce a burst of changes (a fan-out ends many spans at once) into one send.
+            self._stop.wait(self.interval)
+
+    def flush(self) -> int:
+        """Send the spans that have ended and were not sent yet; returns how many."""
+        with self._lock:
+            if self._closed:
+                return 0
+            spans = self._ready_spans()
+        return self._send(spans)
+
+    def _ready_spans(self, *, unfinished: bool = False) -> list[ReadableSpan]:
+        # The trace's lock makes a span's end and status one consistent reading. Only the new
+        # tail of the trace and the still-running spans need a look: spans are only appended.
+        with self.trace.lock:
+            if len(self.trace) > self._seen:
+                fresh = self.trace.spans[self._seen :]
+                self._seen += len(fresh)
+                for span in fresh:
+                    if not span.hidden:
+                        self._pending[span.id] = span
+            ready = [s for s in self._pending.values() if s.end is not None]
+            for span in ready:
+                del self._pending[span.id]
+            if unfinished:
+                ready += list(self._pending.values())
+                self._pending.clear()
+            if not ready:
+                return []
+            # In the order they ended, as if each had been sent the moment it ended.
+            ready.sort(key=lambda s: (s.end is None, s.end or 0.0))
+            converter = self._converter or self._make_converter()
+            end = self.trace.duration
+            return [converter.convert(s, end=end) for s in ready]
+
+    def _make_converter(self) -> SpanConverter:
+        if self._origin is None:
+            latest = max(max(s.start, s.end or 0.0) for s in self.trace.spans)
             self._origin = time.time_ns() - round(latest * _NANOS)
-        return SpanConverter(
+        self._converter = SpanConverter(
             trace=self.trace,
             origin_ns=self._origin,
             trace_id=trace_id_of(self.trace),
@@ -164,28 +203,27 @@ class LiveExport:
             prices=self._prices,
             include_content=self._include_content,
         )
+        return self._converter
 
-    def _send(self, spans: list[ReadableSpan]) -> None:
-        self._deliver(spans)
-        with self._lock:
-            self.exported += len(spans)
+    def _send(self, spans: list[ReadableSpan]) -> int:
+        if spans:
+            self._deliver(spans)
+            with self._lock:
+                self.exported += len(spans)
+        return len(spans)
 
     def close(self, *, send_unfinished: bool = True) -> None:
-        """Stop streaming; flush the target if it can be flushed."""
+        """Stop streaming, send what is left, and flush the target if it can be flushed."""
         self._unsubscribe()
-        spans: list[ReadableSpan] = []
-        with self.trace.lock, self._lock:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join()
+        with self._lock:
             if self._closed:
                 return
-            ready = self._collect()
             self._closed = True
-            if self._converter is not None:
-                spans = [self._converter.convert(s) for s in ready]
-                if send_unfinished:
-                    end = self.trace.duration
-                    spans += [self._converter.convert(s, end=end) for s in self._pending.values()]
-        if spans:
-            self._send(spans)
+            spans = self._ready_spans(unfinished=send_unfinished)
+        self._send(spans)
         flush = getattr(self._target, "force_flush", None)
         if callable(flush):
             flush()
