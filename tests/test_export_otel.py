@@ -358,6 +358,25 @@ def test_an_exporter_failure_raises(recorded: Any) -> None:
         export_trace(recorded[0], Refusing())
 
 
+class Counting(InMemorySpanExporter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    def export(self, spans: Any) -> SpanExportResult:
+        self.calls.append(len(spans))
+        return super().export(spans)
+
+
+def test_a_big_trace_goes_in_batches_a_receiver_accepts() -> None:
+    tools = [span(f"t{i}", "a", "tool", "lookup", i / 1000, i / 1000 + 0.0005) for i in range(1199)]
+    trace = Trace([span("a", None, "agent", "main", 0.0, 2.0), *tools])
+    exporter = Counting()
+    export_trace(trace, exporter)
+    assert exporter.calls == [512, 512, 176]
+    assert len({s.context.span_id for s in exporter.get_finished_spans()}) == 1200
+
+
 def test_a_wrong_target_is_refused(recorded: Any) -> None:
     with pytest.raises(TypeError, match="SpanExporter, SpanProcessor or TracerProvider"):
         export_trace(recorded[0], object())  # type: ignore[arg-type]

@@ -6,7 +6,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Union
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
@@ -17,13 +16,15 @@ from nbagents.export._convert import SpanConverter, default_resource, trace_id_o
 from nbagents.export._cost import Prices, as_price_table
 from nbagents.tracing import Span, Trace
 
-__all__ = ["ExportTarget", "LiveExport", "export_trace", "to_otel_spans"]
+__all__ = ["ExportError", "ExportTarget", "LiveExport", "export_trace", "to_otel_spans"]
 
-ExportTarget = Union[SpanExporter, SpanProcessor, SdkTracerProvider]  # noqa: UP007
+ExportTarget = SpanExporter | SpanProcessor | SdkTracerProvider
 """Where spans go: any SDK exporter (OTLP HTTP/gRPC, console, in-memory), a span processor
 (e.g. a ``BatchSpanProcessor``), or an SDK ``TracerProvider`` (its processors get the spans)."""
 
 _NANOS = 1_000_000_000
+_BATCH = 512
+"""Spans per ``export`` call: the SDK's own batch size, well under receivers' request limits."""
 
 
 class ExportError(RuntimeError):
@@ -62,9 +63,9 @@ def export_trace(
     """Send a recorded trace to ``target`` and return the spans sent.
 
     Parents, children and times are the recorded ones; ids are derived from the nbagents ids,
-    so exporting the same trace twice sends the same trace and span ids. With an exporter the
-    spans go in one ``export`` call and a failure raises :class:`ExportError`; a processor or
-    provider gets them through ``on_end`` (call its ``force_flush`` when you need them sent).
+    so exporting the same trace twice sends the same trace and span ids. An exporter gets them
+    in ``export`` calls of at most 512 spans, and a failure raises :class:`ExportError`; a
+    processor or provider gets them through ``on_end`` (its ``force_flush`` sends them).
     A ``TracerProvider``'s resource is used unless ``resource`` is given.
     """
     resource = resource or _resource_of(target)
@@ -154,7 +155,7 @@ class LiveExport:
                 return
             try:
                 self.flush()
-            except Exception:  # the stream goes on; the next flush retries nothing lost here
+            except Exception:  # those spans are lost, but the stream goes on with the next
                 logging.getLogger("nbagents").exception("LiveExport could not send spans")
             # Coalesce a burst of changes (a fan-out ends many spans at once) into one send.
             self._stop.wait(self.interval)
@@ -266,11 +267,14 @@ def _deliver(target: ExportTarget) -> Callable[[list[ReadableSpan]], None]:
         exporter = target
 
         def export(spans: list[ReadableSpan]) -> None:
-            result = exporter.export(spans)
-            if result is not SpanExportResult.SUCCESS:
-                raise ExportError(
-                    f"{type(exporter).__name__} could not export {len(spans)} span(s): {result}."
-                )
+            for first in range(0, len(spans), _BATCH):
+                batch = spans[first : first + _BATCH]
+                result = exporter.export(batch)
+                if result is not SpanExportResult.SUCCESS:
+                    raise ExportError(
+                        f"{type(exporter).__name__} could not export {len(batch)} span(s) "
+                        f"({first} of {len(spans)} were sent before): {result}."
+                    )
 
         return export
     if isinstance(target, SdkTracerProvider):
