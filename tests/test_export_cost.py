@@ -48,8 +48,14 @@ def test_lookup_by_exact_dated_and_provider_prefixed_names() -> None:
     assert table.lookup("gpt-4o-mini-2024-07-18") == ModelPrice(0.15, 0.6)
     assert table.lookup("openai:gpt-4o-mini") == ModelPrice(0.15, 0.6)
     assert table.lookup("openai/gpt-4o") == ModelPrice(2.5, 10.0, 1.25)
+    assert table.lookup("gpt-4o-latest") == ModelPrice(2.5, 10.0, 1.25)
     assert table.lookup("gpt-4") is None  # a prefix of a key is not that key
     assert table.lookup("gpt-4omni") is None
+    # Other suffixes are other models at other prices: unknown, not the family's price.
+    assert table.lookup("gpt-4o-audio-preview") is None
+    assert BUILTIN_PRICES.lookup("o3-mini") is None
+    assert BUILTIN_PRICES.lookup("claude-opus-4-5-20251101") is None
+    assert BUILTIN_PRICES.lookup("claude-opus-4-1-20250805") == ModelPrice(15.0, 75.0, 1.5)
     assert table.lookup(None) is None
 
 

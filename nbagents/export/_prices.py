@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -9,6 +10,7 @@ from decimal import Decimal
 __all__ = ["BUILTIN_PRICES", "BUILTIN_PRICES_DATE", "ModelPrice", "PriceTable"]
 
 _MILLION = Decimal(1_000_000)
+_SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}|\d{8}|latest")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ _BUILTIN: dict[str, ModelPrice] = {
     "o4-mini": ModelPrice(1.10, 4.40, 0.275),
     # Anthropic, USD per 1M tokens; cache_read is the price of a cache hit
     "claude-opus-4": ModelPrice(15.00, 75.00, 1.50),
+    "claude-opus-4-1": ModelPrice(15.00, 75.00, 1.50),
     "claude-sonnet-4": ModelPrice(3.00, 15.00, 0.30),
     "claude-3-7-sonnet": ModelPrice(3.00, 15.00, 0.30),
     "claude-3-5-haiku": ModelPrice(0.80, 4.00, 0.08),
@@ -65,9 +68,10 @@ _BUILTIN: dict[str, ModelPrice] = {
 class PriceTable(Mapping[str, ModelPrice]):
     """Model name → :class:`ModelPrice`.
 
-    A model name matches a key exactly, or as a dated or versioned variant of it
-    (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``; the longest matching key wins, so
-    ``gpt-4o-mini-2024-07-18`` is ``gpt-4o-mini``). A provider prefix (``openai:gpt-4o``,
+    A model name matches a key exactly, or as a dated snapshot of it: ``gpt-4o-2024-08-06``
+    and ``gpt-4o-latest`` are priced as ``gpt-4o``, ``claude-sonnet-4-20250514`` as
+    ``claude-sonnet-4``. Any other suffix names another model (``o3-mini`` is not ``o3``), which
+    stays unknown until the table has it. A provider prefix (``openai:gpt-4o``,
     ``anthropic/claude-sonnet-4``) is ignored when the full name is not in the table.
     """
 
@@ -95,10 +99,15 @@ class PriceTable(Mapping[str, ModelPrice]):
     def _match(self, name: str) -> ModelPrice | None:
         if name in self._prices:
             return self._prices[name]
-        best = max(
-            (key for key in self._prices if name.startswith(key + "-")), key=len, default=None
-        )
-        return None if best is None else self._prices[best]
+        # Only a date or "latest" may follow a key: "o3-mini" or "claude-opus-4-5" are other
+        # models at other prices, and an unknown price is better than a wrong one.
+        key, _, suffix = name.rpartition("-")
+        while key:
+            if _SNAPSHOT.fullmatch(suffix) and key in self._prices:
+                return self._prices[key]
+            key, _, more = key.rpartition("-")
+            suffix = f"{more}-{suffix}"
+        return None
 
     def __getitem__(self, key: str) -> ModelPrice:
         return self._prices[key]
