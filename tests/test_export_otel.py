@@ -258,25 +258,28 @@ def test_errors_interrupts_and_plumbing() -> None:
 
 
 def test_content_only_when_asked() -> None:
-    trace = Trace(
-        [
-            span(
-                "a",
-                None,
-                "agent",
-                "main",
-                0.0,
-                1.0,
-                inputs={"q": "secret"},
-                outputs={"a": "x" * 10_000},
-            )
-        ]
+    agent = span(
+        "a", None, "agent", "main", 0.0, 1.0, inputs={"q": "secret"}, outputs={"a": "x" * 10_000}
     )
-    (plain,) = to_otel_spans(trace)
-    assert not any(k in (plain.attributes or {}) for k in ("nbagents.inputs", "nbagents.outputs"))
-    (full,) = to_otel_spans(trace, include_content=True)
-    assert full.attributes["nbagents.inputs"] == '{"q": "secret"}'  # type: ignore[index]
-    assert len(str(full.attributes["nbagents.outputs"])) == 8_000  # type: ignore[index]
+    lookup = span(
+        "t", "a", "tool", "lookup", 0.2, 0.3, inputs={"query": "alpha"}, outputs="facts about alpha"
+    )
+    trace = Trace([agent, lookup])
+    content = (
+        "nbagents.inputs",
+        "nbagents.outputs",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    )
+    for plain in to_otel_spans(trace):
+        assert not any(k in (plain.attributes or {}) for k in content)
+    root, tool = (dict(s.attributes or {}) for s in to_otel_spans(trace, include_content=True))
+    assert root["nbagents.inputs"] == '{"q": "secret"}'
+    assert len(str(root["nbagents.outputs"])) == 8_000
+    assert str(root["nbagents.outputs"]).endswith("…")
+    assert tool["gen_ai.tool.call.arguments"] == '{"query": "alpha"}'
+    assert tool["gen_ai.tool.call.result"] == '"facts about alpha"'
+    assert "nbagents.inputs" not in tool
 
 
 def test_an_empty_trace_is_refused() -> None:

@@ -123,10 +123,15 @@ class SpanConverter:
         if self.prices is not None:
             attributes.update(self._cost(span))
         if self.include_content:
+            # A tool call's input and result have GenAI attributes of their own (free-form
+            # JSON); other spans' payloads have no such home, so they go under nbagents.*.
+            tool = span.kind in ("tool", "task")
             if span.inputs is not None:
-                attributes["nbagents.inputs"] = _json(span.inputs)
+                key = "gen_ai.tool.call.arguments" if tool else "nbagents.inputs"
+                attributes[key] = _json(span.inputs)
             if span.outputs is not None:
-                attributes["nbagents.outputs"] = _json(span.outputs)
+                key = "gen_ai.tool.call.result" if tool else "nbagents.outputs"
+                attributes[key] = _json(span.outputs)
         return attributes
 
     def _cost(self, span: Span) -> dict[str, AttributeValue]:
