@@ -48,6 +48,7 @@ install-docs: $(BIN)/python
 # its own venv: it pins packages (anthropic, python-dateutil) older than the main venv's.
 PHOENIX_VENV := $(VENV)/phoenix
 PHOENIX_REQS := tests/phoenix-requirements.txt
+NBAGENTS_PHOENIX ?= $(PHOENIX_VENV)/bin/phoenix
 
 install-phoenix: $(BIN)/python
 	@if [[ -x $(PHOENIX_VENV)/bin/phoenix && $(PHOENIX_VENV)/bin/phoenix -nt $(PHOENIX_REQS) ]]; then \
@@ -85,7 +86,7 @@ typecheck:
 # Cassettes only replay here: a request missing from one fails instead of calling a provider
 # with whatever key happens to be set, and re-recording it behind the test's back.
 pytest:
-	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(PHOENIX_VENV)/bin/phoenix $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
+	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(NBAGENTS_PHOENIX) $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
 	    $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
 
 docs: install-docs docs-build
