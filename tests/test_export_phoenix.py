@@ -41,7 +41,9 @@ def phoenix_executable() -> str | None:
         str(ROOT / ".venv" / "phoenix" / "bin" / "phoenix"),
         shutil.which("phoenix"),
     ]
-    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+    found = next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+    # Absolute: the server starts in its own working directory.
+    return None if found is None else os.path.abspath(found)
 
 
 def free_port() -> int:
