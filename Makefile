@@ -1,9 +1,10 @@
 # nbagents: one command opens the tutorials, one runs every check.
 #
 #   make lab     create .venv if missing, install -e .[lab], open JupyterLab on notebooks/
-#   make test    create .venv, install -e .[test,docs] and the system packages (graphviz, chromium),
-#                then ruff check and ruff format --check, mypy --strict, pytest (unit tests, browser
-#                tests, nbval over notebooks/) and the docs build; every step runs, the target fails if any did
+#   make test    create .venv, install -e .[test,docs], Arize Phoenix (in .venv/phoenix) and the
+#                system packages (graphviz, chromium), then ruff check and ruff format --check,
+#                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
+#                notebooks/) and the docs build; every step runs, the target fails if any did
 #   make docs    build the docs site into docs/_build/html (offline)
 #
 # Installs are quiet and idempotent: pip's output goes to .venv/pip-*.log and is shown only on failure;
@@ -22,10 +23,10 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
 .PHONY: help lab test docs lint typecheck pytest docs-build system-deps \
-        install-lab install-test install-docs clean
+        install-lab install-test install-docs install-phoenix clean
 
 help:
-	@sed -n '3,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
 
 # --- environment ----------------------------------------------------------------------------------
 
@@ -43,6 +44,16 @@ install-docs: $(BIN)/python
 	@if [[ -f $(VENV)/.nbagents-installed-test-docs ]]; then \
 	    scripts/pip-install.sh $(VENV) test,docs; else scripts/pip-install.sh $(VENV) docs; fi
 
+# Arize Phoenix, the OpenTelemetry backend tests/test_export_phoenix.py starts on loopback, gets
+# its own venv: it pins packages (anthropic, python-dateutil) older than the main venv's.
+PHOENIX_VENV := $(VENV)/phoenix
+PHOENIX_REQS := tests/phoenix-requirements.txt
+NBAGENTS_PHOENIX ?= $(PHOENIX_VENV)/bin/phoenix
+
+install-phoenix: $(BIN)/python
+	@[[ -x $(PHOENIX_VENV)/bin/python ]] || $(PYTHON) -m venv $(PHOENIX_VENV)
+	@scripts/pip-install.sh $(PHOENIX_VENV) -r $(PHOENIX_REQS)
+
 system-deps:
 	@scripts/system-deps.sh
 
@@ -51,7 +62,7 @@ system-deps:
 lab: install-lab
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
-test: install-test system-deps
+test: install-test install-phoenix system-deps
 	@$(MAKE) --no-print-directory -k lint typecheck pytest docs-build \
 	    || { echo "make test: FAILED (see the steps marked FAILED above)"; exit 1; }
 	@echo "make test: all steps passed"
@@ -69,7 +80,7 @@ typecheck:
 # Cassettes only replay here: a request missing from one fails instead of calling a provider
 # with whatever key happens to be set, and re-recording it behind the test's back.
 pytest:
-	@NBAGENTS_CASSETTE_MODE=replay $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
+	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(NBAGENTS_PHOENIX) $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
 	    $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
 
 docs: install-docs docs-build

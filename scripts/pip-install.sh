@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
-# Quiet, idempotent `pip install -e .[EXTRAS]` into a venv.
+# Quiet, idempotent `pip install -e .[EXTRAS]` (or `-r REQUIREMENTS`) into a venv.
 #   scripts/pip-install.sh VENV EXTRAS
-# Skips the install when a stamp file says these extras were installed from the current
-# pyproject.toml; on failure prints the tail of pip's log instead of pip's usual wall of text.
+#   scripts/pip-install.sh VENV -r REQUIREMENTS_FILE
+# Skips the install when a stamp file says this was installed from the current pyproject.toml
+# (or requirements file); on failure prints the tail of pip's log instead of pip's wall of text.
 # A first install takes a minute or two: every PIP_PROGRESS_EVERY seconds (default 10) it prints
 # one line with the elapsed time and what pip is doing, so it never looks hung.
 set -euo pipefail
 
 venv="$1"
-extras="$2"
-stamp="$venv/.nbagents-installed-${extras//,/-}"
 every="${PIP_PROGRESS_EVERY:-10}"
+if [[ "$2" == "-r" ]]; then
+    source_file="$3"
+    what="-r $source_file"
+    slug="$(basename "$source_file" .txt)"
+    install=(-r "$source_file")
+else
+    source_file=pyproject.toml
+    what="-e .[$2]"
+    slug="${2//,/-}"
+    install=(-e ".[$2]")
+fi
+stamp="$venv/.nbagents-installed-$slug"
 
-if [[ -f "$stamp" && "$stamp" -nt pyproject.toml && -x "$venv/bin/python" ]]; then
-    echo "pip: .[$extras] already installed in $venv"
+if [[ -f "$stamp" && "$stamp" -nt "$source_file" && -x "$venv/bin/python" ]]; then
+    echo "pip: $what already installed in $venv"
     exit 0
 fi
 
-log="$venv/pip-${extras//,/-}.log"
-echo "pip: installing -e .[$extras] into $venv (first time: 1-3 minutes; log: $log)"
+log="$venv/pip-$slug.log"
+echo "pip: installing $what into $venv (first time: 1-3 minutes; log: $log)"
 start=$(date +%s)
 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --progress-bar off \
-    -e ".[$extras]" >"$log" 2>&1 &
+    "${install[@]}" >"$log" 2>&1 &
 pip_pid=$!
 trap 'kill "$pip_pid" 2>/dev/null || true' INT TERM
 
@@ -49,10 +60,10 @@ while kill -0 "$pip_pid" 2>/dev/null; do
 done
 
 if ! wait "$pip_pid"; then
-    echo "pip: ERROR: install of .[$extras] failed after $(($(date +%s) - start)) s;" \
+    echo "pip: ERROR: install of $what failed after $(($(date +%s) - start)) s;" \
         "last lines of $log:" >&2
     tail -n 30 "$log" >&2
     exit 1
 fi
-echo "pip: installed .[$extras] in $(($(date +%s) - start)) s"
+echo "pip: installed $what in $(($(date +%s) - start)) s"
 touch "$stamp"

@@ -1,0 +1,283 @@
+"""Map nbagents spans onto OpenTelemetry spans that follow the GenAI semantic conventions.
+
+One nbagents ``Trace`` becomes one OpenTelemetry trace. Hidden plumbing spans (LangGraph node
+wrappers, middleware hooks) are left out and their children hang under the nearest exported
+ancestor, so the tree a backend shows is the tree the notebook shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.util.types import AttributeValue
+
+from nbagents.export._ids import otel_span_id, otel_trace_id
+from nbagents.export._prices import PriceTable
+from nbagents.tracing import Span, Trace
+
+__all__ = ["SpanConverter", "default_resource"]
+
+_NANOS = 1_000_000_000
+_CONTENT_CHARS = 8_000
+_ERROR_TYPE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*): ")
+
+
+def default_resource() -> Resource:
+    return Resource.create({"service.name": "nbagents"})
+
+
+def _scope() -> InstrumentationScope:
+    from nbagents import __version__
+
+    return InstrumentationScope("nbagents", __version__)
+
+
+@dataclass
+class SpanConverter:
+    """Converts the spans of one trace; shared by the one-shot export and the live stream.
+
+    ``origin_ns`` is the wall-clock time (Unix epoch, nanoseconds) of the trace's second 0.
+    """
+
+    trace: Trace
+    origin_ns: int
+    trace_id: int
+    resource: Resource
+    prices: PriceTable | None = None
+    include_content: bool = False
+
+    def __post_init__(self) -> None:
+        self._scope = _scope()
+
+    def exported_parent(self, span: Span) -> Span | None:
+        """The nearest ancestor that is exported (not hidden plumbing)."""
+        parent = self.trace.parent(span)
+        while parent is not None and parent.hidden:
+            parent = self.trace.parent(parent)
+        return parent
+
+    def convert(self, span: Span, *, end: float | None = None) -> ReadableSpan:
+        """The OTel span of ``span``. ``end`` stands in for the end of a span still running."""
+        parent = self.exported_parent(span)
+        finish = span.end if span.end is not None else end if end is not None else span.start
+        name, kind, attributes = _describe(span)
+        attributes.update(self._extra(span))
+        events: list[Event] = []
+        status = Status(StatusCode.UNSET)
+        if span.status == "error":
+            message = span.error or "error"
+            match = _ERROR_TYPE.match(message)
+            attributes["error.type"] = match.group(1) if match else "_OTHER"
+            status = Status(StatusCode.ERROR, message)
+            events.append(
+                Event(
+                    "exception",
+                    {"exception.type": str(attributes["error.type"]), "exception.message": message},
+                    self._ns(finish),
+                )
+            )
+        elif span.status in ("interrupted", "running"):
+            # Not a failure: a run paused for a human (or cut off when the trace ended).
+            events.append(
+                Event(
+                    f"nbagents.{span.status}",
+                    {"message": span.error} if span.error else {},
+                    self._ns(finish),
+                )
+            )
+        return ReadableSpan(
+            name=name,
+            context=self._context(span),
+            parent=self._context(parent) if parent is not None else None,
+            resource=self.resource,
+            attributes=attributes,
+            events=events,
+            kind=kind,
+            status=status,
+            start_time=self._ns(span.start),
+            end_time=self._ns(max(finish, span.start)),
+            instrumentation_scope=self._scope,
+        )
+
+    def _ns(self, seconds: float) -> int:
+        return self.origin_ns + round(seconds * _NANOS)
+
+    def _context(self, span: Span) -> SpanContext:
+        return SpanContext(
+            trace_id=self.trace_id,
+            span_id=otel_span_id(span.id),
+            is_remote=False,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
+
+    def _extra(self, span: Span) -> dict[str, AttributeValue]:
+        attributes: dict[str, AttributeValue] = {}
+        if self.prices is not None:
+            attributes.update(self._cost(span))
+        if self.include_content:
+            # A tool call's input and result have GenAI attributes of their own (free-form
+            # JSON); other spans' payloads have no such home, so they go under nbagents.*.
+            tool = span.kind in ("tool", "task")
+            if span.inputs is not None:
+                key = "gen_ai.tool.call.arguments" if tool else "nbagents.inputs"
+                attributes[key] = _json(span.inputs)
+            if span.outputs is not None:
+                key = "gen_ai.tool.call.result" if tool else "nbagents.outputs"
+                attributes[key] = _json(span.outputs)
+        return attributes
+
+    def _cost(self, span: Span) -> dict[str, AttributeValue]:
+        from nbagents.export._cost import cost_of_spans, own_model_spans
+
+        assert self.prices is not None
+        if span.kind == "model":
+            scope = [span]
+        elif span.kind in ("agent", "subagent"):
+            scope = own_model_spans(self.trace, span)
+        else:
+            return {}
+        out: dict[str, AttributeValue] = {}
+        own = cost_of_spans(scope, self.prices)
+        if own.unknown:
+            out["nbagents.cost.unknown_models"] = sorted(own.unknown)
+        else:
+            out["nbagents.cost"] = float(own.amount)
+        if span.kind != "model":
+            models = [d for d in self.trace.descendants(span) if d.kind == "model"]
+            total = cost_of_spans(models, self.prices)
+            if not total.unknown:
+                out["nbagents.cost_incl_descendants"] = float(total.amount)
+        return out
+
+
+def _describe(span: Span) -> tuple[str, SpanKind, dict[str, AttributeValue]]:
+    """Span name, kind and attributes after the GenAI conventions, plus nbagents' own facts."""
+    a = span.attributes
+    attributes: dict[str, AttributeValue] = {
+        "nbagents.span_id": span.id,
+        "nbagents.kind": span.kind,
+        "nbagents.agent": span.agent,
+        "nbagents.depth": span.depth,
+        "nbagents.status": span.status,
+    }
+    for key in ("call_index",):
+        if isinstance(a.get(key), int):
+            attributes[f"nbagents.{key}"] = a[key]
+    describe = _BY_KIND.get(span.kind, _chain)
+    name, kind, specific = describe(span, a)
+    attributes.update({k: v for k, v in specific.items() if v is not None and v != ""})
+    return name, kind, attributes
+
+
+Describer = Callable[[Span, Mapping[str, Any]], tuple[str, SpanKind, dict[str, Any]]]
+
+
+def _agent(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": span.name,
+    }
+    if span.kind == "subagent":
+        attrs.update(
+            {
+                "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
+                "nbagents.subagent.type": _str(a.get("subagent_type")) or span.name,
+                "nbagents.subagent.description": _str(a.get("description")),
+                "nbagents.subagent.parent_agent": _str(a.get("parent_agent")),
+                "nbagents.state.withheld": _keys(a.get("withheld")),
+                "nbagents.state.passed": _keys(a.get("passed")),
+                "nbagents.state.returned": _keys(a.get("returned")),
+            }
+        )
+    return f"invoke_agent {span.name}", SpanKind.INTERNAL, attrs
+
+
+def _task(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+    attrs = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": span.name,
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
+        "nbagents.subagent.type": _str(a.get("subagent_type")),
+        "nbagents.subagent.description": _str(a.get("description")),
+    }
+    return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
+
+
+def _tool(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+    attrs = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": span.name,
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
+    }
+    return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
+
+
+def _model(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+    usage = span.usage
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": span.model,
+        "gen_ai.response.model": span.model,
+        "gen_ai.usage.input_tokens": usage.input,
+        "gen_ai.usage.output_tokens": usage.output,
+        "nbagents.usage.total_tokens": usage.total,
+    }
+    if usage.cache_read:
+        attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
+    # The conventions name a chat span after the model; a call that reported none keeps the
+    # chat model's class name, which is what the notebook view shows.
+    return f"chat {span.model or span.name}", SpanKind.CLIENT, attrs
+
+
+def _chain(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+    # A visible node of a plain LangGraph graph: no GenAI operation describes it.
+    return span.name, SpanKind.INTERNAL, {}
+
+
+_BY_KIND: dict[str, Describer] = {
+    "agent": _agent,
+    "subagent": _agent,
+    "task": _task,
+    "tool": _tool,
+    "model": _model,
+    "chain": _chain,
+}
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _keys(value: Any) -> list[str] | None:
+    if isinstance(value, Mapping):
+        return sorted(str(k) for k in value)
+    if isinstance(value, list | tuple):
+        return [str(k) for k in value]
+    return None
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= _CONTENT_CHARS else text[: _CONTENT_CHARS - 1] + "…"
+
+
+def first_span_id(trace: Trace) -> str | None:
+    spans = trace.spans
+    return spans[0].id if spans else None
+
+
+def trace_id_of(trace: Trace) -> int:
+    first = first_span_id(trace)
+    if first is None:
+        raise ValueError("The trace has no spans: there is nothing to export.")
+    return otel_trace_id(first)

@@ -1,0 +1,186 @@
+"""Cost of a trace: per model call, per agent (own and including descendants), in total."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Literal
+
+import pandas as pd
+
+from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceTable
+from nbagents.tracing import Span, Trace
+
+__all__ = ["Cost", "cost_of_spans", "own_model_spans", "span_cost", "trace_cost"]
+
+Prices = PriceTable | Mapping[str, ModelPrice | tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A sum of model-call costs. ``unknown`` names the models the price table lacks: while it
+    is not empty, ``amount`` covers only the priced calls and is not the cost."""
+
+    amount: Decimal = Decimal(0)
+    unknown: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def known(self) -> bool:
+        return not self.unknown
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.amount + other.amount, self.unknown | other.unknown)
+
+    def value(self) -> float | None:
+        """The cost as a float, or ``None`` when some model's price is unknown."""
+        return float(self.amount) if self.known else None
+
+
+def as_price_table(prices: Prices | None) -> PriceTable:
+    if prices is None:
+        return BUILTIN_PRICES
+    return prices if isinstance(prices, PriceTable) else PriceTable(prices)
+
+
+def span_cost(span: Span, prices: Prices | None = None) -> Cost:
+    """The cost of one model call (a zero, known cost for any other kind of span).
+
+    A model call that used no tokens costs nothing even when its model is unknown.
+    """
+    if span.kind != "model" or not span.usage:
+        return Cost()
+    price = as_price_table(prices).lookup(span.model)
+    if price is None:
+        return Cost(unknown=frozenset({span.model or f"<no model name: {span.name}>"}))
+    usage = span.usage
+    return Cost(price.cost(usage.input, usage.output, usage.cache_read))
+
+
+def cost_of_spans(spans: Iterable[Span], prices: Prices | None = None) -> Cost:
+    table = as_price_table(prices)
+    total = Cost()
+    for span in spans:
+        total = total + span_cost(span, table)
+    return total
+
+
+def own_model_spans(trace: Trace, agent_span: Span) -> list[Span]:
+    """The model calls of this agent itself, not of the sub-agents it spawned.
+
+    The same scope as ``Trace.own_usage``, so costs line up with ``token_usage()``.
+    """
+    out: list[Span] = []
+    stack = list(trace.children(agent_span))
+    while stack:
+        span = stack.pop()
+        if span.kind in ("agent", "subagent"):
+            continue
+        if span.kind == "model":
+            out.append(span)
+        stack.extend(trace.children(span))
+    return out
+
+
+def trace_cost(
+    trace: Trace,
+    prices: Prices | None = None,
+    per: Literal["agent", "spawn", "call"] = "agent",
+) -> pd.DataFrame:
+    """``trace.token_usage(per)`` with cost columns, or one row per model call (``per="call"``).
+
+    Columns added: ``cost`` (the agent's own calls), ``cost_incl_descendants`` (with every
+    sub-agent it spawned, recursively) and ``unknown_models``. A cost is missing (NaN), never
+    0, when a model in its scope is not in the price table; ``unknown_models`` says which.
+    ``prices`` defaults to the built-in table (see ``BUILTIN_PRICES_DATE``); a mapping of model
+    name to ``ModelPrice`` or ``(input, output[, cache_read])`` per million tokens also works.
+    """
+    table = as_price_table(prices)
+    if per == "call":
+        return _per_call(trace, table)
+    if per not in ("agent", "spawn"):
+        raise ValueError(f"per must be 'agent', 'spawn' or 'call', got {per!r}.")
+    frame = trace.token_usage(per="spawn")
+    if frame.empty:
+        return frame.assign(cost=[], cost_incl_descendants=[], unknown_models=[])
+    own: list[Cost] = []
+    total: list[Cost] = []
+    for span_id in frame["span_id"]:
+        span = trace.get(str(span_id))
+        own.append(cost_of_spans(own_model_spans(trace, span), table))
+        total.append(
+            cost_of_spans((d for d in trace.descendants(span) if d.kind == "model"), table)
+        )
+    if per == "spawn":
+        return frame.assign(
+            cost=[_cell(c) for c in own],
+            cost_incl_descendants=[_cell(c) for c in total],
+            unknown_models=[_names(o + t) for o, t in zip(own, total, strict=True)],
+        )
+    return _per_agent(trace, frame, own, total)
+
+
+def _per_agent(
+    trace: Trace, spawns: pd.DataFrame, own: list[Cost], total: list[Cost]
+) -> pd.DataFrame:
+    # Grouped exactly as token_usage() groups its rows (agent name and role, first seen first),
+    # with the sums kept in Decimal until the end so they are exact.
+    frame = trace.token_usage(per="agent")
+    sums: dict[tuple[str, str], tuple[Cost, Cost]] = {}
+    for (agent, role), o, t in zip(
+        zip(spawns["agent"], spawns["role"], strict=True), own, total, strict=True
+    ):
+        key = (str(agent), str(role))
+        prev_own, prev_total = sums.get(key, (Cost(), Cost()))
+        sums[key] = (prev_own + o, prev_total + t)
+    keys = [(str(a), str(r)) for a, r in zip(frame["agent"], frame["role"], strict=True)]
+    return frame.assign(
+        cost=[_cell(sums[k][0]) for k in keys],
+        cost_incl_descendants=[_cell(sums[k][1]) for k in keys],
+        unknown_models=[_names(sums[k][0] + sums[k][1]) for k in keys],
+    )
+
+
+def _per_call(trace: Trace, table: PriceTable) -> pd.DataFrame:
+    rows = []
+    for span in trace.walk():
+        if span.kind != "model":
+            continue
+        cost = span_cost(span, table)
+        rows.append(
+            {
+                "agent": span.agent,
+                "model": span.model,
+                "input_tokens": span.usage.input,
+                "output_tokens": span.usage.output,
+                "cache_read_tokens": span.usage.cache_read,
+                "cost": _cell(cost),
+                "unknown_models": _names(cost),
+                "span_id": span.id,
+            }
+        )
+    columns = [
+        "agent",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cost",
+        "unknown_models",
+        "span_id",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _cell(cost: Cost) -> float:
+    return float(cost.amount) if cost.known else math.nan
+
+
+def _names(cost: Cost) -> str:
+    return ", ".join(sorted(cost.unknown))
+
+
+def total_cost(trace: Trace, prices: Prices | None = None) -> Cost:
+    """Every model call of the trace."""
+    return cost_of_spans((s for s in trace.spans if s.kind == "model"), prices)

@@ -1,0 +1,144 @@
+"""Prices of model calls: a dated built-in table, user tables, and lookups by model name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+__all__ = ["BUILTIN_PRICES", "BUILTIN_PRICES_DATE", "ModelPrice", "PriceTable"]
+
+_MILLION = Decimal(1_000_000)
+_SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}|\d{8}|latest")
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """What one model charges, in a currency per million tokens (USD in the built-in table).
+
+    ``cache_read`` prices input tokens served from the provider's prompt cache; ``None`` bills
+    them as ordinary input. Prices are read through ``Decimal(str(price))`` so that a sum of
+    costs is exact to the digits written here.
+    """
+
+    input: float
+    output: float
+    cache_read: float | None = None
+
+    def cost(self, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0) -> Decimal:
+        """The cost of one call. ``input_tokens`` includes the cache reads, as LangChain counts."""
+        cached = min(max(cache_read_tokens, 0), input_tokens)
+        cache_price = self.input if self.cache_read is None else self.cache_read
+        total = (
+            _dec(self.input) * (input_tokens - cached)
+            + _dec(cache_price) * cached
+            + _dec(self.output) * output_tokens
+        )
+        return total / _MILLION
+
+
+def _dec(value: float) -> Decimal:
+    return Decimal(str(value))
+
+
+BUILTIN_PRICES_DATE = "2025-08"
+"""When the built-in prices were copied from the providers' public price pages. Prices change:
+pass your own table (``PriceTable({...})`` or ``BUILTIN_PRICES.with_prices({...})``) for money
+that matters."""
+
+_BUILTIN: dict[str, ModelPrice] = {
+    # OpenAI, standard tier, USD per 1M tokens
+    "gpt-4o": ModelPrice(2.50, 10.00, 1.25),
+    "gpt-4o-mini": ModelPrice(0.15, 0.60, 0.075),
+    "gpt-4.1": ModelPrice(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": ModelPrice(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": ModelPrice(0.10, 0.40, 0.025),
+    "o3": ModelPrice(2.00, 8.00, 0.50),
+    "o4-mini": ModelPrice(1.10, 4.40, 0.275),
+    # Anthropic, USD per 1M tokens; cache_read is the price of a cache hit
+    "claude-opus-4": ModelPrice(15.00, 75.00, 1.50),
+    "claude-opus-4-1": ModelPrice(15.00, 75.00, 1.50),
+    "claude-sonnet-4": ModelPrice(3.00, 15.00, 0.30),
+    "claude-3-7-sonnet": ModelPrice(3.00, 15.00, 0.30),
+    "claude-3-5-haiku": ModelPrice(0.80, 4.00, 0.08),
+}
+
+
+class PriceTable(Mapping[str, ModelPrice]):
+    """Model name → :class:`ModelPrice`.
+
+    A model name matches a key exactly, or as a dated snapshot of it: ``gpt-4o-2024-08-06``
+    and ``gpt-4o-latest`` are priced as ``gpt-4o``, ``claude-sonnet-4-20250514`` as
+    ``claude-sonnet-4``. Any other suffix names another model (``o3-mini`` is not ``o3``), which
+    stays unknown until the table has it. A provider prefix (``openai:gpt-4o``,
+    ``anthropic/claude-sonnet-4``) is ignored when the full name is not in the table.
+    """
+
+    def __init__(self, prices: Mapping[str, ModelPrice | tuple[float, ...]] | None = None) -> None:
+        self._prices: dict[str, ModelPrice] = {
+            name: _as_price(name, price) for name, price in (prices or {}).items()
+        }
+
+    def with_prices(self, prices: Mapping[str, ModelPrice | tuple[float, ...]]) -> PriceTable:
+        """A new table: this one with ``prices`` added or overriding entries of the same name."""
+        merged: dict[str, ModelPrice | tuple[float, ...]] = dict(self._prices)
+        merged.update(prices)
+        return PriceTable(merged)
+
+    def lookup(self, model: str | None) -> ModelPrice | None:
+        """The price of ``model``, or ``None`` when the table does not know it."""
+        if not model:
+            return None
+        for name in _candidates(model):
+            found = self._match(name)
+            if found is not None:
+                return found
+        return None
+
+    def _match(self, name: str) -> ModelPrice | None:
+        if name in self._prices:
+            return self._prices[name]
+        # Only a date or "latest" may follow a key: "o3-mini" or "claude-opus-4-5" are other
+        # models at other prices, and an unknown price is better than a wrong one.
+        key, _, suffix = name.rpartition("-")
+        while key:
+            if _SNAPSHOT.fullmatch(suffix) and key in self._prices:
+                return self._prices[key]
+            key, _, more = key.rpartition("-")
+            suffix = f"{more}-{suffix}"
+        return None
+
+    def __getitem__(self, key: str) -> ModelPrice:
+        return self._prices[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._prices)
+
+    def __len__(self) -> int:
+        return len(self._prices)
+
+    def __repr__(self) -> str:
+        return f"PriceTable({len(self)} models: {', '.join(sorted(self))})"
+
+
+def _candidates(model: str) -> Iterable[str]:
+    yield model
+    for separator in (":", "/"):
+        if separator in model:
+            yield model.rsplit(separator, 1)[1]
+
+
+def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
+    if isinstance(price, ModelPrice):
+        return price
+    if isinstance(price, tuple) and len(price) in (2, 3):
+        return ModelPrice(*price)
+    raise TypeError(
+        f"The price of {name!r} must be a ModelPrice or a tuple (input, output[, cache_read]) "
+        f"per million tokens, not {price!r}."
+    )
+
+
+BUILTIN_PRICES = PriceTable(_BUILTIN)
+"""A few well-known models, as of :data:`BUILTIN_PRICES_DATE`, USD per million tokens."""
