@@ -46,9 +46,13 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
         time.sleep(0.1)
     lab.wait_for_idle()
     lab.screenshot("live view after the run")
+    # The tree must grow while the cell is still busy, not appear whole at the end. How many
+    # intermediate sizes the page shows depends on the machine's load (updates are coalesced),
+    # so ask for growth seen while busy, below the final size.
     while_busy = sorted({n for _, n, busy in seen if busy})
-    assert len(while_busy) >= 3, seen  # several distinct sizes of the tree during the run
+    assert len(while_busy) >= 2, seen
     assert lab.page.locator(ROWS).count() == 18
+    assert while_busy[0] < 18, seen
     live = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live")
     assert live.locator(".nba-badge").inner_text() == "ok"
     assert live.count() == 1  # one output: the widget, not the HTML beside it
