@@ -36,6 +36,7 @@ exclude_patterns = [
     "README.md",  # notes for maintainers of this site, not a page of it
     "**/.ipynb_checkpoints",
     "notebooks/README.md",
+    "notebooks/skills/**",  # tutorial 10's skill folders: data the agent reads, not pages
 ]
 
 # --- notebooks -----------------------------------------------------------------------------------

@@ -28,12 +28,18 @@ class TokenCounts(TypedDict):
 
 @dataclass(frozen=True)
 class TokenUsage:
-    """Token counts of one model call, or a sum of them."""
+    """Token counts of one model call, or a sum of them.
+
+    ``input`` includes the tokens read from and written to the provider's prompt cache
+    (``cache_read``, ``cache_write``), as LangChain counts them; providers bill those at their
+    own prices.
+    """
 
     input: int = 0
     output: int = 0
     total: int = 0
     cache_read: int = 0
+    cache_write: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
@@ -41,10 +47,11 @@ class TokenUsage:
             self.output + other.output,
             self.total + other.total,
             self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
         )
 
     def __bool__(self) -> bool:
-        return bool(self.input or self.output or self.total or self.cache_read)
+        return bool(self.input or self.output or self.total or self.cache_read or self.cache_write)
 
     @classmethod
     def from_usage_metadata(cls, usage: UsageMetadata | Mapping[str, Any] | None) -> TokenUsage:
@@ -58,6 +65,7 @@ class TokenUsage:
             output=out,
             total=int(usage.get("total_tokens", inp + out)),
             cache_read=int(details.get("cache_read", 0) or 0),
+            cache_write=int(details.get("cache_creation", 0) or 0),
         )
 
     @classmethod

@@ -1,15 +1,23 @@
 """Beyond the notebook: OpenTelemetry export of a ``Trace``, and what its model calls cost.
 
-Cost needs nothing extra. OpenTelemetry export needs the ``otel`` extra
-(``pip install "nbagents[otel]"``): the official ``opentelemetry-sdk`` and the OTLP/HTTP exporter.
+Cost needs nothing extra; the ``cost`` extra (``pip install "nbagents[cost]"``) brings the
+maintained price table, genai-prices, which then prices calls by default. OpenTelemetry export
+needs the ``otel`` extra (``pip install "nbagents[otel]"``): the official ``opentelemetry-sdk``
+and the OTLP/HTTP exporter.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbagents.export._cost import Cost, span_cost, total_cost, trace_cost
-from nbagents.export._prices import BUILTIN_PRICES, BUILTIN_PRICES_DATE, ModelPrice, PriceTable
+from nbagents.export._cost import Cost, default_prices, span_cost, total_cost, trace_cost
+from nbagents.export._prices import (
+    BUILTIN_PRICES,
+    BUILTIN_PRICES_DATE,
+    ModelPrice,
+    PriceSource,
+    PriceTable,
+)
 
 if TYPE_CHECKING:
     from nbagents.export._export import (
@@ -19,6 +27,7 @@ if TYPE_CHECKING:
         export_trace,
         to_otel_spans,
     )
+    from nbagents.export._genai_prices import GenaiPrices
 
 __all__ = [
     "BUILTIN_PRICES",
@@ -26,9 +35,12 @@ __all__ = [
     "Cost",
     "ExportError",
     "ExportTarget",
+    "GenaiPrices",
     "LiveExport",
     "ModelPrice",
+    "PriceSource",
     "PriceTable",
+    "default_prices",
     "export_trace",
     "span_cost",
     "to_otel_spans",
@@ -40,6 +52,15 @@ _OTEL_NAMES = {"ExportError", "ExportTarget", "LiveExport", "export_trace", "to_
 
 
 def __getattr__(name: str) -> Any:
+    if name == "GenaiPrices":
+        try:
+            from nbagents.export._genai_prices import GenaiPrices
+        except ImportError as error:
+            raise ImportError(
+                f"nbagents.export.GenaiPrices needs genai-prices: pip install 'nbagents[cost]' "
+                f"({error})."
+            ) from error
+        return GenaiPrices
     # The OpenTelemetry SDK is an optional extra: import it only when an export name is used,
     # so cost works without it and a missing SDK is reported with the command that fixes it.
     if name not in _OTEL_NAMES:

@@ -20,7 +20,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.util.types import AttributeValue
 
 from nbagents.export._ids import otel_span_id, otel_trace_id
-from nbagents.export._prices import PriceTable
+from nbagents.export._prices import PriceSource
 from nbagents.tracing import Span, Trace
 
 __all__ = ["SpanConverter", "default_resource"]
@@ -51,7 +51,7 @@ class SpanConverter:
     origin_ns: int
     trace_id: int
     resource: Resource
-    prices: PriceTable | None = None
+    prices: PriceSource | None = None
     include_content: bool = False
 
     def __post_init__(self) -> None:
@@ -234,6 +234,8 @@ def _model(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, A
     }
     if usage.cache_read:
         attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
+    if usage.cache_write:
+        attrs["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write
     # The conventions name a chat span after the model; a call that reported none keeps the
     # chat model's class name, which is what the notebook view shows.
     return f"chat {span.model or span.name}", SpanKind.CLIENT, attrs

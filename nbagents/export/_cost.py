@@ -10,12 +10,19 @@ from typing import Literal
 
 import pandas as pd
 
-from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceTable
+from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceSource, PriceTable
 from nbagents.tracing import Span, Trace
 
-__all__ = ["Cost", "cost_of_spans", "own_model_spans", "span_cost", "trace_cost"]
+__all__ = [
+    "Cost",
+    "cost_of_spans",
+    "default_prices",
+    "own_model_spans",
+    "span_cost",
+    "trace_cost",
+]
 
-Prices = PriceTable | Mapping[str, ModelPrice | tuple[float, ...]]
+Prices = PriceSource | Mapping[str, ModelPrice | tuple[float, ...]]
 
 
 @dataclass(frozen=True)
@@ -38,10 +45,28 @@ class Cost:
         return float(self.amount) if self.known else None
 
 
-def as_price_table(prices: Prices | None) -> PriceTable:
-    if prices is None:
+def default_prices() -> PriceSource:
+    """The prices used when none are given: genai-prices' maintained table when the ``cost``
+    extra is installed (``pip install "nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
+    try:
+        from nbagents.export._genai_prices import GenaiPrices
+
+        return GenaiPrices()
+    except ImportError:
         return BUILTIN_PRICES
-    return prices if isinstance(prices, PriceTable) else PriceTable(prices)
+
+
+def as_price_source(prices: Prices | None) -> PriceSource:
+    if prices is None:
+        return default_prices()
+    if isinstance(prices, PriceSource):
+        return prices
+    if isinstance(prices, Mapping):
+        return PriceTable(prices)
+    raise TypeError(
+        f"prices must be a PriceTable, another PriceSource or a mapping of model name to "
+        f"price, not {type(prices).__name__}."
+    )
 
 
 def span_cost(span: Span, prices: Prices | None = None) -> Cost:
@@ -51,15 +76,14 @@ def span_cost(span: Span, prices: Prices | None = None) -> Cost:
     """
     if span.kind != "model" or not span.usage:
         return Cost()
-    price = as_price_table(prices).lookup(span.model)
-    if price is None:
+    amount = as_price_source(prices).price_of(span.model, span.usage)
+    if amount is None:
         return Cost(unknown=frozenset({span.model or f"<no model name: {span.name}>"}))
-    usage = span.usage
-    return Cost(price.cost(usage.input, usage.output, usage.cache_read))
+    return Cost(amount)
 
 
 def cost_of_spans(spans: Iterable[Span], prices: Prices | None = None) -> Cost:
-    table = as_price_table(prices)
+    table = as_price_source(prices)
     total = Cost()
     for span in spans:
         total = total + span_cost(span, table)
@@ -93,10 +117,11 @@ def trace_cost(
     Columns added: ``cost`` (the agent's own calls), ``cost_incl_descendants`` (with every
     sub-agent it spawned, recursively) and ``unknown_models``. A cost is missing (NaN), never
     0, when a model in its scope is not in the price table; ``unknown_models`` says which.
-    ``prices`` defaults to the built-in table (see ``BUILTIN_PRICES_DATE``); a mapping of model
-    name to ``ModelPrice`` or ``(input, output[, cache_read])`` per million tokens also works.
+    ``prices`` defaults to :func:`default_prices` (genai-prices' maintained table with the
+    ``cost`` extra); a ``PriceTable``, or a mapping of model name to ``ModelPrice`` or
+    ``(input, output[, cache_read[, cache_write]])`` per million tokens, is used alone.
     """
-    table = as_price_table(prices)
+    table = as_price_source(prices)
     if per == "call":
         return _per_call(trace, table)
     if per not in ("agent", "spawn"):
@@ -142,7 +167,7 @@ def _per_agent(
     )
 
 
-def _per_call(trace: Trace, table: PriceTable) -> pd.DataFrame:
+def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
     rows = []
     for span in trace.walk():
         if span.kind != "model":
@@ -155,6 +180,7 @@ def _per_call(trace: Trace, table: PriceTable) -> pd.DataFrame:
                 "input_tokens": span.usage.input,
                 "output_tokens": span.usage.output,
                 "cache_read_tokens": span.usage.cache_read,
+                "cache_write_tokens": span.usage.cache_write,
                 "cost": _cell(cost),
                 "unknown_models": _names(cost),
                 "span_id": span.id,
@@ -166,6 +192,7 @@ def _per_call(trace: Trace, table: PriceTable) -> pd.DataFrame:
         "input_tokens",
         "output_tokens",
         "cache_read_tokens",
+        "cache_write_tokens",
         "cost",
         "unknown_models",
         "span_id",

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from nbagents.export._convert import SpanConverter, default_resource, trace_id_of
-from nbagents.export._cost import Prices, as_price_table
+from nbagents.export._cost import Prices, as_price_source
 from nbagents.tracing import Span, Trace
 
 __all__ = ["ExportError", "ExportTarget", "LiveExport", "export_trace", "to_otel_spans"]
@@ -114,7 +114,7 @@ class LiveExport:
         self._deliver = _deliver(target)
         self._target = target
         self._resource = resource or _resource_of(target)
-        self._prices = None if prices is None else as_price_table(prices)
+        self._prices = None if prices is None else as_price_source(prices)
         self._include_content = include_content
         self._origin = start_time_unix_nano
         self._converter: SpanConverter | None = None
@@ -251,7 +251,7 @@ def _converter(
         origin_ns=origin,
         trace_id=trace_id_of(trace),
         resource=resource or default_resource(),
-        prices=None if prices is None else as_price_table(prices),
+        prices=None if prices is None else as_price_source(prices),
         include_content=include_content,
     )
 

@@ -1,4 +1,8 @@
-"""Prices of model calls: a dated built-in table, user tables, and lookups by model name."""
+"""Prices of model calls: user tables, a dated built-in table, and lookups by model name.
+
+The maintained table (genai-prices, the ``cost`` extra) lives in ``_genai_prices.py``; every
+source answers the same question, :meth:`PriceSource.price_of`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,21 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol, runtime_checkable
 
-__all__ = ["BUILTIN_PRICES", "BUILTIN_PRICES_DATE", "ModelPrice", "PriceTable"]
+from nbagents.tracing import TokenUsage
+
+__all__ = ["BUILTIN_PRICES", "BUILTIN_PRICES_DATE", "ModelPrice", "PriceSource", "PriceTable"]
+
+
+@runtime_checkable
+class PriceSource(Protocol):
+    """Anything that prices one model call: a :class:`PriceTable`, or the maintained table."""
+
+    def price_of(self, model: str | None, usage: TokenUsage) -> Decimal | None:
+        """What a call of ``model`` using ``usage`` cost, or ``None`` if the price is unknown."""
+        ...
+
 
 _MILLION = Decimal(1_000_000)
 _SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}|\d{8}|latest")
@@ -17,22 +34,33 @@ _SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}|\d{8}|latest")
 class ModelPrice:
     """What one model charges, in a currency per million tokens (USD in the built-in table).
 
-    ``cache_read`` prices input tokens served from the provider's prompt cache; ``None`` bills
-    them as ordinary input. Prices are read through ``Decimal(str(price))`` so that a sum of
-    costs is exact to the digits written here.
+    ``cache_read`` prices input tokens served from the provider's prompt cache and
+    ``cache_write`` those written to it; ``None`` bills them as ordinary input. Prices are read
+    through ``Decimal(str(price))`` so that a sum of costs is exact to the digits written here.
     """
 
     input: float
     output: float
     cache_read: float | None = None
+    cache_write: float | None = None
 
-    def cost(self, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0) -> Decimal:
-        """The cost of one call. ``input_tokens`` includes the cache reads, as LangChain counts."""
-        cached = min(max(cache_read_tokens, 0), input_tokens)
-        cache_price = self.input if self.cache_read is None else self.cache_read
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> Decimal:
+        """The cost of one call. ``input_tokens`` includes the cache reads and writes, as
+        LangChain counts them."""
+        read = min(max(cache_read_tokens, 0), input_tokens)
+        written = min(max(cache_write_tokens, 0), input_tokens - read)
+        read_price = self.input if self.cache_read is None else self.cache_read
+        write_price = self.input if self.cache_write is None else self.cache_write
         total = (
-            _dec(self.input) * (input_tokens - cached)
-            + _dec(cache_price) * cached
+            _dec(self.input) * (input_tokens - read - written)
+            + _dec(read_price) * read
+            + _dec(write_price) * written
             + _dec(self.output) * output_tokens
         )
         return total / _MILLION
@@ -73,18 +101,33 @@ class PriceTable(Mapping[str, ModelPrice]):
     ``claude-sonnet-4``. Any other suffix names another model (``o3-mini`` is not ``o3``), which
     stays unknown until the table has it. A provider prefix (``openai:gpt-4o``,
     ``anthropic/claude-sonnet-4``) is ignored when the full name is not in the table.
+
+    A table is complete by itself: a model it does not name is unknown, unless ``fallback``
+    (another :class:`PriceSource`, such as the maintained table) prices it.
     """
 
-    def __init__(self, prices: Mapping[str, ModelPrice | tuple[float, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        prices: Mapping[str, ModelPrice | tuple[float, ...]] | None = None,
+        *,
+        fallback: PriceSource | None = None,
+    ) -> None:
         self._prices: dict[str, ModelPrice] = {
             name: _as_price(name, price) for name, price in (prices or {}).items()
         }
+        self.fallback = fallback
 
     def with_prices(self, prices: Mapping[str, ModelPrice | tuple[float, ...]]) -> PriceTable:
         """A new table: this one with ``prices`` added or overriding entries of the same name."""
         merged: dict[str, ModelPrice | tuple[float, ...]] = dict(self._prices)
         merged.update(prices)
-        return PriceTable(merged)
+        return PriceTable(merged, fallback=self.fallback)
+
+    def price_of(self, model: str | None, usage: TokenUsage) -> Decimal | None:
+        price = self.lookup(model)
+        if price is not None:
+            return price.cost(usage.input, usage.output, usage.cache_read, usage.cache_write)
+        return None if self.fallback is None else self.fallback.price_of(model, usage)
 
     def lookup(self, model: str | None) -> ModelPrice | None:
         """The price of ``model``, or ``None`` when the table does not know it."""
@@ -119,7 +162,8 @@ class PriceTable(Mapping[str, ModelPrice]):
         return len(self._prices)
 
     def __repr__(self) -> str:
-        return f"PriceTable({len(self)} models: {', '.join(sorted(self))})"
+        then = "" if self.fallback is None else f", then {self.fallback!r}"
+        return f"PriceTable({len(self)} models: {', '.join(sorted(self))}{then})"
 
 
 def _candidates(model: str) -> Iterable[str]:
@@ -132,11 +176,11 @@ def _candidates(model: str) -> Iterable[str]:
 def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
     if isinstance(price, ModelPrice):
         return price
-    if isinstance(price, tuple) and len(price) in (2, 3):
+    if isinstance(price, tuple) and len(price) in (2, 3, 4):
         return ModelPrice(*price)
     raise TypeError(
-        f"The price of {name!r} must be a ModelPrice or a tuple (input, output[, cache_read]) "
-        f"per million tokens, not {price!r}."
+        f"The price of {name!r} must be a ModelPrice or a tuple "
+        f"(input, output[, cache_read[, cache_write]]) per million tokens, not {price!r}."
     )
 
 

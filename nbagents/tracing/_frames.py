@@ -41,6 +41,7 @@ def spans_frame(trace: Trace) -> pd.DataFrame:
             "output_tokens": s.usage.output,
             "total_tokens": s.usage.total,
             "cache_read_tokens": s.usage.cache_read,
+            "cache_write_tokens": s.usage.cache_write,
             "hidden": s.hidden,
         }
         for s in trace.walk()

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import graphviz
     import pandas as pd
 
+    from nbagents.export._cost import Prices
+
 __all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Trace"]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
@@ -281,8 +283,22 @@ class Trace:
 
     # -- exports -------------------------------------------------------------------------------
 
-    def token_usage(self, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
-        """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``."""
+    def token_usage(
+        self,
+        per: Literal["agent", "spawn"] = "agent",
+        *,
+        cost: bool = False,
+        prices: Prices | None = None,
+    ) -> pd.DataFrame:
+        """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``.
+
+        With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
+        ``unknown_models``: see :func:`nbagents.export.trace_cost`, which this calls.
+        """
+        if cost or prices is not None:
+            from nbagents.export import trace_cost
+
+            return trace_cost(self, prices, per=per)
         from nbagents.tracing._frames import token_usage_frame
 
         return token_usage_frame(self, per)
