@@ -2,6 +2,7 @@
 
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace
+from nbagents.approvals import pending_approvals
 from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
@@ -24,6 +25,7 @@ __all__ = [
     "Tracer",
     "create_deep_agent",
     "load_subagents",
+    "pending_approvals",
     "trace",
 ]
 __version__ = "0.1.0"
