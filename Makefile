@@ -6,6 +6,7 @@
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
 #                notebooks/) and the docs build; every step runs, the target fails if any did
 #   make docs    build the docs site into docs/_build/html (offline)
+#   make notebooks  re-execute every tutorial in place (after a change to what they show)
 #
 # Installs are quiet and idempotent: pip's output goes to .venv/pip-*.log and is shown only on failure;
 # a stamp file skips pip until pyproject.toml changes. PYTHON=python3.12 make ... picks the interpreter.
@@ -22,7 +23,7 @@ SPHINX_ARGS ?=
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
-.PHONY: help lab test docs lint typecheck pytest docs-build system-deps \
+.PHONY: help lab test docs notebooks lint typecheck pytest docs-build system-deps \
         install-lab install-test install-docs install-phoenix clean
 
 help:
@@ -84,6 +85,16 @@ pytest:
 	    $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
 
 docs: install-docs docs-build
+
+# The tutorials are committed with their outputs, which nbval compares: re-execute them when what
+# they show changes, then review the diff. NOTEBOOKS="notebooks/07_failures.ipynb" picks some.
+NOTEBOOKS ?= $(sort $(wildcard notebooks/[0-9]*.ipynb))
+notebooks: install-test
+	@for nb in $(NOTEBOOKS); do \
+	    echo "executing $$nb"; \
+	    NBAGENTS_CASSETTE_MODE=replay $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	        --log-level=ERROR "$$nb" || exit 1; \
+	done
 
 docs-build:
 	@$(STEP) "docs (sphinx + myst-nb -> docs/_build/html)" \
