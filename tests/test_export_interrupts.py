@@ -1,8 +1,10 @@
 """Export of a run paused for a human inside a parallel sub-agent and then resumed.
 
-The pause and the resumption are two root runs in one ``Trace``; exported, they are one
-OpenTelemetry trace, the paused steps carry an ``nbagents.interrupted`` event and no error, and
-every parent is still the nearest exported ancestor. Also: cost works without the ``otel``
+The resumption continues the paused spans (one root, one spawn of the paused sub-agent);
+exported, it is one OpenTelemetry trace in which the spans that waited for the person carry
+``nbagents.paused`` and ``nbagents.resumed`` events and no error, and every parent is still the
+nearest exported ancestor. A run that is still paused exports its waiting spans with an
+``nbagents.interrupted`` event. Also: cost works without the ``otel``
 extra, and the export names say how to install it.
 """
 
@@ -31,7 +33,7 @@ def deploy(target: str) -> str:
     return f"deployed to {target}"
 
 
-def paused_and_resumed() -> Any:
+def paused_and_resumed(*, resume: bool = True) -> Any:
     model = ScriptedChatModel(
         script={
             "main": [parallel(delegate("Ship it.", "ops"), delegate("Notes.")), say("done")],
@@ -50,30 +52,14 @@ def paused_and_resumed() -> Any:
     config: Any = {"configurable": {"thread_id": "t"}, "callbacks": [tracer]}
     paused = agent.invoke({"messages": [("user", "release")]}, config)
     assert paused["__interrupt__"]
-    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    if resume:
+        agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     tracer.finish()
     return tracer.trace
 
 
-def test_a_paused_and_resumed_run_is_one_trace_with_interrupt_events() -> None:
-    trace = paused_and_resumed()
-    roots = trace.roots
-    assert [r.status for r in roots] == ["interrupted", "ok"]
-
-    spans = to_otel_spans(trace)
-    exported = {str(s.attributes["nbagents.span_id"]): s for s in spans}  # type: ignore[index]
-    assert len({s.context.trace_id for s in spans}) == 1
-    assert sum(1 for s in spans if s.parent is None) == 2  # the pause and the resumption
-
-    interrupted = [s for s in trace.spans if s.status == "interrupted" and not s.hidden]
-    assert {s.kind for s in interrupted} >= {"agent", "subagent", "task"}
-    for span in interrupted:
-        otel = exported[span.id]
-        assert otel.status.status_code is StatusCode.UNSET
-        assert [e.name for e in otel.events] == ["nbagents.interrupted"]
-        assert otel.attributes["nbagents.status"] == "interrupted"  # type: ignore[index]
-    assert not any(s.status.status_code is StatusCode.ERROR for s in spans)
-
+def assert_parents_are_the_nearest_exported_ancestors(trace: Any, spans: Any) -> None:
+    exported = {str(s.attributes["nbagents.span_id"]): s for s in spans}
     for span in trace.spans:
         if span.hidden:
             continue
@@ -84,12 +70,50 @@ def test_a_paused_and_resumed_run_is_one_trace_with_interrupt_events() -> None:
         assert (parent.span_id if parent else None) == (
             exported[up.id].context.span_id if up else None
         )
-    # The deploy tool ran once, after the approval, under the resumed run.
+
+
+def test_a_paused_and_resumed_run_is_one_trace_with_pause_events() -> None:
+    trace = paused_and_resumed()
+    (root,) = trace.roots
+    assert root.status == "ok"
+    assert sorted(r.type for r in trace.subagents) == ["general-purpose", "ops"]
+    assert len(trace.subagents) == 2  # the paused sub-agent continued, it was not spawned again
+
+    spans = to_otel_spans(trace)
+    exported = {str(s.attributes["nbagents.span_id"]): s for s in spans}  # type: ignore[index]
+    assert len({s.context.trace_id for s in spans}) == 1
+    assert sum(1 for s in spans if s.parent is None) == 1
+
+    waited = [s for s in trace.spans if s.attributes.get("paused")]
+    assert {s.kind for s in waited} == {"agent", "subagent", "task"}
+    for span in waited:
+        otel = exported[span.id]
+        assert otel.status.status_code is StatusCode.UNSET
+        names = [e.name for e in otel.events]
+        assert names == ["nbagents.paused", "nbagents.resumed"]
+        paused_at, resumed_at = (e.timestamp for e in otel.events)
+        assert otel.start_time <= paused_at <= resumed_at <= otel.end_time
+    assert not any(s.status.status_code is StatusCode.ERROR for s in spans)
+    assert_parents_are_the_nearest_exported_ancestors(trace, spans)
+    # The deploy tool ran once, after the approval, inside the continued sub-agent.
     (deploy_span,) = [s for s in spans if s.name == "execute_tool deploy"]
-    node = deploy_span
-    while node.parent is not None:
-        node = next(s for s in spans if s.context.span_id == node.parent.span_id)
-    assert node.attributes["nbagents.span_id"] == roots[1].id  # type: ignore[index]
+    (ops,) = [s for s in waited if s.kind == "subagent"]
+    assert deploy_span.parent is not None
+    assert deploy_span.parent.span_id == exported[ops.id].context.span_id
+
+
+def test_a_run_still_paused_exports_its_waiting_spans_as_interrupted() -> None:
+    trace = paused_and_resumed(resume=False)
+    spans = to_otel_spans(trace)
+    exported = {str(s.attributes["nbagents.span_id"]): s for s in spans}  # type: ignore[index]
+    interrupted = [s for s in trace.spans if s.status == "interrupted" and not s.hidden]
+    assert {s.kind for s in interrupted} >= {"agent", "subagent", "task"}
+    for span in interrupted:
+        otel = exported[span.id]
+        assert otel.status.status_code is StatusCode.UNSET
+        assert [e.name for e in otel.events] == ["nbagents.interrupted"]
+        assert otel.attributes["nbagents.status"] == "interrupted"  # type: ignore[index]
+    assert_parents_are_the_nearest_exported_ancestors(trace, spans)
 
 
 def test_cost_works_without_the_otel_extra_and_export_says_how_to_get_it() -> None:

@@ -93,6 +93,11 @@ class SpanConverter:
                     self._ns(finish),
                 )
             )
+        # A pause that was resumed on the same thread: the span was waiting for a person.
+        for paused, resumed in _pauses(span):
+            events.append(Event("nbagents.paused", {}, self._ns(paused)))
+            events.append(Event("nbagents.resumed", {}, self._ns(resumed)))
+        events.sort(key=lambda e: e.timestamp or 0)
         return ReadableSpan(
             name=name,
             context=self._context(span),
@@ -283,3 +288,13 @@ def trace_id_of(trace: Trace) -> int:
     if first is None:
         raise ValueError("The trace has no spans: there is nothing to export.")
     return otel_trace_id(first)
+
+
+def _pauses(span: Span) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for pause in span.attributes.get("paused") or ():
+        if isinstance(pause, list | tuple) and len(pause) == 2:
+            start, end = pause
+            if isinstance(start, int | float) and isinstance(end, int | float):
+                out.append((float(start), float(end)))
+    return out

@@ -47,6 +47,7 @@ from nbagents.tracing._extract import (
     tool_outcome,
 )
 from nbagents.tracing._jsonready import jsonready, shape
+from nbagents.tracing._resume import PausedSpans, is_resume, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
 
@@ -79,6 +80,9 @@ class Tracer(BaseCallbackHandler):
         self._calls: dict[tuple[str | None, str], tuple[str, int]] = {}
         """(agent span id, tool call id) → (model span id, position in its tool calls)."""
         self._origin: float | None = None
+        self._paused = PausedSpans()
+        self._resume_keys: dict[str, tuple[str | None, str]] = {}
+        """span id → (thread, key) under which a pause leaves it for its resumption."""
 
     @property
     def lock(self) -> threading.RLock:
@@ -114,7 +118,11 @@ class Tracer(BaseCallbackHandler):
             now = self._now()
             parent = self._runs.get(parent_run_id) if parent_run_id else None
             kind, agent, node_of = classify_chain(name, md, tags or [], parent)
-            span = Span(
+            key = _resume_key(kind, parent)
+            # New input on a paused thread starts a new run; only Command(resume=...) continues.
+            continues = key is not None and (parent is not None or is_resume(inputs))
+            reopened = self._reopen(md, kind, key, now) if continues and key is not None else None
+            span = reopened or Span(
                 id=str(run_id),
                 parent_id=parent.span.id if parent else None,
                 kind=kind,
@@ -124,6 +132,8 @@ class Tracer(BaseCallbackHandler):
                 start=now,
                 hidden=kind == "chain" and not is_visible_node(kind, name, md, node_of),
             )
+            if key is not None:
+                self._resume_keys[span.id] = (thread_of(md), key)
             run = RunFrame(span, agent, step_of(md, parent), node_of=node_of, parent=parent)
             if kind in AGENT_KINDS:
                 agent.span_id = span.id
@@ -136,8 +146,11 @@ class Tracer(BaseCallbackHandler):
             if parent is not None and parent.span.kind == "task" and kind == "subagent":
                 parent.subagent = span
             self._runs[run_id] = run
-        span.inputs = shape(inputs) if span.hidden else jsonready(inputs, max_chars=VISIBLE_CHARS)
-        self.trace.add(span)
+        if reopened is None:  # a continued span keeps what it was first given
+            span.inputs = (
+                shape(inputs) if span.hidden else jsonready(inputs, max_chars=VISIBLE_CHARS)
+            )
+        self._publish(span)
 
     @guarded
     def on_chain_end(
@@ -283,8 +296,11 @@ class Tracer(BaseCallbackHandler):
         skill = skill_arguments(inputs) if kind == "skill" else None
         # A skill load is named by the skill it opens; the tool stays in its attributes.
         span_name = skill["skill"] if skill else name
-        span = self._open(run_id, parent_run_id, metadata or {}, kind, span_name, args)
         call_id = kwargs.get("tool_call_id")
+        resume_key = str(call_id) if kind == "task" and call_id else None
+        span = self._open(
+            run_id, parent_run_id, metadata or {}, kind, span_name, args, resume_key=resume_key
+        )
         with self.lock:
             run = self._runs[run_id]
             if call_id:
@@ -295,7 +311,7 @@ class Tracer(BaseCallbackHandler):
             if skill is not None:
                 span.attributes.update(skill, tool=name)
                 self._agent_opened(run.agent, skill["skill"])
-        self.trace.add(span)
+        self._publish(span)
 
     @guarded
     def on_tool_end(
@@ -410,12 +426,22 @@ class Tracer(BaseCallbackHandler):
         kind: SpanKind,
         name: str,
         inputs: Any,
+        *,
+        resume_key: str | None = None,
     ) -> Span:
-        """Create and register the span of a model, tool or retriever run (not yet added)."""
+        """Create and register the span of a model, tool or retriever run (not yet added), or
+        reopen the one a pause left under ``resume_key`` (a ``task`` call's id)."""
         converted = jsonready(inputs)
         with self.lock:
             parent = self._runs.get(parent_run_id) if parent_run_id else None
             agent = agent_of(md, name, parent)
+            if resume_key is not None:
+                reopened = self._reopen(md, kind, resume_key, self._now())
+                if reopened is not None:
+                    frame = RunFrame(reopened, agent, step_of(md, parent), parent=parent)
+                    self._runs[run_id] = frame
+                    return reopened
+                self._resume_keys[str(run_id)] = (thread_of(md), resume_key)
             span = Span(
                 id=str(run_id),
                 parent_id=parent.span.id if parent else None,
@@ -428,6 +454,18 @@ class Tracer(BaseCallbackHandler):
             )
             self._runs[run_id] = RunFrame(span, agent, step_of(md, parent), parent=parent)
         return span
+
+    def _reopen(self, md: Mapping[str, Any], kind: str, key: str, now: float) -> Span | None:
+        return self._paused.resume(thread_of(md), kind, key, now)
+
+    def _publish(self, span: Span) -> None:
+        """Add a new span to the trace, or tell it that a reopened one changed."""
+        try:
+            self.trace.get(span.id)
+        except KeyError:
+            self.trace.add(span)
+        else:
+            self.trace.changed()
 
     def _agent_span(self, agent: AgentFrame) -> Span | None:
         try:
@@ -463,6 +501,8 @@ class Tracer(BaseCallbackHandler):
         span.status = status
         span.error = error
         span.outputs = outputs
+        if status == "interrupted" and span.id in self._resume_keys:
+            self._paused.paused(span, *self._resume_keys[span.id])
 
     def _fail(self, run_id: UUID, error: BaseException) -> None:
         with self.lock:
@@ -477,3 +517,13 @@ class Tracer(BaseCallbackHandler):
             if run.span.kind in AGENT_KINDS:
                 run.agent.forget_state()
         self.trace.changed()
+
+
+def _resume_key(kind: SpanKind, parent: RunFrame | None) -> str | None:
+    """Under which key a pause leaves this chain's span: a root agent by its thread alone, a
+    sub-agent by the ``task`` span it runs under; other chains are never continued."""
+    if kind == "agent" and parent is None:
+        return ""
+    if kind == "subagent" and parent is not None and parent.span.kind == "task":
+        return parent.span.id
+    return None
