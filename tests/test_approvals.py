@@ -7,7 +7,6 @@ import itertools
 from typing import Any
 
 import pytest
-from conftest import ModelCalls, Run
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import ToolMessage
@@ -47,7 +46,7 @@ def agent_with(script: dict[str, Any], subagents: list[dict[str, Any]] | None = 
     )
 
 
-def tool_results_seen_by(model_calls: ModelCalls, agent: str) -> list[str]:
+def tool_results_seen_by(model_calls: Any, agent: str) -> list[str]:
     """What the ``deploy`` call answered, as the agent's model read it on its next turn."""
     return [
         m.text
@@ -75,7 +74,7 @@ ONE_SUBAGENT = {
     ids=["approve", "edit-one-arg", "edit-all-args", "reject", "respond"],
 )
 async def test_each_decision_reaches_the_paused_subagent(
-    run_agent: Run, model_calls: ModelCalls, decide: Any, runs: list[str], ops_reads: str
+    run_agent: Any, model_calls: Any, decide: Any, runs: list[str], ops_reads: str
 ) -> None:
     agent, config = agent_with(ONE_SUBAGENT), thread()
     paused = await run_agent(agent, {"messages": [("user", "release")]}, config)
@@ -95,9 +94,7 @@ async def test_each_decision_reaches_the_paused_subagent(
     assert not pending_approvals(resumed)
 
 
-async def test_parallel_pauses_are_answered_by_one_resume(
-    run_agent: Run, model_calls: ModelCalls
-) -> None:
+async def test_parallel_pauses_are_answered_by_one_resume(run_agent: Any, model_calls: Any) -> None:
     script = {
         "main": [
             parallel(
@@ -131,7 +128,7 @@ async def test_parallel_pauses_are_answered_by_one_resume(
     assert len(rejected) == 1 and "deploy" in rejected[0]
 
 
-async def test_a_nested_subagent_pause_is_answered_from_the_top(run_agent: Run) -> None:
+async def test_a_nested_subagent_pause_is_answered_from_the_top(run_agent: Any) -> None:
     lead = {"name": "lead", "description": "Leads releases.", "system_prompt": "Lead."}
     script = {
         "main": [delegate("Release.", "lead"), "done"],
@@ -151,7 +148,7 @@ async def test_a_nested_subagent_pause_is_answered_from_the_top(run_agent: Run) 
     assert resumed["messages"][-1].text == "done"
 
 
-async def test_a_fresh_read_carries_no_decisions_and_resume_refuses(run_agent: Run) -> None:
+async def test_a_fresh_read_carries_no_decisions_and_resume_refuses(run_agent: Any) -> None:
     agent, config = agent_with(ONE_SUBAGENT), thread()
     paused = await run_agent(agent, {"messages": [("user", "release")]}, config)
     requests = pending_approvals(paused)
@@ -203,7 +200,7 @@ def test_what_is_not_a_paused_run() -> None:
         pending_approvals(42)
 
 
-async def test_the_listing_says_what_each_request_would_do(run_agent: Run) -> None:
+async def test_the_listing_says_what_each_request_would_do(run_agent: Any) -> None:
     agent, config = agent_with(ONE_SUBAGENT), thread()
     requests = pending_approvals(
         await run_agent(agent, {"messages": [("user", "release")]}, config)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from conftest import Run
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -39,7 +38,7 @@ def agent_for(script: dict[str, Any]) -> Any:
     )
 
 
-async def pause_and_resume(run_agent: Run, script: dict[str, Any]) -> tuple[Trace, Trace]:
+async def pause_and_resume(run_agent: Any, script: dict[str, Any]) -> tuple[Trace, Trace]:
     """The trace while paused (a copy) and the whole trace after the resume."""
     agent = agent_for(script)
     config = {"configurable": {"thread_id": f"resume-{next(_threads)}"}}
@@ -58,7 +57,7 @@ def visible(trace: Trace) -> list[tuple[int, str, str, str]]:
     return [(s.depth, s.kind, s.name, s.status) for s in trace.walk() if not s.hidden]
 
 
-async def test_parallel_paused_subagents_continue_in_one_tree(run_agent: Run) -> None:
+async def test_parallel_paused_subagents_continue_in_one_tree(run_agent: Any) -> None:
     script = {
         "main": [parallel(delegate("Ship A.", "ops"), delegate("Ship B.", "ops")), "done"],
         "ops": {
@@ -99,7 +98,7 @@ async def test_parallel_paused_subagents_continue_in_one_tree(run_agent: Run) ->
     assert tasks_before == tasks_after
 
 
-async def test_a_nested_pause_continues_every_level(run_agent: Run) -> None:
+async def test_a_nested_pause_continues_every_level(run_agent: Any) -> None:
     script = {
         "main": [delegate("Release.", "lead"), "done"],
         "lead": [delegate("Ship it.", "ops"), say("Release led.")],
@@ -120,7 +119,7 @@ async def test_a_nested_pause_continues_every_level(run_agent: Run) -> None:
     assert trace.status == "ok"
 
 
-async def test_new_input_on_a_paused_thread_is_a_new_run(run_agent: Run) -> None:
+async def test_new_input_on_a_paused_thread_is_a_new_run(run_agent: Any) -> None:
     script = {
         "main": [delegate("Ship it.", "ops"), "done", "second answer"],
         "ops": [call("deploy", target="prod"), say("Shipped.")],
