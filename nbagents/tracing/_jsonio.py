@@ -6,7 +6,7 @@ import json
 from dataclasses import fields
 from typing import Any, get_args
 
-from nbagents._versioned import VersionedJSON
+from nbagents._versioned import VersionedJSON, escape_surrogates
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, TokenUsage, Trace
 
 __all__ = ["FORMAT", "VERSION", "TraceFormatError", "trace_from_json", "trace_to_json"]
@@ -42,7 +42,8 @@ def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
             "finished": trace.finished,
             "spans": [s.to_dict() for s in trace.spans],
         }
-    return json.dumps(payload, indent=indent, ensure_ascii=False, default=_fallback)
+    text = json.dumps(payload, indent=indent, ensure_ascii=False, default=_fallback)
+    return escape_surrogates(text)
 
 
 def trace_from_json(text: str) -> Trace:
@@ -111,6 +112,15 @@ def _check_span(data: Any, position: int) -> None:
             raise TraceFormatError(
                 f"span #{position}: {name!r} should be {expected}, got {value!r:.60}."
             )
+    for name in ("start", "end"):
+        value = data.get(name)
+        if isinstance(value, float | int) and not -MAX_SECONDS <= value <= MAX_SECONDS:
+            raise TraceFormatError(f"span #{position}: {name!r} is out of range: {value!r:.60}.")
+    for name in ("inputs", "outputs", "attributes"):
+        if _too_deep(data.get(name)):
+            raise TraceFormatError(
+                f"span #{position}: {name!r} is nested more than {MAX_NESTING} levels deep."
+            )
     if data["kind"] not in get_args(SpanKind):
         raise TraceFormatError(f"span #{position}: unknown kind {data['kind']!r}.")
     if data["status"] not in get_args(SpanStatus):
@@ -131,6 +141,23 @@ def _check_span(data: Any, position: int) -> None:
 
 
 _USAGE_KEYS = frozenset(f.name for f in fields(TokenUsage))
+
+MAX_SECONDS = 1e9
+"""Times are seconds since the trace began; anything beyond ~30 years is not a time."""
+MAX_NESTING = 64
+"""The tracer writes at most a dozen levels; deeper data could not be saved again or shown."""
+
+
+def _too_deep(value: Any) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_NESTING:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _fallback(value: Any) -> Any:

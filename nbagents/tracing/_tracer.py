@@ -397,6 +397,7 @@ class Tracer(BaseCallbackHandler):
 
     # -- ending the trace --------------------------------------------------------------------------
 
+    @guarded
     def finish(self) -> None:
         """Mark the trace finished; spans still running are marked ``interrupted``.
 
