@@ -49,7 +49,9 @@ def trace_css() -> str:
 def render_view(view: Json) -> str:
     """Render a view built by :func:`~nbagents.display._viewmodel.build_view`."""
     out: list[str] = [
-        '<div class="nba-root nba-trace">',
+        # tex2jax_ignore/mathjax_ignore: JupyterLab typesets outputs with MathJax, and a result
+        # saying "costs $5 and $10" is user text, not math.
+        '<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore">',
         STYLE_OPEN,
         trace_css(),
         "</style>",

@@ -271,11 +271,14 @@ PAYLOADS = {
     "js-url": '<a href="javascript:window.__pwned=1">js-link</a>',
     "close": "</details></div></li></ul>",
     "svg": "<svg onload=alert(document.domain)>",
+    # not HTML but TeX: JupyterLab's MathJax typesets $...$ in outputs unless told not to
+    "math": "costs $5 and $10",
 }
 P = " ".join(PAYLOADS.values())
 # Elements or attributes a payload would create if it were parsed as HTML.
 _INJECTED = """root => [...root.querySelectorAll(
-    'script, img, svg, iframe, a, [onerror], [onload], [onmouseover], [href^="javascript"]'
+    'script, img, svg, iframe, a, mjx-container, [onerror], [onload], [onmouseover],'
+    + '[href^="javascript"]'
 )].map(e => e.outerHTML.slice(0, 120))"""
 
 HOSTILE_SETUP = f"""\
@@ -365,7 +368,10 @@ def _assert_not_pwned(lab: LabPage, page: Any, where: str) -> None:
 
 
 def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
-    path = lab.server.add_notebook("hostile.ipynb", [HOSTILE_SETUP, HOSTILE_RUN, "t"])
+    # The last cell is the control for the MathJax check: the same text outside a trace view
+    # is typeset, so the page can see typesetting where it happens.
+    control = 'from IPython.display import HTML\nHTML("<p class=math-control>costs $5 and $10</p>")'
+    path = lab.server.add_notebook("hostile.ipynb", [HOSTILE_SETUP, HOSTILE_RUN, "t", control])
     lab.open_notebook(path)
     lab.run_all()
     page = lab.page
@@ -414,6 +420,10 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     _assert_payloads_are_text(static.evaluate("e => e.textContent"), "static HTML in JupyterLab")
     lab.screenshot("hostile")
     _assert_not_pwned(lab, page, "static HTML in JupyterLab")
+    typeset = page.locator(".math-control mjx-container")
+    typeset.first.wait_for(state="attached", timeout=30_000)  # MathJax is active on this page
+    assert live.locator("mjx-container").count() == 0
+    assert static.locator("mjx-container").count() == 0
 
     # -- the snapshot saved beside the widget, opened as a page of its own ---------------------
     page.keyboard.press("Control+s")

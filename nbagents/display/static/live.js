@@ -364,7 +364,8 @@ function draw(root, view, state, redraw) {
 }
 
 function render({ model, el }) {
-  const root = h("div", "nba-root nba-live");
+  // MathJax must not typeset user text ("costs $5 and $10").
+  const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
   el.appendChild(root);
   const state = {
     collapsed: new Set(),
