@@ -22,7 +22,6 @@ __all__ = [
     "SKILLS_WARNINGS_KEY",
     "SKILL_FILE",
     "SPAWN_KEY",
-    "SUBAGENT_TAG",
     "TASK_TOOL",
     "SpawnRecord",
     "describe_size",
@@ -43,8 +42,6 @@ DEPTH_KEY = "nbagents_depth"
 """Run metadata: how deep the running agent is (the main agent is 0)."""
 SPAWN_KEY = "nbagents_spawn"
 """Run metadata of a sub-agent's run: its :class:`SpawnRecord`."""
-SUBAGENT_TAG = "nbagents:subagent"
-"""Tags a sub-agent's run."""
 
 READ_FILE_TOOL = "read_file"
 """The file tool an agent reads a file with (as in deepagents); reading a ``SKILL.md`` with it

@@ -46,7 +46,7 @@ def result_text(result: Mapping[str, Any], name: str) -> str:
     structured = result.get("structured_response")
     if structured is not None:
         plain = to_jsonable_python(structured, fallback=str)
-        return json.dumps(plain, ensure_ascii=False, sort_keys=True)
+        return json.dumps(plain, ensure_ascii=False)
     for message in reversed(result["messages"]):
         if isinstance(message, AIMessage) and message.text.strip():
             return message.text.rstrip()

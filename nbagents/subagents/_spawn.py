@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from nbagents._contract import (
     DEPTH_KEY,
     SPAWN_KEY,
-    SUBAGENT_TAG,
     TASK_TOOL,
     SpawnRecord,
     describe_size,
@@ -50,11 +49,17 @@ class Spawn:
 
     def child_config(self) -> RunnableConfig:
         withheld, passed = self._sizes()
+        # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
+        # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
+        parent = ensure_config()
         return RunnableConfig(
             run_name=self.name,
-            tags=[SUBAGENT_TAG],
+            tags=list(parent.get("tags") or []),
             metadata={
+                **(parent.get("metadata") or {}),
                 "lc_agent_name": self.name,
+                # LangSmith's filter for sub-agent runs, as upstream deepagents sets it.
+                "ls_agent_type": "subagent",
                 DEPTH_KEY: self.depth,
                 SPAWN_KEY: SpawnRecord(
                     subagent=self.name,

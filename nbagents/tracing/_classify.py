@@ -26,7 +26,6 @@ from typing import Any
 
 from nbagents._contract import (
     READ_FILE_TOOL,
-    SUBAGENT_TAG,
     TASK_TOOL,
     read_spawn,
     skill_of_path,
@@ -67,7 +66,7 @@ def classify_chain(
         return "agent", agent, None
     outer = parent.agent
     spawned_here = parent.span.kind == "task" or (
-        SUBAGENT_TAG in tags and spawn_id is not None and spawn_id != outer.spawn_id
+        spawn_id is not None and spawn_id != outer.spawn_id
     )
     if spawned_here:
         call_id = parent.span.attributes.get("tool_call_id") if parent.span.kind == "task" else None
