@@ -137,6 +137,8 @@ def _header(view: Json) -> str:
         f'<span class="nba-stat">tokens <b>{format_tokens(tokens["total"])}</b> '
         f"({format_tokens(tokens['input'])} in, {format_tokens(tokens['output'])} out)</span>",
     ]
+    if view.get("cost") is not None:
+        stats.append(f'<span class="nba-stat">cost <b>{_e(view["cost"])}</b></span>')
     if view["errors"]:
         stats.append(f'<span class="nba-stat nba-err">failed <b>{view["errors"]:d}</b></span>')
     sep = '<span class="nba-sep"> · </span>'
@@ -250,16 +252,28 @@ def _diff(diff: Json) -> str:
     return '<div class="nba-diff">' + "".join(rows) + "</div>"
 
 
+def _costs(row: Json) -> str:
+    return "".join(
+        f'<td class="nba-num">{_e(row.get(key, ""))}</td>' for key in ("cost_own", "cost_total")
+    )
+
+
 def _num(n: int) -> str:
     return f'<td class="nba-num">{format_tokens(n)}</td>'
 
 
 def _token_table(view: Json) -> str:
+    priced = view.get("cost") is not None
+    cost_head = (
+        '<th class="nba-num">own cost</th><th class="nba-num">cost incl. sub-agents</th>'
+        if priced
+        else ""
+    )
     head = (
         "<thead><tr><th>agent</th><th>task</th><th>status</th><th>time</th>"
         '<th class="nba-num">in</th><th class="nba-num">out</th>'
         '<th class="nba-num">own total</th><th class="nba-num">incl. sub-agents</th>'
-        "</tr></thead>"
+        f"{cost_head}</tr></thead>"
     )
     rows = []
     for row in view["agent_rows"]:
@@ -272,13 +286,15 @@ def _token_table(view: Json) -> str:
             f"<td>{_e(row['status'])}</td>"
             f"<td>{_t(_duration(row['start'], row['end']))}</td>"
             f"{_num(own['input'])}{_num(own['output'])}{_num(own['total'])}{_num(total['total'])}"
-            "</tr>"
+            f"{_costs(row) if priced else ''}</tr>"
         )
     tokens = view["tokens"]
     rows.append(
         '<tr class="nba-total"><td>all</td><td></td><td></td><td></td>'
         f"{_num(tokens['input'])}{_num(tokens['output'])}{_num(tokens['total'])}"
-        f"{_num(tokens['total'])}</tr>"
+        f"{_num(tokens['total'])}"
+        + (f'<td class="nba-num">{_e(view["cost"])}</td>' * 2 if priced else "")
+        + "</tr>"
     )
     return f'<table class="nba-table nba-tokens">{head}<tbody>{"".join(rows)}</tbody></table>'
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
 from nbagents._tokens import TokenUsage
+from nbagents.display._costview import AgentCosts, agent_costs, format_cost
 from nbagents.display._format import (
     LABEL_LIMIT,
     Json,
@@ -130,7 +131,8 @@ def _build(trace: Trace) -> Json:
     horizon = max([s.end if s.end is not None else s.start for s in spans], default=0.0)
     agent_nodes = [n for n in nodes if n["kind"] in ("agent", "subagent")]
     total = trace.total_usage()
-    agent_rows = [_agent_row(trace, n, by_id[n["id"]]) for n in agent_nodes]
+    costs = agent_costs(trace)
+    agent_rows = [_agent_row(trace, n, by_id[n["id"]], costs) for n in agent_nodes]
     return {
         "version": VIEW_VERSION,
         "title": short(trace.title, 120),
@@ -141,6 +143,7 @@ def _build(trace: Trace) -> Json:
         "spawns": sum(1 for n in nodes if n["kind"] == "subagent"),
         "errors": trace.failures(),
         "tokens": _usage(total),
+        "cost": None if costs is None else format_cost(costs.trace),
         "nodes": nodes,
         "agent_rows": agent_rows,
         "timeline": _timeline(nodes, {r["id"]: r["depth"] for r in agent_rows}, horizon),
@@ -167,9 +170,9 @@ def _positions(kids: list[Span]) -> list[int]:
     return positions
 
 
-def _agent_row(trace: Trace, node: Json, span: Span) -> Json:
+def _agent_row(trace: Trace, node: Json, span: Span, costs: AgentCosts | None) -> Json:
     own = trace.own_usage(span)
-    return {
+    row: Json = {
         "id": node["id"],
         "kind": node["kind"],
         "name": node["name"],
@@ -181,6 +184,10 @@ def _agent_row(trace: Trace, node: Json, span: Span) -> Json:
         "own": _usage(own),
         "total": node["tokens"],
     }
+    if costs is not None:
+        row["cost_own"] = format_cost(costs.own.get(span.id))
+        row["cost_total"] = format_cost(costs.total.get(span.id))
+    return row
 
 
 def _agent_ancestors(trace: Trace, span: Span) -> Iterable[Span]:

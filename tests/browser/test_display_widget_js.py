@@ -167,3 +167,18 @@ def test_hostile_text_stays_text(page: Any, payload: str) -> None:
     text = page.locator("#host").inner_text()
     assert payload[:30] in text
     assert not page.errors
+
+
+def test_cost_columns_when_the_view_prices_calls(page: Any) -> None:
+    from test_display_cost import priced_trace
+
+    _set(page, build_view(priced_trace()))
+    heads = page.locator("#host table.nba-tokens thead th")
+    assert heads.count() == 10
+    assert heads.nth(8).inner_text() == "own cost"
+    first = page.locator("#host table.nba-tokens tbody tr").first.locator("td")
+    assert (first.nth(8).inner_text(), first.nth(9).inner_text()) == ("$0.35", "$0.46")
+    assert "cost $0.46" in page.locator("#host .nba-header").inner_text()
+    _set(page, build_view(build_trace()))  # a scripted run: no prices, no cost columns
+    assert page.locator("#host table.nba-tokens thead th").count() == 8
+    assert not page.errors

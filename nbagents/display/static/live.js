@@ -92,6 +92,7 @@ function header(view, state) {
   t.parentNode.appendChild(
     document.createTextNode(" (" + fmtTokens(tok.input) + " in, " + fmtTokens(tok.output) + " out)")
   );
+  if (typeof view.cost === "string") stat("cost", view.cost);
   if (num(view.errors)) stat("failed", String(num(view.errors)), "nba-err");
   return bar;
 }
@@ -253,9 +254,11 @@ function select(state, byId, id) {
 function tokenTable(view, state, byId, redraw) {
   const table = h("table", "nba-table nba-tokens");
   const head = h("tr");
-  ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"].forEach((t, i) =>
-    head.appendChild(h("th", i >= 4 ? "nba-num" : null, t))
-  );
+  // Cost columns only when the view model priced some call; it formats them, not this code.
+  const priced = typeof view.cost === "string";
+  const heads = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"];
+  if (priced) heads.push("own cost", "cost incl. sub-agents");
+  heads.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
   const thead = h("thead");
   thead.appendChild(head);
   table.appendChild(thead);
@@ -273,6 +276,7 @@ function tokenTable(view, state, byId, redraw) {
     [own.input, own.output, own.total, (row.total || {}).total].forEach((n) =>
       tr.appendChild(h("td", "nba-num", fmtTokens(n)))
     );
+    if (priced) [row.cost_own, row.cost_total].forEach((c) => tr.appendChild(h("td", "nba-num", String(c || ""))));
     tr.addEventListener("click", () => {
       select(state, byId, row.id);
       redraw();
@@ -283,6 +287,7 @@ function tokenTable(view, state, byId, redraw) {
   const total = h("tr", "nba-total");
   ["all", "", "", ""].forEach((t) => total.appendChild(h("td", null, t)));
   [tok.input, tok.output, tok.total, tok.total].forEach((n) => total.appendChild(h("td", "nba-num", fmtTokens(n))));
+  if (priced) [view.cost, view.cost].forEach((c) => total.appendChild(h("td", "nba-num", c)));
   body.appendChild(total);
   table.appendChild(body);
   return table;
