@@ -153,3 +153,22 @@ def test_a_continued_trace_survives_its_file(tmp_path: Any) -> None:
         s.attributes.get("paused") for s in trace.walk()
     ]
     assert "1 sub-agent spawn" in repr(loaded)
+
+
+async def test_the_view_says_the_run_waits_for_a_decision_until_it_is_resumed(
+    run_agent: Any,
+) -> None:
+    from nbagents.display._viewmodel import build_view
+
+    script = {
+        "main": [delegate("Ship it.", "ops"), "done"],
+        "ops": [call("deploy", target="prod"), say("Shipped.")],
+    }
+    while_paused, trace = await pause_and_resume(run_agent, script)
+    assert build_view(while_paused)["waiting"] is True
+    assert "waiting for a decision" in while_paused.to_html()
+    assert build_view(trace)["waiting"] is False
+    assert "waiting for a decision" not in trace.to_html()
+    cut_off = Trace.from_json(while_paused.to_json())
+    cut_off.roots[0].error = "still running when the trace ended"
+    assert build_view(cut_off)["waiting"] is False

@@ -137,6 +137,8 @@ def _header(view: Json) -> str:
         f'<span class="nba-stat">tokens <b>{format_tokens(tokens["total"])}</b> '
         f"({format_tokens(tokens['input'])} in, {format_tokens(tokens['output'])} out)</span>",
     ]
+    if view.get("waiting"):
+        stats.append('<span class="nba-stat nba-waiting"><b>waiting for a decision</b></span>')
     if view.get("cost") is not None:
         stats.append(f'<span class="nba-stat">cost <b>{_e(view["cost"])}</b></span>')
     if view["errors"]:

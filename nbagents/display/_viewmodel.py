@@ -144,10 +144,21 @@ def _build(trace: Trace) -> Json:
         "errors": trace.failures(),
         "tokens": _usage(total),
         "cost": None if costs is None else format_cost(costs.trace),
+        "waiting": _waiting(trace),
         "nodes": nodes,
         "agent_rows": agent_rows,
         "timeline": _timeline(nodes, {r["id"]: r["depth"] for r in agent_rows}, horizon),
     }
+
+
+def _waiting(trace: Trace) -> bool:
+    """The run paused for a person (an interrupt, e.g. an approval) and was not resumed yet.
+
+    A paused graph ends its root ``interrupted`` with no error text; a run cut off when the
+    trace ended carries a reason instead.
+    """
+    roots = trace.roots
+    return bool(roots) and roots[-1].status == "interrupted" and roots[-1].error is None
 
 
 def _positions(kids: list[Span]) -> list[int]:

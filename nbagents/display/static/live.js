@@ -92,6 +92,7 @@ function header(view, state) {
   t.parentNode.appendChild(
     document.createTextNode(" (" + fmtTokens(tok.input) + " in, " + fmtTokens(tok.output) + " out)")
   );
+  if (view.waiting) bar.appendChild(h("span", "nba-stat nba-waiting", "waiting for a decision"));
   if (typeof view.cost === "string") stat("cost", view.cost);
   if (num(view.errors)) stat("failed", String(num(view.errors)), "nba-err");
   return bar;
