@@ -171,3 +171,81 @@ def test_any_string_survives_save_load_save_and_every_view(
     assert len(loaded.to_dataframe()) == 2
     assert not loaded.token_usage().empty
     assert "digraph" in loaded.to_graphviz().source
+
+
+# -- stopped from outside: Ctrl-C and cancellation ------------------------------------------------
+
+WORKER = {"name": "w", "description": "Works.", "system_prompt": "Work."}
+
+
+def test_ctrl_c_is_recorded_as_interrupted_with_a_reason_not_as_an_error() -> None:
+    from langchain_core.tools import tool
+
+    from nbagents import ScriptedChatModel, create_deep_agent
+    from nbagents.models import call, delegate
+
+    @tool
+    def press_ctrl_c(x: str) -> str:
+        """Stands for a user pressing Ctrl-C while the tool runs."""
+        raise KeyboardInterrupt
+
+    model = ScriptedChatModel(
+        script={"main": [delegate("A", "w"), "done"], "w": [call("press_ctrl_c", x="1"), "ok"]}
+    )
+    agent = create_deep_agent(model, [press_ctrl_c], subagents=[WORKER])
+    tracer = Tracer()
+    with pytest.raises(KeyboardInterrupt):
+        agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
+    stopped = {
+        (s.kind, s.status, s.error)
+        for s in tracer.trace.spans
+        if not s.hidden and s.kind != "model"
+    }
+    reason = "interrupted by the user (KeyboardInterrupt)"
+    assert stopped == {
+        ("agent", "interrupted", reason),
+        ("task", "interrupted", reason),
+        ("subagent", "interrupted", reason),
+        ("tool", "interrupted", reason),
+    }
+    assert tracer.trace.failures() == 0
+    assert "failed" not in repr(tracer.trace)
+
+
+async def test_a_cancelled_run_leaves_nothing_running_and_nothing_failed() -> None:
+    import asyncio
+
+    from langchain_core.tools import tool
+
+    from nbagents import ScriptedChatModel, create_deep_agent
+    from nbagents.models import call, delegate, parallel
+
+    @tool
+    async def slow(x: str) -> str:
+        """Takes long."""
+        await asyncio.sleep(30)
+        return x
+
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(delegate("A", "w"), delegate("B", "w")), "done"],
+            "w": [call("slow", x="1"), "ok"],
+        }
+    )
+    agent = create_deep_agent(model, [slow], subagents=[WORKER])
+    tracer = Tracer()
+    run = asyncio.create_task(
+        agent.ainvoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
+    )
+    while sum(1 for s in tracer.trace.spans if s.name == "slow") < 2:
+        await asyncio.sleep(0.01)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    spans = [s for s in tracer.trace.spans if not s.hidden]
+    assert [s for s in spans if s.status == "running"] == []
+    assert tracer.trace.failures() == 0
+    cut = [s for s in spans if s.kind in ("task", "subagent", "tool", "agent")]
+    assert {s.status for s in cut} == {"interrupted"}
+    assert all("cancelled" in (s.error or "") for s in cut)
+    assert not any("object at 0x" in (s.error or "") for s in spans)

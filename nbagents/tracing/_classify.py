@@ -21,6 +21,7 @@ A new kind of tool span is decided in :func:`tool_kind`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -137,6 +138,8 @@ def error_status(error: BaseException) -> SpanStatus:
         return "ok"  # a Command routed to the parent graph: control flow, not a failure
     if "GraphBubbleUp" in names or "GraphInterrupt" in names:
         return "interrupted"
+    if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
+        return "interrupted"  # stopped from outside (Ctrl-C, a cancelled task), not a failure
     return "error"
 
 

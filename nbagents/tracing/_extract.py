@@ -6,6 +6,7 @@ results go.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,5 +278,10 @@ def subagent_attributes(
 
 
 def error_text(error: BaseException) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted by the user (KeyboardInterrupt)"
+    if isinstance(error, asyncio.CancelledError):
+        # Its message is often an internal sentinel ("<object object at 0x…>"), not a reason.
+        return "cancelled"
     text = f"{type(error).__name__}: {error}"
     return text if len(text) <= ERROR_CHARS else text[:ERROR_CHARS] + "…"

@@ -517,7 +517,21 @@ class Tracer(BaseCallbackHandler):
                 run.parent.paused_child = True
             if run.span.kind in AGENT_KINDS:
                 run.agent.forget_state()
+                if status != "ok":
+                    self._cut_off(run.span, text)
         self.trace.changed()
+
+    def _cut_off(self, agent_span: Span, reason: str | None) -> None:
+        """Close what an agent left running when it stopped: LangChain reports no end for a
+        tool or ``task`` call whose task was cancelled under it, so it would run forever."""
+        now = self._now()
+        for span in self.trace.descendants(agent_span):
+            if span.status == "running":
+                span.status = "interrupted"
+                span.end = now
+                span.error = (
+                    f"stopped with its agent: {reason}" if reason else "stopped with its agent"
+                )
 
 
 def _resume_key(kind: SpanKind, parent: RunFrame | None) -> str | None:
