@@ -182,3 +182,26 @@ def test_cost_columns_when_the_view_prices_calls(page: Any) -> None:
     _set(page, build_view(build_trace()))  # a scripted run: no prices, no cost columns
     assert page.locator("#host table.nba-tokens thead th").count() == 8
     assert not page.errors
+
+
+def test_a_long_unbroken_string_neither_widens_the_table_nor_grows_the_pane(page: Any) -> None:
+    host_width = page.evaluate(
+        "() => document.querySelector('#host').getBoundingClientRect().width"
+    )
+    _set(page, build_view(build_trace()))
+    page.locator("#host .nba-k-subagent > .nba-row").first.click()
+    normal_pane = page.locator("#host .nba-live-details").bounding_box()
+    blob = "A" * 5000  # a base64 blob or a URL: no place to break
+    _set(page, build_view(build_trace(blob)))
+    table = page.locator("#host table.nba-tokens").bounding_box()
+    assert table is not None and normal_pane is not None
+    assert table["width"] <= host_width + 1  # every column stays in view
+    last_head = page.locator("#host table.nba-tokens thead th").last.bounding_box()
+    assert last_head is not None and last_head["x"] + last_head["width"] <= host_width + 1
+    pane = page.locator("#host .nba-live-details")
+    box = pane.bounding_box()
+    assert box is not None and box["height"] <= 3 * normal_pane["height"] + 400
+    assert box["width"] <= host_width + 1
+    # the whole value is still there to read (scrolled, not cut)
+    assert blob in pane.inner_text()
+    assert not page.errors
