@@ -205,3 +205,45 @@ def test_a_long_unbroken_string_neither_widens_the_table_nor_grows_the_pane(page
     # the whole value is still there to read (scrolled, not cut)
     assert blob in pane.inner_text()
     assert not page.errors
+
+
+# -- the hostile-content suite (tests/hostile_payloads.py) ----------------------------------------
+
+_RECORD_PWNS = "window.__pwnedIds = []; window.__pwned = (n) => window.__pwnedIds.push(n);"
+
+
+def test_no_hostile_payload_runs_in_the_live_view(page: Any) -> None:
+    from hostile_payloads import PAYLOADS
+
+    # a function expression: Playwright would call a bare statement's function value
+    page.evaluate(f"() => {{ {_RECORD_PWNS} }}")
+    for payload in PAYLOADS:
+        _set(page, build_view(build_trace(payload)))
+        page.locator("#host .nba-k-subagent > .nba-row").first.click()  # open a details pane
+        page.locator("#host .nba-live-details").hover()
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__pwnedIds") == []
+    assert not page.errors
+
+
+def test_no_hostile_payload_runs_in_the_static_snapshot_and_the_check_can_see_one(
+    page: Any,
+) -> None:
+    from hostile_payloads import PAYLOADS
+
+    snapshots = "".join(build_trace(p).to_html() for p in PAYLOADS)
+    other = page.context.browser.new_page()
+    try:
+        other.set_content(f"<html><head><script>{_RECORD_PWNS}</script></head><body>{snapshots}")
+        other.wait_for_timeout(500)
+        for element in other.locator("details").all()[:200]:
+            element.hover()
+        assert other.evaluate("() => window.__pwnedIds") == []
+        # Positive control: the same payloads put into the page unescaped do run, so the empty
+        # list above means nothing ran, not that the check is blind.
+        raw = "".join(f"<div>{p}</div>" for p in PAYLOADS[:3])
+        other.set_content(f"<html><head><script>{_RECORD_PWNS}</script></head><body>{raw}")
+        other.wait_for_timeout(500)
+        assert sorted(set(other.evaluate("() => window.__pwnedIds"))) == [0, 1, 2]
+    finally:
+        other.close()

@@ -1,0 +1,45 @@
+"""Every hostile payload (tests/hostile_payloads.py) stays text in the static HTML snapshot:
+no element, event handler or ``javascript:`` URL of a payload's making reaches the markup."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+from display_fixtures import build_trace
+from hostile_payloads import PAYLOADS
+
+# What the snapshot itself is made of; anything else would come from a payload.
+OWN_TAGS = {
+    "div", "span", "details", "summary", "style", "table", "thead", "tbody", "tr", "th", "td",
+    "b", "pre", "code", "ul", "li", "em", "strong", "small", "br", "p", "svg", "rect", "line",
+    "text", "g", "title",
+}  # fmt: skip
+
+
+class Markup(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attributes: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes += [(name, value or "") for name, value in attrs]
+
+
+@pytest.mark.parametrize("index", range(len(PAYLOADS)))
+def test_a_payload_in_every_field_stays_text_in_the_snapshot(index: int) -> None:
+    payload = PAYLOADS[index]
+    html = build_trace(payload).to_html()
+    markup = Markup()
+    markup.feed(html)
+    assert markup.tags <= OWN_TAGS, markup.tags - OWN_TAGS
+    assert not [name for name, _ in markup.attributes if name.startswith("on")]
+    assert not [v for _, v in markup.attributes if "javascript:" in v.lower()]
+    assert f"__pwned({index})" in html  # the payload is there, as text
+
+
+def test_there_are_at_least_thirty_payloads() -> None:
+    assert len(PAYLOADS) >= 30
+    assert len(set(PAYLOADS)) == len(PAYLOADS)
