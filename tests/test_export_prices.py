@@ -64,8 +64,13 @@ def test_default_prices_are_the_maintained_table_and_fall_back_without_the_extra
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert isinstance(default_prices(), GenaiPrices)
+    assert default_prices() is default_prices()  # loaded once per process
     monkeypatch.setitem(sys.modules, "genai_prices", None)  # as if not installed
-    assert default_prices() is BUILTIN_PRICES
+    default_prices.cache_clear()
+    try:
+        assert default_prices() is BUILTIN_PRICES
+    finally:
+        default_prices.cache_clear()
 
 
 def test_a_user_table_is_used_alone_unless_it_falls_back() -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from nbagents._tokens import TokenUsage
 from nbagents.export._cost import Cost, default_prices, span_cost
 from nbagents.tracing.model import Span, Trace
 
-__all__ = ["AgentCosts", "agent_costs", "format_cost"]
+__all__ = ["AgentCosts", "agent_costs", "format_cost", "load_prices"]
 
 _AGENT_KINDS = ("agent", "subagent")
 
@@ -50,6 +51,13 @@ def agent_costs(trace: Trace) -> AgentCosts | None:
     if not priced_any:
         return None
     return AgentCosts(own, total, whole)
+
+
+def load_prices() -> None:
+    """Load the price table now: its first use imports genai-prices' data (~0.2 s), which must
+    not land in the first live update, whose build time sets how often the view refreshes."""
+    prices = default_prices()
+    prices.price_of("gpt-4o", TokenUsage(1, 1))
 
 
 def format_cost(cost: Cost | None) -> str:

@@ -30,6 +30,7 @@ import traitlets
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
+from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
 from nbagents.display._viewmodel import build_view
 
@@ -85,6 +86,7 @@ class LiveView:
             raise ValueError("max_rate must be positive.")
         self.trace = trace
         self.min_interval = 1.0 / max_rate
+        load_prices()
         self.widget = TraceWidget()
         self.updates = 0
         self.display_id: str | None = None

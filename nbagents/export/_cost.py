@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class Cost:
         return float(self.amount) if self.known else None
 
 
+@functools.cache
 def default_prices() -> PriceSource:
     """The prices used when none are given: genai-prices' maintained table when the ``cost``
     extra is installed (``pip install "nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
