@@ -10,6 +10,7 @@ from nbagents.subagents import (
     SubAgent,
     SubAgentMiddleware,
     create_deep_agent,
+    create_sub_agent,
     load_subagents,
 )
 from nbagents.tracing import Span, Trace, Tracer
@@ -24,6 +25,7 @@ __all__ = [
     "Trace",
     "Tracer",
     "create_deep_agent",
+    "create_sub_agent",
     "load_subagents",
     "pending_approvals",
     "trace",

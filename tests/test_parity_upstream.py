@@ -12,13 +12,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-from nbagents import ScriptedChatModel, SubAgentMiddleware, create_deep_agent
+from nbagents import (
+    ScriptedChatModel,
+    SubAgentMiddleware,
+    create_deep_agent,
+    create_sub_agent,
+    pending_approvals,
+)
 from nbagents.models import call, delegate, say
 from nbagents.tracing import recording
 
@@ -131,3 +138,49 @@ def test_the_middleware_exposes_the_prompt_section_it_adds() -> None:
         default_model=ScriptedChatModel(), subagents=[researcher], system_prompt=None
     )
     assert silent.system_prompt is None
+
+
+def test_create_sub_agent_builds_one_spec_on_its_own() -> None:
+    model = ScriptedChatModel(script={"researcher": [call("lookup", query="x"), say("found x")]})
+    spec: Any = {
+        "name": "researcher",
+        "description": "Finds.",
+        "system_prompt": "Find.",
+        "model": model,
+        "tools": [lookup],
+    }
+    result = create_sub_agent(spec).invoke({"messages": [("user", "find x")]})
+    assert result["messages"][-1].text == "found x"
+    assert [m.text for m in result["messages"] if isinstance(m, ToolMessage)] == ["found x"]
+    # On its own: no task tool to delegate with.
+    (first_call,) = [m for m in result["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+    assert [c["name"] for c in first_call.tool_calls] == ["lookup"]
+
+
+def test_create_sub_agent_takes_a_response_format_override() -> None:
+    judge: Any = {
+        "name": "judge",
+        "description": "Judges.",
+        "system_prompt": "Judge.",
+        "model": ScriptedChatModel(
+            script={"judge": [call("Verdict", verdict="yes", confidence=1.0, alternatives=[])]}
+        ),
+    }
+    result = create_sub_agent(judge, response_format=Verdict).invoke({"messages": [("user", "?")]})
+    assert result["structured_response"] == Verdict(verdict="yes", confidence=1.0, alternatives=[])
+
+
+def test_create_sub_agent_needs_a_model_and_keeps_its_approvals() -> None:
+    with pytest.raises(ValueError, match="'critic' names no 'model'"):
+        create_sub_agent({"name": "critic", "description": "d", "system_prompt": "p"})
+    spec: Any = {
+        "name": "researcher",
+        "description": "Finds.",
+        "system_prompt": "Find.",
+        "model": ScriptedChatModel(script={"researcher": [call("lookup", query="x"), "done"]}),
+        "tools": [lookup],
+        "interrupt_on": {"lookup": True},
+    }
+    paused = create_sub_agent(spec).invoke({"messages": [("user", "find x")]})
+    (request,) = pending_approvals(paused)
+    assert (request.tool, request.args) == ("lookup", {"query": "x"})

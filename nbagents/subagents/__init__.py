@@ -10,6 +10,7 @@ from nbagents.subagents._specs import (
     CompiledSubAgent,
     SubAgent,
 )
+from nbagents.subagents._standalone import create_sub_agent
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
@@ -21,5 +22,6 @@ __all__ = [
     "SubAgentFileError",
     "SubAgentMiddleware",
     "create_deep_agent",
+    "create_sub_agent",
     "load_subagents",
 ]

@@ -1,0 +1,55 @@
+"""``create_sub_agent``: one sub-agent built from its spec, outside any main agent.
+
+Upstream deepagents names this entry point; it is how a spec is tried on its own (a notebook
+cell, a unit test) before a main agent delegates to it. Unlike the sub-agents
+``SubAgentMiddleware`` builds, nothing is inherited: the spec must name its model, and the agent
+gets only its own tools, middleware and approvals (no ``task`` tool, no file tools).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
+from langchain_core.runnables import Runnable
+
+from nbagents.subagents._middleware import _resolve_model
+from nbagents.subagents._specs import SubAgent
+
+__all__ = ["create_sub_agent"]
+
+
+def create_sub_agent(
+    spec: SubAgent,
+    *,
+    state_schema: Any = None,
+    response_format: Any = None,
+) -> Runnable[Any, Any]:
+    """The agent ``spec`` describes: its model, tools, prompt, middleware and approvals.
+
+    ``response_format`` overrides the spec's. Raises ``ValueError`` when the spec names no model
+    (a sub-agent built by a main agent would inherit the main model; this one has none to
+    inherit). Tools default to none.
+    """
+    name = spec.get("name") or "<unnamed>"
+    model = spec.get("model")
+    if model is None:
+        raise ValueError(
+            f"Sub-agent {name!r} names no 'model': create_sub_agent builds it on its own, so "
+            f"there is no main agent's model to inherit. Add 'model' to the spec."
+        )
+    middleware: list[AgentMiddleware[Any, Any]] = list(spec.get("middleware", ()))
+    if spec.get("interrupt_on"):
+        middleware.append(HumanInTheLoopMiddleware(interrupt_on=spec["interrupt_on"]))
+    return create_agent(
+        _resolve_model(model, f"Sub-agent {name!r}"),
+        tools=list(spec.get("tools", ())),
+        system_prompt=spec.get("system_prompt") or None,
+        middleware=middleware,
+        response_format=response_format
+        if response_format is not None
+        else spec.get("response_format"),
+        state_schema=state_schema,
+        name=name,
+    )
