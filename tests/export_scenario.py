@@ -188,3 +188,19 @@ def tokens_per_agent(spans: list[dict[str, Any]]) -> tuple[Counter[str], Counter
         inputs[agent] += span["attributes"]["gen_ai.usage.input_tokens"]
         outputs[agent] += span["attributes"]["gen_ai.usage.output_tokens"]
     return inputs, outputs
+
+
+def assert_nearest_exported_parents(trace: Trace, spans: Any) -> None:
+    """Every exported span's parent is the exported span of its nearest visible ancestor (hidden
+    plumbing is not exported, so its children hang from the next span up)."""
+    exported = {str(s.attributes["nbagents.span_id"]): s for s in spans}
+    for span in trace.spans:
+        if span.hidden:
+            continue
+        up = trace.parent(span)
+        while up is not None and up.hidden:
+            up = trace.parent(up)
+        parent = exported[span.id].parent
+        assert (parent.span_id if parent else None) == (
+            exported[up.id].context.span_id if up else None
+        )

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from export_scenario import assert_nearest_exported_parents
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -58,20 +59,6 @@ def paused_and_resumed(*, resume: bool = True) -> Any:
     return tracer.trace
 
 
-def assert_parents_are_the_nearest_exported_ancestors(trace: Any, spans: Any) -> None:
-    exported = {str(s.attributes["nbagents.span_id"]): s for s in spans}
-    for span in trace.spans:
-        if span.hidden:
-            continue
-        up = trace.parent(span)
-        while up is not None and up.hidden:
-            up = trace.parent(up)
-        parent = exported[span.id].parent
-        assert (parent.span_id if parent else None) == (
-            exported[up.id].context.span_id if up else None
-        )
-
-
 def test_a_paused_and_resumed_run_is_one_trace_with_pause_events() -> None:
     trace = paused_and_resumed()
     (root,) = trace.roots
@@ -94,7 +81,7 @@ def test_a_paused_and_resumed_run_is_one_trace_with_pause_events() -> None:
         paused_at, resumed_at = (e.timestamp for e in otel.events)
         assert otel.start_time <= paused_at <= resumed_at <= otel.end_time
     assert not any(s.status.status_code is StatusCode.ERROR for s in spans)
-    assert_parents_are_the_nearest_exported_ancestors(trace, spans)
+    assert_nearest_exported_parents(trace, spans)
     # The deploy tool ran once, after the approval, inside the continued sub-agent.
     (deploy_span,) = [s for s in spans if s.name == "execute_tool deploy"]
     (ops,) = [s for s in waited if s.kind == "subagent"]
@@ -113,7 +100,7 @@ def test_a_run_still_paused_exports_its_waiting_spans_as_interrupted() -> None:
         assert otel.status.status_code is StatusCode.UNSET
         assert [e.name for e in otel.events] == ["nbagents.interrupted"]
         assert otel.attributes["nbagents.status"] == "interrupted"  # type: ignore[index]
-    assert_parents_are_the_nearest_exported_ancestors(trace, spans)
+    assert_nearest_exported_parents(trace, spans)
 
 
 def test_cost_works_without_the_otel_extra_and_export_says_how_to_get_it() -> None:

@@ -12,7 +12,14 @@ import uuid
 from typing import Any
 
 import pytest
-from export_scenario import EXPECTED_TREE, arun, build_tree, run, tokens_per_agent
+from export_scenario import (
+    EXPECTED_TREE,
+    arun,
+    assert_nearest_exported_parents,
+    build_tree,
+    run,
+    tokens_per_agent,
+)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -76,19 +83,8 @@ def test_every_exported_parent_is_the_nearest_visible_ancestor(recorded: Any) ->
     trace, _ = recorded
     spans = to_otel_spans(trace, start_time_unix_nano=ORIGIN)
     by_nbagents_id = {s.attributes["nbagents.span_id"]: s for s in spans}  # type: ignore[index]
-    for span in trace.spans:
-        if span.hidden:
-            assert span.id not in by_nbagents_id
-            continue
-        ancestor = trace.parent(span)
-        while ancestor is not None and ancestor.hidden:
-            ancestor = trace.parent(ancestor)
-        exported = by_nbagents_id[span.id]
-        if ancestor is None:
-            assert exported.parent is None
-        else:
-            assert exported.parent is not None
-            assert exported.parent.span_id == by_nbagents_id[ancestor.id].context.span_id
+    assert not [s.id for s in trace.spans if s.hidden and s.id in by_nbagents_id]
+    assert_nearest_exported_parents(trace, spans)
 
 
 def test_times_are_the_recorded_ones_on_the_given_clock(recorded: Any) -> None:
@@ -322,15 +318,8 @@ def test_every_exported_parent_is_the_exported_trace_parent_on_random_traces(see
     trace = random_trace(random.Random(seed))
     exported = {s.attributes["nbagents.span_id"]: s for s in to_otel_spans(trace)}  # type: ignore[index]
     assert set(exported) == {s.id for s in trace.spans if not s.hidden}
-    for s in trace.spans:
-        if s.hidden:
-            continue
-        up = trace.parent(s)
-        while up is not None and up.hidden:
-            up = trace.parent(up)
-        got = exported[s.id].parent
-        assert (got.span_id if got else None) == (exported[up.id].context.span_id if up else None)
-        assert exported[s.id].context.trace_id == exported[trace.spans[0].id].context.trace_id
+    assert_nearest_exported_parents(trace, exported.values())
+    assert len({s.context.trace_id for s in exported.values()}) == 1
 
 
 # -- targets --------------------------------------------------------------------------------------
