@@ -39,9 +39,10 @@ def priced_trace(sub_model: str = "gpt-4o") -> Trace:
 def test_the_views_show_cost_per_agent_and_in_total() -> None:
     view = build_view(priced_trace())
     assert view["cost"] == "$0.46"
-    rows = {r["name"]: r for r in view["agent_rows"]}
-    assert (rows["main"]["cost_own"], rows["main"]["cost_total"]) == ("$0.35", "$0.46")
-    assert (rows["digger"]["cost_own"], rows["digger"]["cost_total"]) == ("$0.11", "$0.11")
+    assert view["columns"][8:] == ["own cost", "cost incl. sub-agents"]
+    rows = {r["cells"][0]: r["cells"] for r in view["agent_rows"]}
+    assert rows["main"][8:] == ["$0.35", "$0.46"]
+    assert rows["digger"][8:] == ["$0.11", "$0.11"]
     html = priced_trace().to_html()
     assert '<th class="nba-num">own cost</th>' in html
     assert "cost <b>$0.46</b>" in html
@@ -51,14 +52,15 @@ def test_the_views_show_cost_per_agent_and_in_total() -> None:
 def test_an_unpriced_call_makes_every_cost_that_includes_it_unknown() -> None:
     view = build_view(priced_trace(sub_model="my-finetune"))
     assert view["cost"] == "?"
-    rows = {r["name"]: r for r in view["agent_rows"]}
-    assert (rows["main"]["cost_own"], rows["main"]["cost_total"]) == ("$0.35", "?")
-    assert rows["digger"]["cost_own"] == "?"
+    rows = {r["cells"][0]: r["cells"] for r in view["agent_rows"]}
+    assert rows["main"][8:] == ["$0.35", "?"]
+    assert rows["digger"][8] == "?"
 
 
 def test_no_cost_column_when_nothing_is_priced() -> None:
     unpriced = Trace([s for s in priced_trace("scripted-model").spans if s.id != "m1"])
     view = build_view(unpriced)
     assert view["cost"] is None
-    assert all("cost_own" not in r for r in view["agent_rows"])
+    assert "own cost" not in view["columns"]
+    assert all(len(r["cells"]) == len(view["columns"]) == 8 for r in view["agent_rows"])
     assert "own cost" not in unpriced.to_html()

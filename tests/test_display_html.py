@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
-from nbagents.display._html import MINUS, STATUS_GLYPHS, STYLE_OPEN, trace_html
-from nbagents.display._viewmodel import LABEL_LIMIT, build_view
+from nbagents.display._format import LABEL_LIMIT
+from nbagents.display._html import MINUS, STYLE_OPEN, trace_html
+from nbagents.display._records import GLYPHS as STATUS_GLYPHS
+from nbagents.display._viewmodel import build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX
 from nbagents.tracing import Span, Trace, recording
 
@@ -227,6 +229,12 @@ def test_snapshot_is_self_contained_and_scoped() -> None:
 # -- escaping -----------------------------------------------------------------------------------
 
 
+OUR_STYLE = (
+    r"((display|width|height|vertical-align|background-color|white-space|font-size|line-height)"
+    r":[a-z0-9.%#-]+;?)+"
+)
+
+
 @pytest.mark.parametrize("payload", XSS_PAYLOADS)
 def test_untrusted_text_is_escaped_everywhere(payload: str) -> None:
     trace = build_trace(payload)
@@ -238,10 +246,8 @@ def test_untrusted_text_is_escaped_everywhere(payload: str) -> None:
         for name, value in attrs.items():
             assert not name.startswith("on"), (tag, name)
             assert "javascript:" not in (value or "").lower(), (tag, name, value)
-        if "style" in attrs:  # only our numbers in style attributes
-            assert re.fullmatch(
-                r"(--l:[0-9.]+%;--w:[0-9.]+%|padding-left:\d+px)", attrs["style"] or ""
-            ), attrs["style"]
+        if "style" in attrs:  # only our layout, numbers and colours in style attributes
+            assert re.fullmatch(OUR_STYLE, attrs["style"] or ""), attrs["style"]
     # same structure as without the payload: nothing closed or opened early
     assert [t for t, _, _ in doc.elements] == [t for t, _, _ in clean.elements]
     assert [s for _, _, s in doc.elements] == [s for _, _, s in clean.elements]
@@ -272,7 +278,7 @@ def test_equal_traces_render_identically_after_sanitizing() -> None:
     a, b = build_trace().to_html(), build_trace(variant=1).to_html()
     assert a != b  # timings and span ids differ…
     assert sanitize(a) == sanitize(b)  # …and only in what the sanitize file normalises
-    assert "nba-t" in a and "--l:" in a
+    assert "nba-t" in a and "width:" in a
     assert "span-" not in a and "id-1" not in b  # span ids never reach the HTML
 
 
@@ -281,7 +287,7 @@ def test_times_and_positions_are_wrapped_for_the_sanitizer() -> None:
     # every "N.NN s" text is inside an nba-t span
     outside = re.sub(r'<span class="nba-t">[^<]*</span>', "", html)
     assert not re.search(r"\d\.\d\d s\b", Doc(outside).text)
-    assert not re.search(r"\d+\.\d+%", re.sub(r"--[lw]:[0-9.]+%", "", outside))
+    assert not re.search(r"\d+\.\d+%", re.sub(r"width:[0-9.]+%", "", outside))
 
 
 def test_sanitize_file_covers_the_live_output() -> None:

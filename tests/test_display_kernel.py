@@ -3,13 +3,13 @@ snapshot, ``%load_ext nbagents`` and ``%%trace`` — checked at the kernel proto
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from view_mirror import Mirror, stat
 
 jupyter_client = pytest.importorskip("jupyter_client")
 
@@ -66,12 +66,18 @@ def _stream_index(messages: list[dict[str, Any]], text: str) -> int:
 
 
 def _view_updates(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """The view as the front end has it after each widget message (whole views and patches)."""
     out = []
+    mirror = Mirror()
     for i, m in enumerate(messages):
         if m["msg_type"] == "comm_msg":
             state = m["content"]["data"].get("state", {})
             if "view_json" in state:
-                out.append((i, json.loads(state["view_json"])))
+                mirror.reset(state["view_json"])
+            if "patch_json" in state:
+                mirror.patch(state["patch_json"])
+            if mirror.base is not None and ("view_json" in state or "patch_json" in state):
+                out.append((i, mirror.view()))
     return out
 
 
@@ -93,7 +99,9 @@ def test_trace_magic_shows_one_live_output_updated_while_the_cell_runs(kernel: K
     updates = _view_updates(messages)
     during = [(i, s) for i, s in updates if start < i < end]
     assert len(during) >= 2, [(i, len(s["nodes"])) for i, s in updates]
-    assert any(s["status"] == "running" and s["spawns"] >= 1 for _, s in during)
+    assert any(
+        s["status"] == "running" and int(stat(s, "sub-agent spawns") or 0) >= 1 for _, s in during
+    )
 
     refreshed = [m for m in messages if m["msg_type"] == "update_display_data"]
     assert len(refreshed) == 1

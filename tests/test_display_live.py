@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 from display_fixtures import build_trace, make_agent
+from view_mirror import follow, stat
 
 import nbagents.display.live as live
+from nbagents.display._format import format_tokens
+from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
 
@@ -20,15 +23,21 @@ INPUT = {"messages": [("user", "go")]}
 
 
 class Recorder:
-    """Every ``view_json`` the widget was given, with the time and the thread it came from."""
+    """The view as the front end has it after every widget update, with the time and the
+    thread the update came from."""
 
     def __init__(self, view: LiveView) -> None:
         self.events: list[tuple[float, str, dict[str, Any]]] = []
-        view.widget.observe(self._on_change, names="view_json")
+        self.mirror = follow(view)
+        view.widget.observe(self._on_change, names=["view_json", "patch_json"])
 
     def _on_change(self, change: dict[str, Any]) -> None:
-        state = json.loads(change["new"])
+        state = self.mirror.view()
         self.events.append((time.perf_counter(), threading.current_thread().name, state))
+
+
+def _without_rev(view: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps({k: v for k, v in view.items() if k not in ("rev", "version")}))
 
 
 def _kinds(state: dict[str, Any]) -> list[str]:
@@ -45,7 +54,7 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
     state = json.loads(view.widget.view_json)
     trace = tracer.trace
     assert state["status"] == "ok" and state["finished"] is True
-    assert state["spawns"] == 4 and state["agents"] == 4
+    assert stat(state, "sub-agent spawns") == "4" and stat(state, "agents") == "4"
     assert _kinds(state).count("subagent") == 4 and _kinds(state).count("task") == 4
     assert _kinds(state).count("tool") == 1 and "chain" not in _kinds(state)
     assert [n["status"] for n in state["nodes"] if n["kind"] == "subagent"] == [
@@ -54,7 +63,7 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
         "ok",
         "error",
     ]
-    rows = {(r["name"], r["description"]): r for r in state["agent_rows"]}
+    rows = {(r["cells"][0], r["cells"][1]): r["cells"] for r in state["agent_rows"]}
     assert set(rows) == {
         ("main", ""),
         ("researcher", "Research A"),
@@ -62,16 +71,35 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
         ("general-purpose", "Dig deeper"),
         ("writer", "Write C"),
     }
-    assert rows[("main", "")]["total"]["total"] == trace.total_usage().total
+    own_total, incl_total = (
+        state["columns"].index("own total"),
+        state["columns"].index("incl. sub-agents"),
+    )
+    assert rows[("main", "")][incl_total] == format_tokens(trace.total_usage().total)
     for rec in trace.subagents:
         row = rows[(rec.type, rec.description)]
-        assert row["own"]["total"] == rec.tokens_own.total
-        assert row["total"]["total"] == rec.tokens_total.total
+        assert row[own_total] == format_tokens(rec.tokens_own.total)
+        assert row[incl_total] == format_tokens(rec.tokens_total.total)
     b = rows[("researcher", "Research B")]
-    assert b["total"]["total"] > b["own"]["total"] > 0  # includes the nested spawn
+    assert int(b[incl_total].replace(",", "")) > int(b[own_total].replace(",", "")) > 0
     # the timeline shows the parallel researchers overlapping
-    bars = [(r["left"], r["left"] + r["width"]) for r in state["timeline"] if r["depth"] == 1]
+    bars = [(r["start"], r["end"]) for r in state["timeline"] if r["depth"] == 1]
     assert len(bars) == 3 and max(bars[0][0], bars[1][0]) < min(bars[0][1], bars[1][1])
+
+
+def test_the_patches_add_up_to_the_view_of_the_finished_run() -> None:
+    # What the front end holds after the first view and every patch is what a fresh build of
+    # the finished trace shows, and most updates were patches, not whole views.
+    agent = make_agent(latency=0.05, fail_writer=True)
+    with recording() as tracer:
+        view = LiveView(tracer.trace).start()
+        mirror = follow(view)
+        agent.invoke(INPUT)
+        view.sync()
+        seen, expected = mirror.view(), build_view(tracer.trace)
+    view.finish()
+    assert mirror.patches >= 3
+    assert _without_rev(seen) == _without_rev(dict(expected))
 
 
 def test_updates_arrive_during_a_synchronous_invoke() -> None:
@@ -135,7 +163,7 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
     flood_end = time.perf_counter()
     # The flusher sends the last change by itself, without finish(): wait for it (bounded).
     deadline = flood_end + 10
-    while len(json.loads(view.widget.view_json)["nodes"]) < len(trace):
+    while len(recorder.mirror.nodes) < len(trace):
         assert time.perf_counter() < deadline, "the last change was never sent"
         time.sleep(0.02)
     elapsed = time.perf_counter() - t0
@@ -151,13 +179,13 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
 
 def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
     # Building the view holds the GIL the agent's threads need: its share of time is capped.
-    build = live.build_view
+    update = ViewBuilder.update
 
-    def slow_build(trace: Trace) -> Any:
+    def slow_update(self: ViewBuilder) -> Any:
         time.sleep(0.05)
-        return build(trace)
+        return update(self)
 
-    monkeypatch.setattr(live, "build_view", slow_build)
+    monkeypatch.setattr(ViewBuilder, "update", slow_update)
     trace = Trace()
     view = LiveView(trace).start()
     recorder = Recorder(view)
@@ -180,7 +208,7 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
 def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
     # The listener runs on the agent's threads: it must never build or send the view itself.
     view = LiveView(Trace())
-    monkeypatch.setattr(live, "build_view", lambda trace: pytest.fail("built on the listener"))
+    monkeypatch.setattr(ViewBuilder, "update", lambda self: pytest.fail("built on the listener"))
     for _ in range(1000):
         view._on_change(view.trace)
     assert view.updates == 0 and view._wake.is_set()
@@ -192,10 +220,10 @@ def test_a_failing_view_leaves_the_result_unchanged_and_logs_once(
     agent = make_agent(latency=0.02)
     expected = agent.invoke(INPUT)
 
-    def boom(trace: Trace) -> dict[str, Any]:
+    def boom(self: ViewBuilder) -> Any:
         raise RuntimeError("view exploded")
 
-    monkeypatch.setattr(live, "build_view", boom)
+    monkeypatch.setattr(ViewBuilder, "update", boom)
     with caplog.at_level(logging.ERROR, logger="nbagents"), recording() as tracer:
         view = LiveView(tracer.trace).start()
         result = agent.invoke(INPUT)
@@ -370,7 +398,6 @@ async def test_updates_arrive_during_an_async_run() -> None:
 def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
     # The live view keys selection and collapsed state by node id: a call that starts late must
     # not shift the ids of its siblings.
-    from nbagents.display._viewmodel import build_view
 
     def span(id: str, parent: str | None, kind: Any, start: float, **attrs: Any) -> Span:
         return Span(
@@ -389,14 +416,17 @@ def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
 
     names = {0.0: "main", 0.1: "m", 0.3: "t2", 0.4: "t0", 0.5: "t1", 0.9: "m2"}
 
+    builder = ViewBuilder(trace)
+
     def ids() -> dict[str, str]:
-        return {names[n["start"]]: n["id"] for n in build_view(trace)["nodes"]}
+        builder.update()
+        return {names[n["start"]]: n["id"] for n in builder.view()["nodes"]}
 
     early = ids()
     trace.add(span("t0", "main", "task", 0.4, batch="m", call_index=0))
     trace.add(span("t1", "main", "task", 0.5, batch="m", call_index=1))
     late = ids()
-    assert early["t2"] == late["t2"] == "0.3"
-    assert (late["m"], late["t0"], late["t1"]) == ("0.0", "0.1", "0.2")
-    trace.add(span("m2", "main", "model", 0.9))
-    assert ids()["m2"] == "0.4"
+    assert early.items() <= late.items()
+    main = next(n for n in build_view(trace)["nodes"] if n["name"] == "main")
+    by_id = {v: k for k, v in late.items()}
+    assert [by_id[k] for k in main["children"]] == ["m", "t0", "t1", "t2"]

@@ -9,48 +9,85 @@ number.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+from collections import Counter
+from collections.abc import Sequence
+from decimal import Decimal
 
 from nbagents._tokens import TokenUsage
 from nbagents.export._cost import Cost, default_prices, span_cost
-from nbagents.tracing.model import Span, Trace
+from nbagents.tracing.model import Span
 
-__all__ = ["AgentCosts", "agent_costs", "format_cost", "load_prices"]
-
-_AGENT_KINDS = ("agent", "subagent")
+__all__ = ["CostBook", "format_cost", "load_prices"]
 
 
-@dataclass(frozen=True)
-class AgentCosts:
-    """Cost per agent span id: of its own model calls, and with every sub-agent under it."""
+class _Sum:
+    """A running sum of costs that can also take one back (a call's cost can change)."""
 
-    own: Mapping[str, Cost]
-    total: Mapping[str, Cost]
-    trace: Cost
+    def __init__(self) -> None:
+        self.amount = Decimal(0)
+        self.unknown: Counter[str] = Counter()
+
+    def add(self, cost: Cost, sign: int) -> None:
+        self.amount += sign * cost.amount
+        for model in cost.unknown:
+            self.unknown[model] += sign
+            if not self.unknown[model]:
+                del self.unknown[model]
+
+    def cost(self) -> Cost:
+        return Cost(self.amount, frozenset(self.unknown))
 
 
-def agent_costs(trace: Trace) -> AgentCosts | None:
-    """Costs per agent, or ``None`` when no model call of the trace has a known price."""
-    prices = default_prices()
-    own: dict[str, Cost] = {}
-    total: dict[str, Cost] = {}
-    whole = Cost()
-    priced_any = False
-    for span in trace.spans:
-        if span.kind != "model" or not span.usage:
-            continue
-        cost = span_cost(span, prices)
-        priced_any = priced_any or cost.known
-        whole = whole + cost
-        agents = list(_agent_ancestors(trace, span))
+class CostBook:
+    """Cost per agent span id, own and including sub-agents, updated one model call at a time.
+
+    ``priced`` says whether any call that used tokens has a known price: the views show cost
+    only then.
+    """
+
+    def __init__(self) -> None:
+        self._prices = default_prices()
+        self._calls: dict[str, tuple[Cost, tuple[str, ...]]] = {}
+        self._own: dict[str, _Sum] = {}
+        self._total: dict[str, _Sum] = {}
+        self._trace = _Sum()
+        self._priced: set[str] = set()
+
+    def set(self, call: Span, agents: Sequence[str]) -> None:
+        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first."""
+        cost = span_cost(call, self._prices)
+        before = self._calls.get(call.id)
+        if before is not None:
+            self._book(*before, sign=-1)
+        self._calls[call.id] = (cost, tuple(agents))
+        self._book(cost, tuple(agents), sign=1)
+        if call.usage and cost.known:
+            self._priced.add(call.id)
+        else:
+            self._priced.discard(call.id)
+
+    def _book(self, cost: Cost, agents: tuple[str, ...], sign: int) -> None:
+        self._trace.add(cost, sign)
         if agents:
-            own[agents[0].id] = own.get(agents[0].id, Cost()) + cost
+            self._own.setdefault(agents[0], _Sum()).add(cost, sign)
         for agent in agents:
-            total[agent.id] = total.get(agent.id, Cost()) + cost
-    if not priced_any:
-        return None
-    return AgentCosts(own, total, whole)
+            self._total.setdefault(agent, _Sum()).add(cost, sign)
+
+    @property
+    def priced(self) -> bool:
+        return bool(self._priced)
+
+    def own(self, agent_id: str) -> Cost:
+        found = self._own.get(agent_id)
+        return found.cost() if found else Cost()
+
+    def total(self, agent_id: str) -> Cost:
+        found = self._total.get(agent_id)
+        return found.cost() if found else Cost()
+
+    def trace(self) -> Cost:
+        return self._trace.cost()
 
 
 def load_prices() -> None:
@@ -71,14 +108,6 @@ def format_cost(cost: Cost | None) -> str:
         return "$0"
     if amount >= 0.01:
         return f"${amount:,.2f}"
-    return f"${amount:.4g}"
-
-
-def _agent_ancestors(trace: Trace, span: Span) -> list[Span]:
-    out: list[Span] = []
-    parent = trace.parent(span)
-    while parent is not None:
-        if parent.kind in _AGENT_KINDS:
-            out.append(parent)
-        parent = trace.parent(parent)
-    return out
+    # four significant digits, never in exponent notation ($0.000075, not $7.5e-05)
+    places = 3 - math.floor(math.log10(amount))
+    return f"${amount:.{places}f}".rstrip("0")

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import graphviz
 
-from nbagents.display._viewmodel import Json, build_view, format_tokens, short
+from nbagents.display._format import format_tokens, short
 
 if TYPE_CHECKING:
-    from nbagents.tracing.model import Trace
+    from nbagents.tracing.model import Span, Trace
 
 __all__ = ["INSTALL_HINT", "TraceGraph", "dot_label", "trace_graphviz"]
 
@@ -102,7 +102,6 @@ def _visible_controls(text: str) -> str:
 
 def trace_graphviz(trace: Trace) -> TraceGraph:
     """Agents and spawns as a ``graphviz.Digraph``; edges labelled with the task and tokens."""
-    view = build_view(trace)
     graph = TraceGraph(name="trace", comment="nbagents call graph")
     graph.attr(rankdir="LR", fontname="Helvetica", fontsize="11")
     graph.attr(
@@ -114,51 +113,61 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
         fontsize="11",
     )
     graph.attr("edge", fontname="Helvetica", fontsize="9", color="#57606a")
-    nodes: list[Json] = view["nodes"]
-    by_id = {n["id"]: n for n in nodes}
-    rows = {r["id"]: r for r in view["agent_rows"]}
-    names: dict[str, str] = {}
-    for i, node in enumerate(n for n in nodes if n["kind"] in ("agent", "subagent")):
-        names[node["id"]] = f"a{i}"
-    for node_id, name in names.items():
-        node, row = by_id[node_id], rows[node_id]
-        status = node["status"]
-        own = row["own"]["total"]
-        lines = [node["name"], f"{status} · {format_tokens(own)} tok own"]
+    agents = [s for s in _visible_walk(trace) if s.kind in _AGENT_KINDS]
+    names = {span.id: f"a{i}" for i, span in enumerate(agents)}
+    for span in agents:
+        own = trace.own_usage(span).total
+        status = span.status
+        lines = [short(span.name, 40), f"{status} · {format_tokens(own)} tok own"]
         graph.node(
-            name,
+            names[span.id],
             dot_label(*lines),
             color=_COLOURS.get(status, "#57606a"),
             penwidth="2" if status == "error" else "1",
         )
-    for node_id, name in names.items():
-        parent = _agent_parent(node_id, by_id, names)
-        if parent is None:
+    for span in agents:
+        parent = _agent_parent(trace, span)
+        if parent is None or parent.id not in names:
             continue
-        node = by_id[node_id]
-        description = _description(node, by_id)
-        tokens = node["tokens"]["total"]
+        tokens = trace.usage_including_descendants(span).total
         graph.edge(
-            parent,
-            name,
-            dot_label(short(description, 40), f"{format_tokens(tokens)} tok"),
-            color=_COLOURS["error"] if node["status"] == "error" else "#57606a",
+            names[parent.id],
+            names[span.id],
+            dot_label(short(_description(trace, span), 40), f"{format_tokens(tokens)} tok"),
+            color=_COLOURS["error"] if span.status == "error" else "#57606a",
         )
     return graph
 
 
-def _agent_parent(node_id: str, by_id: dict[str, Json], names: dict[str, str]) -> str | None:
-    parent = by_id[node_id]["parent"]
+_AGENT_KINDS = ("agent", "subagent")
+
+
+def _visible_walk(trace: Trace) -> list[Span]:
+    out: list[Span] = []
+    stack = list(reversed(trace.visible_roots()))
+    while stack:
+        span = stack.pop()
+        out.append(span)
+        stack.extend(reversed(trace.visible_children(span)))
+    return out
+
+
+def _agent_parent(trace: Trace, span: Span) -> Span | None:
+    parent = trace.parent(span)
     while parent is not None:
-        if parent in names:
-            return names[parent]
-        parent = by_id[parent]["parent"]
+        if parent.kind in _AGENT_KINDS and not parent.hidden:
+            return parent
+        parent = trace.parent(parent)
     return None
 
 
-def _description(node: Json, by_id: dict[str, Json]) -> str:
-    for field in node["details"]:
-        if field["label"] == "Description":
-            return str(field["value"])
-    parent = by_id.get(node["parent"]) if node["parent"] else None
-    return str(parent["preview"]) if parent and parent["kind"] == "task" else ""
+def _description(trace: Trace, span: Span) -> str:
+    description = span.attributes.get("description")
+    if description:
+        return str(description)
+    parent = trace.parent(span)
+    while parent is not None and parent.hidden:
+        parent = trace.parent(parent)
+    if parent is not None and parent.kind == "task":
+        return str(parent.attributes.get("description") or "")
+    return ""

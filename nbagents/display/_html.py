@@ -1,11 +1,18 @@
 """The static HTML snapshot of a trace: self-contained, no script, no network.
 
+It draws the records of :mod:`nbagents.display._records` and formats nothing itself.
 Collapse and expand use ``<details>``/``<summary>``, so it reads the same on GitHub, nbviewer, in
 VS Code or a browser with JavaScript off. Every text from the trace goes through
 ``html.escape(…, quote=True)``; the only values placed in attributes are ours (kinds and statuses
-from a fixed set, node positions, numbers). Wall times vary between runs, so every time, duration
-and percentage is wrapped in markup that ``notebooks/sanitize.cfg`` recognises:
-``<span class="nba-t">…</span>`` and ``style="--l:…%;--w:…%"``.
+from a fixed set, node positions, numbers).
+
+It must read the same where the ``<style>`` element and classes are stripped (an untrusted
+notebook in JupyterLab, whose sanitizer keeps only some inline styles): the timeline's bars are
+laid out with inline ``display:inline-block``, ``width`` and ``background-color`` only, which
+Jupyter's and nbconvert's sanitizers both keep. The snapshot is bounded (:data:`NODE_LIMIT`,
+:data:`DETAILS_BUDGET`, :data:`ROW_LIMIT`): past them it says how much it left out and where to
+see it. Wall times vary between runs, so each is wrapped in markup ``notebooks/sanitize.cfg``
+recognises: ``<span class="nba-t">…</span>`` and ``width:…%`` in the timeline.
 """
 
 from __future__ import annotations
@@ -16,23 +23,41 @@ from html import escape
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
-from nbagents.display._viewmodel import (
+from nbagents.display._records import (
     KINDS,
     STATUSES,
-    Json,
-    build_view,
-    format_duration,
-    format_tokens,
+    DetailField,
+    Header,
+    MessageView,
+    StateDiffView,
+    TimelineRow,
+    View,
+    ViewNode,
 )
+from nbagents.display._viewmodel import build_view
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["render_view", "trace_css", "trace_html"]
+__all__ = ["DETAILS_BUDGET", "NODE_LIMIT", "ROW_LIMIT", "render_view", "trace_css", "trace_html"]
 
 MINUS = "\u2212"
 STYLE_OPEN = '<style class="nba-css">'
 """Opens the inline stylesheet; the sanitize file blanks it, so CSS changes never fail nbval."""
+NODE_LIMIT = 400
+"""Steps drawn in the snapshot's call tree; the rest are counted."""
+DETAILS_BUDGET = 1_000_000
+"""Characters of details panes in one snapshot; past it, steps show their line only."""
+ROW_LIMIT = 200
+"""Rows of the token table and the timeline."""
+BAR_COLOURS = {
+    "ok": "#8fb0d9",
+    "error": "#e0707a",
+    "running": "#7fb2e5",
+    "interrupted": "#d9b45f",
+}
+SEGMENT_COLOURS = {"model": "#6a4bc4", "tool": "#c98a0b"}
+"""Mid tones: readable on light and dark themes, where no stylesheet applies."""
 
 
 def trace_html(trace: Trace) -> str:
@@ -46,7 +71,7 @@ def trace_css() -> str:
     return (files("nbagents.display") / "static" / "trace.css").read_text(encoding="utf-8")
 
 
-def render_view(view: Json) -> str:
+def render_view(view: View) -> str:
     """Render a view built by :func:`~nbagents.display._viewmodel.build_view`."""
     out: list[str] = [
         # tex2jax_ignore/mathjax_ignore: JupyterLab typesets outputs with MathJax, and a result
@@ -55,17 +80,26 @@ def render_view(view: Json) -> str:
         STYLE_OPEN,
         trace_css(),
         "</style>",
-        _header(view),
+        _header(view["header"]),
     ]
-    nodes: list[Json] = view["nodes"]
+    nodes = view["nodes"]
     by_id = {n["id"]: n for n in nodes}
-    roots = [n for n in nodes if n["parent"] is None]
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
-    if roots:
+    if view["roots"]:
+        budget = _Budget(len(nodes))
         out.append('<ul class="nba-tree">')
-        for root in roots:
-            _node(root, by_id, out)
+        for i, root in enumerate(view["roots"]):
+            _node(by_id[root], str(i), by_id, out, budget)
         out.append("</ul>")
+        if budget.left_out:
+            out.append(_left_out(budget.left_out, len(nodes), "steps"))
+        if budget.without_details:
+            out.append(
+                '<div class="nba-empty">'
+                f"{budget.without_details:,} steps are shown without their details to keep "
+                "this snapshot small; the live view and <code>trace.to_dataframe()</code> "
+                "have them.</div>"
+            )
     else:
         out.append('<div class="nba-empty">No spans recorded yet.</div>')
     out.append("</details>")
@@ -81,6 +115,24 @@ def render_view(view: Json) -> str:
     return "\n".join(out)
 
 
+class _Budget:
+    """How much of a large trace the snapshot still draws."""
+
+    def __init__(self, total: int) -> None:
+        self.nodes = NODE_LIMIT
+        self.details = DETAILS_BUDGET
+        self.left_out = total
+        self.without_details = 0
+
+
+def _left_out(count: int, total: int, what: str) -> str:
+    return (
+        f'<div class="nba-empty">… and {count:,} more {what} ({total - count:,} of {total:,} '
+        "shown). The live view shows them all; so do <code>trace.to_dataframe()</code> "
+        "and <code>trace.token_usage()</code>.</div>"
+    )
+
+
 # -- pieces -----------------------------------------------------------------------------------
 
 
@@ -88,13 +140,9 @@ def _e(value: Any) -> str:
     return escape(str(value), quote=True)
 
 
-def _t(seconds: float | None) -> str:
+def _t(text: str) -> str:
     """A time: varies between runs, so it is wrapped for the sanitizer."""
-    return f'<span class="nba-t">{_e(format_duration(seconds))}</span>'
-
-
-def _pos(left: float, width: float) -> str:
-    return f'style="--l:{float(left):.2f}%;--w:{float(width):.2f}%"'
+    return f'<span class="nba-t">{_e(text)}</span>'
 
 
 def _status_cls(status: Any) -> str:
@@ -105,79 +153,67 @@ def _kind_cls(kind: Any) -> str:
     return f"nba-k-{kind if kind in KINDS else 'chain'}"
 
 
-STATUS_GLYPHS = {"ok": "\u2713", "error": "\u2717", "running": "\u25cc", "interrupted": "\u2016"}
-"""A status as a character: readable where the colours are stripped (GitHub, untrusted)."""
-
-
-def _dot(status: Any) -> str:
+def _dot(status: str, glyph: str) -> str:
     name = status if status in STATUSES else "running"
-    return f'<span class="nba-dot" title="{name}">{STATUS_GLYPHS[name]}</span>'
+    return f'<span class="nba-dot" title="{name}">{_e(glyph)}</span>'
 
 
-def _kind_label(kind: Any) -> str:
-    """What the tree calls a kind; a visible ``chain`` is a node of the user's own graph."""
-    return str(kind) if kind in KINDS and kind != "chain" else "step"
-
-
-def _duration(start: float | None, end: float | None) -> float | None:
-    return None if start is None or end is None else max(end - start, 0.0)
-
-
-def _header(view: Json) -> str:
-    tokens = view["tokens"]
-    stats = [
-        f'<span class="nba-badge {_status_cls(view["status"])}">{_e(view["status"])}</span>',
-    ]
-    if view["title"]:
-        stats.append(f'<span class="nba-title">{_e(view["title"])}</span>')
-    stats += [
-        f'<span class="nba-stat">time <b>{_t(view["duration"])}</b></span>',
-        f'<span class="nba-stat">agents <b>{view["agents"]:d}</b></span>',
-        f'<span class="nba-stat">sub-agent spawns <b>{view["spawns"]:d}</b></span>',
-        f'<span class="nba-stat">tokens <b>{format_tokens(tokens["total"])}</b> '
-        f"({format_tokens(tokens['input'])} in, {format_tokens(tokens['output'])} out)</span>",
-    ]
-    if view.get("waiting"):
-        stats.append('<span class="nba-stat nba-waiting"><b>waiting for a decision</b></span>')
-    if view.get("cost") is not None:
-        stats.append(f'<span class="nba-stat">cost <b>{_e(view["cost"])}</b></span>')
-    if view["errors"]:
-        stats.append(f'<span class="nba-stat nba-err">failed <b>{view["errors"]:d}</b></span>')
+def _header(header: Header) -> str:
+    status = header["status"]
+    stats = [f'<span class="nba-badge {_status_cls(status)}">{_e(status)}</span>']
+    if header["title"]:
+        stats.append(f'<span class="nba-title">{_e(header["title"])}</span>')
+    for stat in header["stats"]:
+        cls = {"error": " nba-err", "waiting": " nba-waiting"}.get(stat["emphasis"], "")
+        value = _t(stat["value"]) if stat["varies"] else _e(stat["value"])
+        label = f"{_e(stat['label'])} " if stat["label"] else ""
+        note = f" {_e(stat['note'])}" if stat["note"] else ""
+        stats.append(f'<span class="nba-stat{cls}">{label}<b>{value}</b>{note}</span>')
     sep = '<span class="nba-sep"> · </span>'
     return '<div class="nba-header">' + sep.join(stats) + "</div>"
 
 
-def _line(node: Json) -> str:
+def _line(node: ViewNode) -> str:
     parts = [
-        '<span class="nba-line">' + _dot(node["status"]),
-        f'<span class="nba-kind">{_e(_kind_label(node["kind"]))}</span>',
+        '<span class="nba-line">' + _dot(node["status"], node["glyph"]),
+        f'<span class="nba-kind">{_e(node["kind_label"])}</span>',
         f'<span class="nba-name">{_e(node["name"])}</span>',
     ]
     if node["preview"]:
         parts.append(f'<span class="nba-preview">{_e(node["preview"])}</span>')
-    if node["status"] == "error":
+    if node["failed"]:
         parts.append('<span class="nba-err">failed</span>')
-    meta = [_t(_duration(node["start"], node["end"]))]
-    if node["tokens"]["total"]:
-        meta.append(f"{format_tokens(node['tokens']['total'])} tok")
-    parts.append(f'<span class="nba-meta">{" · ".join(meta)}</span>')
+    meta = _t(node["time"]) + (f" · {_e(node['tokens'])}" if node["tokens"] else "")
+    parts.append(f'<span class="nba-meta">{meta}</span>')
     # spaces between the parts keep the line readable where the CSS is stripped
     return " ".join(parts) + "</span>"
 
 
-def _node(node: Json, by_id: Mapping[str, Json], out: list[str]) -> None:
-    kids = [by_id[k] for k in node["children"]]
+def _node(
+    node: ViewNode, path: str, by_id: Mapping[str, ViewNode], out: list[str], budget: _Budget
+) -> None:
+    budget.nodes -= 1
+    budget.left_out -= 1
     classes = f"nba-node {_kind_cls(node['kind'])} {_status_cls(node['status'])}"
-    out.append(f'<li class="{classes}" data-node="{_e(node["id"])}">')
-    info = _info(node)
+    # data-node is the position in the tree: the same for equal runs, unlike the view's ids
+    out.append(f'<li class="{classes}" data-node="{path}">')
+    info = ""
+    if budget.details > 0:
+        info = _info(node)
+        budget.details -= len(info)
+    elif node.get("details") or "diff" in node:
+        budget.without_details += 1
+    kids = [by_id[k] for k in node["children"]] if budget.nodes > 0 else []
     if kids:
         opened = " open" if node["kind"] in ("agent", "subagent", "task") else ""
         out.append(f"<details{opened}><summary>{_line(node)}</summary>")
         if info:
             out.append(f'<details class="nba-info"><summary>details</summary>{info}</details>')
         out.append("<ul>")
-        for kid in kids:
-            _node(kid, by_id, out)
+        for i, kid in enumerate(kids):
+            if budget.nodes <= 0:
+                break
+            _node(kid, f"{path}.{i}", by_id, out, budget)
         out.append("</ul></details>")
     elif info:
         out.append(f"<details><summary>{_line(node)}</summary>")
@@ -187,8 +223,10 @@ def _node(node: Json, by_id: Mapping[str, Json], out: list[str]) -> None:
     out.append("</li>")
 
 
-def _info(node: Json) -> str:
-    parts = [_field(f) for f in node["details"]]
+def _info(node: ViewNode) -> str:
+    parts = [_field(f) for f in node.get("details", [])]
+    if node["token_table"]:
+        parts.append(_field({"label": "Tokens", "type": "kv", "value": node["token_table"]}))
     if "diff" in node:
         parts.append(
             '<div class="nba-field"><div class="nba-label">State</div>'
@@ -198,7 +236,7 @@ def _info(node: Json) -> str:
     return "".join(parts)
 
 
-def _field(field: Json) -> str:
+def _field(field: DetailField) -> str:
     kind, value = field["type"], field["value"]
     label = f'<div class="nba-label">{_e(field["label"])}</div>'
     if kind == "messages":
@@ -220,7 +258,7 @@ def _field(field: Json) -> str:
     return f'<div class="nba-field">{label}{body}</div>'
 
 
-def _message(msg: Json) -> str:
+def _message(msg: MessageView) -> str:
     role = msg["role"] + (f" · {msg['name']}" if msg.get("name") else "")
     cls = " nba-error-text" if msg.get("error") else ""
     parts = [f'<div class="nba-msg"><span class="nba-role">{_e(role)}</span>']
@@ -232,7 +270,7 @@ def _message(msg: Json) -> str:
     return "".join(parts)
 
 
-def _diff(diff: Json) -> str:
+def _diff(diff: StateDiffView) -> str:
     rows: list[str] = []
     for key, size in diff["withheld"]:
         rows.append(
@@ -254,76 +292,115 @@ def _diff(diff: Json) -> str:
     return '<div class="nba-diff">' + "".join(rows) + "</div>"
 
 
-def _costs(row: Json) -> str:
-    return "".join(
-        f'<td class="nba-num">{_e(row.get(key, ""))}</td>' for key in ("cost_own", "cost_total")
+def _token_table(view: View) -> str:
+    numeric = ' class="nba-num"'
+    head = "".join(
+        f"<th{numeric if i >= 4 else ''}>{_e(c)}</th>" for i, c in enumerate(view["columns"])
     )
-
-
-def _num(n: int) -> str:
-    return f'<td class="nba-num">{format_tokens(n)}</td>'
-
-
-def _token_table(view: Json) -> str:
-    priced = view.get("cost") is not None
-    cost_head = (
-        '<th class="nba-num">own cost</th><th class="nba-num">cost incl. sub-agents</th>'
-        if priced
-        else ""
-    )
-    head = (
-        "<thead><tr><th>agent</th><th>task</th><th>status</th><th>time</th>"
-        '<th class="nba-num">in</th><th class="nba-num">out</th>'
-        '<th class="nba-num">own total</th><th class="nba-num">incl. sub-agents</th>'
-        f"{cost_head}</tr></thead>"
-    )
-    rows = []
-    for row in view["agent_rows"]:
-        indent = "\u2003" * int(row["depth"])
-        own, total = row["own"], row["total"]
-        rows.append(
-            f'<tr class="{_status_cls(row["status"])}" data-node="{_e(row["id"])}">'
-            f"<td>{indent}{_dot(row['status'])} {_e(row['name'])}</td>"
-            f"<td>{_e(row['description'])}</td>"
-            f"<td>{_e(row['status'])}</td>"
-            f"<td>{_t(_duration(row['start'], row['end']))}</td>"
-            f"{_num(own['input'])}{_num(own['output'])}{_num(own['total'])}{_num(total['total'])}"
-            f"{_costs(row) if priced else ''}</tr>"
-        )
-    tokens = view["tokens"]
-    rows.append(
-        '<tr class="nba-total"><td>all</td><td></td><td></td><td></td>'
-        f"{_num(tokens['input'])}{_num(tokens['output'])}{_num(tokens['total'])}"
-        f"{_num(tokens['total'])}"
-        + (f'<td class="nba-num">{_e(view["cost"])}</td>' * 2 if priced else "")
-        + "</tr>"
-    )
-    return f'<table class="nba-table nba-tokens">{head}<tbody>{"".join(rows)}</tbody></table>'
-
-
-def _timeline(view: Json) -> str:
-    rows = []
-    by_id = {n["id"]: n for n in view["nodes"]}
-    for row in view["timeline"]:
-        node = by_id[row["id"]]
-        indent = int(row["depth"]) * 12
-        segs = "".join(
-            f'<span class="nba-seg nba-seg-{"tool" if s["kind"] == "tool" else "model"}" '
-            f"{_pos(s['left'], s['width'])}></span>"
-            for s in row["segments"]
+    rows: list[str] = []
+    for row in view["agent_rows"][:ROW_LIMIT]:
+        cells = row["cells"]
+        indent = "\u2003" * row["depth"]
+        first = f"<td>{indent}{_dot(row['status'], row['glyph'])} {_e(cells[0])}</td>"
+        rest = "".join(
+            f"<td{numeric if i >= 4 else ''}>{_t(c) if i == 3 else _e(c)}</td>"
+            for i, c in enumerate(cells)
+            if i
         )
         rows.append(
-            f'<div class="nba-tl-row {_status_cls(row["status"])}" data-node="{_e(row["id"])}">'
-            f'<span class="nba-tl-label" style="padding-left:{indent}px">'
-            f"{_dot(row['status'])} {_e(row['name'])}</span>"
-            f'<span class="nba-tl-track"><span class="nba-bar" '
-            f"{_pos(row['left'], row['width'])}></span>{segs}</span>"
-            f' <span class="nba-tl-time">{_t(node["start"])} → {_t(node["end"])}</span>'
+            f'<tr class="{_status_cls(row["status"])}" data-row="{len(rows)}">{first}{rest}</tr>'
+        )
+    totals = "".join(
+        f"<td{numeric if i >= 4 else ''}>{_e(c)}</td>" for i, c in enumerate(view["totals"])
+    )
+    rows.append(f'<tr class="nba-total">{totals}</tr>')
+    table = (
+        f'<table class="nba-table nba-tokens"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    extra = len(view["agent_rows"]) - ROW_LIMIT
+    return table + (_left_out(extra, len(view["agent_rows"]), "agents") if extra > 0 else "")
+
+
+def _pct(value: float) -> str:
+    return f"{min(max(value, 0.0), 100.0):.2f}%"
+
+
+def _block(width: float, colour: str | None, cls: str, title: str = "") -> str:
+    # Inline styles Jupyter's sanitizer and nbconvert's both keep: no position, no custom props.
+    style = f"display:inline-block;width:{_pct(width)};height:12px;vertical-align:top"
+    if colour:
+        style += f";background-color:{colour}"
+    attr = f' title="{_e(title)}"' if title else ""
+    return f'<span class="{cls}" style="{style}"{attr}></span>'
+
+
+def _bar(row: TimelineRow, horizon: float) -> str:
+    """An agent's bar placed in its track, and its calls laid out in order inside it.
+
+    Percent widths of inline blocks are of their container: the gap and the bar of the track,
+    the calls (and the gaps between them) of the bar. Overlapping calls are drawn one after
+    the other.
+    """
+    if horizon <= 0:
+        return ""
+    end = row["end"] if row["end"] is not None else horizon
+    span = max(end - row["start"], 0.0)
+    # One gap and one block per call whatever the timings, so equal runs differ only in widths.
+    inner: list[str] = []
+    cursor, used = row["start"], 0.0
+    for seg in sorted(row["segments"], key=lambda s: s["start"]):
+        s_start = max(seg["start"], cursor)
+        s_end = max(seg["end"] if seg["end"] is not None else end, s_start)
+        gap = min((s_start - cursor) / span * 100, 100.0 - used) if span > 0 else 0.0
+        width = min(max((s_end - s_start) / span * 100, 0.5), 100.0 - used - gap) if span else 0.0
+        inner.append(_block(gap, None, "nba-gap"))
+        inner.append(_block(width, SEGMENT_COLOURS[seg["kind"]], f"nba-seg nba-seg-{seg['kind']}"))
+        used += gap + width
+        cursor = s_end
+    left = min(row["start"] / horizon * 100, 99.5)
+    width = min(max(span / horizon * 100, 0.5), 100.0 - left)
+    bar_style = (
+        f"display:inline-block;width:{_pct(width)};height:12px;vertical-align:top;"
+        "white-space:nowrap;font-size:0;line-height:0;"
+        f"background-color:{BAR_COLOURS.get(row['status'], BAR_COLOURS['running'])}"
+    )
+    return (
+        _block(left, None, "nba-gap")
+        + f'<span class="nba-bar" style="{bar_style}">'
+        + "".join(inner)
+        + "</span>"
+    )
+
+
+def _timeline(view: View) -> str:
+    rows = []
+    horizon = view["duration"]
+    for row in view["timeline"][:ROW_LIMIT]:
+        indent = "\u2003" * row["depth"]
+        rows.append(
+            f'<div class="nba-tl-row {_status_cls(row["status"])}">'
+            f'<span class="nba-tl-label">{indent}{_dot(row["status"], row["glyph"])} '
+            f"{_e(row['name'])}</span> "
+            f'<span class="nba-tl-time">{_t(row["time"])}</span>'
+            '<span class="nba-tl-track" style="display:block;width:100%;white-space:nowrap;'
+            f'font-size:0;line-height:0">{_bar(row, horizon)}</span>'
             "</div>"
         )
+    extra = len(view["timeline"]) - ROW_LIMIT
     legend = (
         '<div class="nba-legend">bar: agent run, '
-        '<span class="nba-swatch nba-seg-model"></span>model call, '
-        '<span class="nba-swatch nba-seg-tool"></span>tool call</div>'
+        + _swatch("model")
+        + " model call, "
+        + _swatch("tool")
+        + " tool call</div>"
     )
-    return '<div class="nba-tl">' + "".join(rows) + legend + "</div>"
+    more = _left_out(extra, len(view["timeline"]), "agents") if extra > 0 else ""
+    return '<div class="nba-tl">' + "".join(rows) + more + legend + "</div>"
+
+
+def _swatch(kind: str) -> str:
+    return (
+        f'<span class="nba-swatch nba-seg-{kind}" style="display:inline-block;width:10px;'
+        f'height:8px;background-color:{SEGMENT_COLOURS[kind]}"></span>'
+    )

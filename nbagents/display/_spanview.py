@@ -12,23 +12,29 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nbagents._contract import GENERAL_PURPOSE
-from nbagents._tokens import TokenUsage
 from nbagents.display._format import (
     DETAIL_LIMIT,
     INPUT_MESSAGES,
+    LABEL_LIMIT,
     MESSAGE_LIMIT,
     SYSTEM_LIMIT,
-    Json,
     as_text,
     compact_json,
-    format_tokens,
     pretty_json,
     short,
     truncate,
 )
+from nbagents.display._records import (
+    DetailField,
+    FieldType,
+    MessageView,
+    StateDiffView,
+    ToolCallView,
+)
+from nbagents.tracing.model import STREAMED
 
 if TYPE_CHECKING:
-    from nbagents.tracing.model import Span, Trace
+    from nbagents.tracing.model import Span
 
 __all__ = ["details", "label", "state_diff"]
 
@@ -48,7 +54,7 @@ _ROLES = {
 }
 
 
-def _as_message(value: Any) -> Json | None:
+def _as_message(value: Any) -> MessageView | None:
     """A message dict: the tracer's ``{"type", "content", ...}`` or a user's ``{"role", ...}``."""
     if not isinstance(value, Mapping):
         return None
@@ -56,7 +62,7 @@ def _as_message(value: Any) -> Json | None:
         return None
     raw_role = value.get("type") or value.get("role") or "message"
     role = _ROLES.get(str(raw_role), "other")
-    calls = []
+    calls: list[ToolCallView] = []
     for call in value.get("tool_calls") or ():
         if isinstance(call, Mapping):
             fn = call.get("function")
@@ -65,8 +71,8 @@ def _as_message(value: Any) -> Json | None:
             else:
                 name, args = call.get("name"), call.get("args")
             args = args if isinstance(args, str) else compact_json(args)
-            calls.append({"name": short(name, 60), "args": truncate(args, MESSAGE_LIMIT)})
-    msg: Json = {
+            calls.append(ToolCallView(name=short(name, 60), args=truncate(args, MESSAGE_LIMIT)))
+    msg: MessageView = {
         "role": role,
         "name": short(value.get("name") or "", 60),
         "content": _content_text(value.get("content")),
@@ -93,7 +99,7 @@ def _content_text(content: Any) -> str:
     return as_text(content)
 
 
-def _messages(value: Any, depth: int = 0) -> list[Json]:
+def _messages(value: Any, depth: int = 0) -> list[MessageView]:
     """Every message found in ``value`` (a message, a list of them, ``{"messages": …}``)."""
     if depth > 4 or value is None:
         return []
@@ -112,16 +118,17 @@ def _messages(value: Any, depth: int = 0) -> list[Json]:
         and value[0] in _ROLES
         and isinstance(value[1], str)
     ):
-        return [_as_message({"type": value[0], "content": value[1]}) or {}]
+        pair = _as_message({"type": value[0], "content": value[1]})
+        return [pair] if pair is not None else []
     if isinstance(value, list | tuple):
-        out: list[Json] = []
+        out: list[MessageView] = []
         for item in value:
             out.extend(_messages(item, depth + 1))
         return out
     return []
 
 
-def _model_inputs(inputs: list[Json]) -> Json:
+def _model_inputs(inputs: list[MessageView]) -> DetailField:
     """A model call's input: its system prompt (cut) and its latest messages."""
     system = [m for m in inputs if m["role"] == "system"][:1]
     rest = [m for m in inputs if m["role"] != "system"]
@@ -134,25 +141,26 @@ def _model_inputs(inputs: list[Json]) -> Json:
     return _field(label, "messages", shown)
 
 
-def _cap_messages(messages: list[Json], limit: int) -> list[Json]:
+def _cap_messages(messages: list[MessageView], limit: int) -> list[MessageView]:
     return [{**m, "content": truncate(m["content"], limit)} for m in messages]
 
 
 # -- details ----------------------------------------------------------------------------------
 
 
-def _field(label: str, kind: str, value: Any) -> Json:
+def _field(label: str, kind: FieldType, value: Any) -> DetailField:
     return {"label": label, "type": kind, "value": value}
 
 
-def _text_field(label: str, value: Any, kind: str = "text") -> Json | None:
+def _text_field(label: str, value: Any, kind: FieldType = "text") -> DetailField | None:
     text = truncate(value)
     return _field(label, kind, text) if text.strip() else None
 
 
-def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
+def details(span: Span) -> list[DetailField]:
+    """The details pane of ``span`` (its token counts are in the node record, not here)."""
     attrs = span.attributes
-    fields: list[Json | None] = []
+    fields: list[DetailField | None] = []
     if span.error:
         fields.append(_text_field("Error", span.error, "error"))
     if span.kind == "task":
@@ -181,6 +189,8 @@ def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
             fields.append(_field("Reply", "messages", _cap_messages(outputs, DETAIL_LIMIT)))
         elif span.outputs is not None:
             fields.append(_text_field("Reply", span.outputs, "code"))
+        elif attrs.get(STREAMED):
+            fields.append(_text_field("Reply so far (streaming)", attrs[STREAMED]))
     elif span.kind == "tool":
         fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
         fields.append(_text_field("Output", _tool_output(span.outputs)))
@@ -196,27 +206,10 @@ def details(trace: Trace, span: Span, tokens: TokenUsage) -> list[Json]:
             fields.append(
                 _field("Final answer", "messages", _cap_messages(outputs[-1:], DETAIL_LIMIT))
             )
-    if tokens:
-        fields.append(
-            _field(
-                "Tokens",
-                "kv",
-                [
-                    ["input", format_tokens(tokens.input)],
-                    ["output", format_tokens(tokens.output)],
-                    ["total", format_tokens(tokens.total)],
-                    *(
-                        [["cache read", format_tokens(tokens.cache_read)]]
-                        if tokens.cache_read
-                        else []
-                    ),
-                ],
-            )
-        )
     return [f for f in fields if f is not None]
 
 
-def _skill_fields(attrs: Mapping[str, Any]) -> list[Json | None]:
+def _skill_fields(attrs: Mapping[str, Any]) -> list[DetailField | None]:
     """Which skills an agent was offered, which it opened, and which failed to load."""
     if "skills_offered" not in attrs:
         return []
@@ -250,14 +243,14 @@ def _tool_output(outputs: Any) -> Any:
     return outputs
 
 
-def state_diff(span: Span) -> Json:
+def state_diff(span: Span) -> StateDiffView:
     attrs = span.attributes
     withheld = attrs.get("withheld") or {}
     passed = attrs.get("passed") or {}
     returned = attrs.get("returned") or ()
     return {
-        "withheld": [[short(k, 60), short(v, 40)] for k, v in sorted(_pairs(withheld))],
-        "passed": [[short(k, 60), short(v, 40)] for k, v in sorted(_pairs(passed))],
+        "withheld": [(short(k, 60), short(v, 40)) for k, v in sorted(_pairs(withheld))],
+        "passed": [(short(k, 60), short(v, 40)) for k, v in sorted(_pairs(passed))],
         "returned": sorted(short(k, 60) for k in _keys(returned)),
     }
 
@@ -302,6 +295,9 @@ def label(span: Span) -> tuple[str, str]:
                 )
             else:
                 preview = short(last["content"])
+        elif attrs.get(STREAMED):
+            # the text is growing at its end: show the end
+            preview = _tail(attrs[STREAMED])
         return short(span.model or span.name, 40), preview
     if span.kind == "skill":
         return short(span.name, 40), short(attrs.get("path"))
@@ -309,3 +305,8 @@ def label(span: Span) -> tuple[str, str]:
         args = _tool_args(span.inputs)
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
     return short(span.name, 40), ""
+
+
+def _tail(text: Any) -> str:
+    flat = " ".join(as_text(text).split())
+    return flat if len(flat) <= LABEL_LIMIT else "…" + flat[-(LABEL_LIMIT - 1) :]

@@ -5,6 +5,11 @@
 While the run goes on, the trace calls our listener on worker threads; the listener only marks
 the view dirty. A flusher thread coalesces those marks into at most ``max_rate`` widget updates
 a second (ipykernel forwards widget messages from worker threads while the cell is busy).
+
+The widget gets the whole view once (``view_json``), then patches (``patch_json``): only the
+steps, agent rows and timeline rows that changed, which the front end updates in place. The
+whole view is sent again when the patches since it add up to more than it (so a view that
+renders late, e.g. after a page reload, catches up) and when the run ends.
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output's ``text/html`` with the final snapshot.
 
@@ -32,7 +37,7 @@ from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
-from nbagents.display._viewmodel import build_view
+from nbagents.display._viewmodel import ViewBuilder
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -61,12 +66,14 @@ def _static(name: str) -> str:
 
 
 class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
-    """The widget half of the live view: renders ``view_json`` (a :func:`build_view` result)."""
+    """The widget half of the live view: draws ``view_json`` and applies ``patch_json``."""
 
     _esm = _static("live.js")
     _css = trace_css() + "\n" + _static("live.css")
     view_json = traitlets.Unicode("null").tag(sync=True)
-    """The view as JSON text; the front end re-renders when it changes."""
+    """The whole view (a :class:`~nbagents.display._records.View`) as JSON text."""
+    patch_json = traitlets.Unicode("null").tag(sync=True)
+    """The latest :class:`~nbagents.display._records.ViewPatch` as JSON text."""
 
     def __repr__(self) -> str:
         return "TraceWidget()"
@@ -89,13 +96,18 @@ class LiveView:
         load_prices()
         self.widget = TraceWidget()
         self.updates = 0
+        self.sent_bytes = 0
+        """Bytes of widget state sent so far (whole views and patches)."""
+        self.builder = ViewBuilder(trace)
         self.display_id: str | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._sync_lock = threading.Lock()
-        self._last_json = ""
+        self._base_size = 0
+        self._since_base = 0
+        self._last_size = 0
         self._finished = False
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
         self._unregister_cell_hook: Callable[[], None] | None = None
@@ -126,9 +138,7 @@ class LiveView:
             # Large traces are sent less often: at most ~BYTES_PER_SECOND of widget state, and
             # building the view may take at most 1/MAX_DUTY of the time, since it holds the GIL
             # the agent's threads need.
-            interval = max(
-                self.min_interval, len(self._last_json) / BYTES_PER_SECOND, cost * MAX_DUTY
-            )
+            interval = max(self.min_interval, self._last_size / BYTES_PER_SECOND, cost * MAX_DUTY)
             delay = last + interval - time.monotonic()
             if delay > 0 and self._stop.wait(delay):
                 return  # finish() makes the final update
@@ -138,14 +148,26 @@ class LiveView:
             last = time.monotonic()  # spacing counted from the send: <= max_rate messages/s
             cost = last - started
 
-    def sync(self) -> bool:
-        """Send the current state of the trace to the widget; False when nothing changed."""
+    def sync(self, *, whole: bool = False) -> bool:
+        """Send what changed in the trace to the widget; False when nothing did.
+
+        ``whole`` sends the whole view instead of a patch.
+        """
         with self._sync_lock:
-            text = json.dumps(build_view(self.trace), ensure_ascii=False, separators=(",", ":"))
-            if text == self._last_json:
+            changes = self.builder.update()
+            first = self._base_size == 0
+            if not (changes or first or whole):
                 return False
-            self._last_json = text
-            self.widget.view_json = text
+            if first or whole or self._since_base > max(self._base_size, 64_000):
+                text = _dumps(self.builder.view())
+                self.widget.view_json = text
+                self._base_size, self._since_base = len(text), 0
+            else:
+                text = _dumps(self.builder.patch(changes))
+                self.widget.patch_json = text
+                self._since_base += len(text)
+            self._last_size = len(text)
+            self.sent_bytes += len(text)
             self.updates += 1
             return True
 
@@ -189,7 +211,7 @@ class LiveView:
             self._thread.join(timeout=5)
         if self._unregister_cell_hook is not None:
             self._unregister_cell_hook()
-        self._guard(self.sync)
+        self._guard(lambda: self.sync(whole=True))
         if self.display_id is not None:
 
             def refresh() -> None:
@@ -209,7 +231,11 @@ class LiveView:
 
     def snapshot_html(self) -> str:
         """The static snapshot as it goes into the output, between the live markers."""
-        return LIVE_HTML_START + render_view(build_view(self.trace)) + LIVE_HTML_END
+        # Through sync(), so the widget gets every change the snapshot shows.
+        self._guard(self.sync)
+        with self._sync_lock:
+            view = self.builder.view()
+        return LIVE_HTML_START + render_view(view) + LIVE_HTML_END
 
     def _bundle(self) -> dict[str, Any]:
         rendered: Any = self.widget._repr_mimebundle_()
@@ -228,6 +254,10 @@ class LiveView:
 
     def __exit__(self, *exc: object) -> None:
         self.finish()
+
+
+def _dumps(record: object) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
 def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:

@@ -49,7 +49,7 @@ from nbagents.tracing._extract import (
 from nbagents.tracing._jsonready import jsonready, shape
 from nbagents.tracing._resume import PausedSpans, is_resume, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
-from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
+from nbagents.tracing.model import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, Trace
 
 __all__ = ["Tracer"]
 
@@ -259,9 +259,32 @@ class Tracer(BaseCallbackHandler):
             for call_id, index in result.calls:
                 self._calls[(run.agent.span_id, call_id)] = (run.span.id, index)
             run.span.usage = result.usage
+            run.span.attributes.pop(STREAMED, None)
             if result.model:
                 run.span.model = result.model
             self._end(run, "ok", None, outputs)
+        self.trace.changed()
+
+    @guarded
+    def on_llm_new_token(
+        self, token: str | list[str | dict[str, Any]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        # The views show a streaming reply growing; the finished reply replaces it at on_llm_end.
+        if isinstance(token, list):  # content blocks (e.g. Anthropic): their text parts
+            token = "".join(
+                b if isinstance(b, str) else str(b.get("text") or "")
+                for b in token
+                if isinstance(b, str | dict)
+            )
+        if not isinstance(token, str) or not token:
+            return
+        with self.lock:
+            run = self._runs.get(run_id)
+            if run is None or run.span.status != "running":
+                return
+            attrs = run.span.attributes
+            text = attrs.get(STREAMED, "") + token
+            attrs[STREAMED] = text[-STREAMED_CHARS:]
         self.trace.changed()
 
     @guarded

@@ -21,10 +21,24 @@ if TYPE_CHECKING:
 
     from nbagents.export._cost import Prices
 
-__all__ = ["Span", "SpanKind", "SpanStatus", "SubAgentRecord", "TokenUsage", "Trace"]
+__all__ = [
+    "STREAMED",
+    "STREAMED_CHARS",
+    "Span",
+    "SpanKind",
+    "SpanStatus",
+    "SubAgentRecord",
+    "TokenUsage",
+    "Trace",
+]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted"]
+
+STREAMED = "streamed"
+"""A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
+dropped when the call ends and the reply is in ``outputs``."""
+STREAMED_CHARS = 20_000
 
 
 @dataclass
@@ -190,7 +204,7 @@ class Trace:
         key = span.id if isinstance(span, Span) else span
         with self._lock:
             kids = [self._spans[i] for i in self._children.get(key, [])]
-        return _ordered(kids)
+        return call_order(kids)
 
     def visible_children(self, span: Span | str | None) -> list[Span]:
         """Children as a user thinks of them: hidden plumbing spans are looked through."""
@@ -200,7 +214,7 @@ class Trace:
                 out.extend(self.visible_children(child))
             else:
                 out.append(child)
-        return _ordered(out)
+        return call_order(out)
 
     def visible_roots(self) -> list[Span]:
         return self.visible_children(None)
@@ -379,7 +393,7 @@ class Trace:
         return self.summary()
 
 
-def _ordered(spans: list[Span]) -> list[Span]:
+def call_order(spans: list[Span]) -> list[Span]:
     # Parallel siblings start in thread order, which varies from run to run; their position in
     # the AI message that called them (``batch`` + ``call_index``) does not. Ordering a batch by
     # that position, and batches by their first start, makes equal runs render identically.

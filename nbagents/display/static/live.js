@@ -1,11 +1,17 @@
 // nbagents live trace view (anywidget ESM).
 //
-// Renders the JSON view built by nbagents.display._viewmodel.build_view. Every text from the
-// trace goes through textContent; class names come from fixed tables; inline styles only get
-// numbers. No innerHTML anywhere.
+// Draws the records built by nbagents.display._viewmodel (see _records.py): `view_json` is the
+// whole view, `patch_json` what changed since. Python decides every label, glyph, number and
+// duration; this file only draws them and lays bars out from their times. Rows are keyed by
+// node id and updated in place, so selection, focus, scroll and collapsed state survive.
+// Every text goes through textContent; class names come from fixed tables; inline styles only
+// get numbers. No innerHTML anywhere.
 
 const KINDS = new Set(["agent", "subagent", "task", "skill", "model", "tool", "chain"]);
 const STATUSES = new Set(["running", "ok", "error", "interrupted"]);
+const LEAF_KINDS = new Set(["model", "tool", "skill"]);
+const PAGE = 100; // children drawn under one step before a "show more" row
+const FILTER_LIMIT = 500; // matching steps drawn while filtering
 
 function kindCls(kind) {
   return "nba-k-" + (KINDS.has(kind) ? kind : "chain");
@@ -13,15 +19,6 @@ function kindCls(kind) {
 
 function statusCls(status) {
   return "nba-s-" + (STATUSES.has(status) ? status : "running");
-}
-
-const GLYPHS = { ok: "\u2713", error: "\u2717", running: "\u25cc", interrupted: "\u2016" };
-
-function dot(status) {
-  const s = STATUSES.has(status) ? status : "running";
-  const el = h("span", "nba-dot", GLYPHS[s]);
-  el.title = s;
-  return el;
 }
 
 function h(tag, cls, text) {
@@ -36,144 +33,99 @@ function num(value) {
   return Number.isFinite(n) ? n : 0;
 }
 
-function fmtTokens(n) {
-  return Math.round(num(n)).toLocaleString("en-US");
-}
-
-function fmtDuration(seconds) {
-  if (seconds === null || seconds === undefined) return "…";
-  const s = num(seconds);
-  // Thresholds sit where rounding would carry over, as in viewmodel.format_duration.
-  if (s < 9.995) return s.toFixed(2) + " s";
-  if (s < 59.95) return s.toFixed(1) + " s";
-  const total = Math.round(s);
-  const m = Math.floor(total / 60);
-  return m + " min " + String(total - m * 60).padStart(2, "0") + " s";
-}
-
-function duration(start, end) {
-  if (start === null || start === undefined || end === null || end === undefined) return null;
-  return Math.max(num(end) - num(start), 0);
+function dot(status, glyph) {
+  const s = STATUSES.has(status) ? status : "running";
+  const el = h("span", "nba-dot", glyph || "");
+  el.title = s;
+  return el;
 }
 
 function pct(value) {
   return Math.min(Math.max(num(value), 0), 100) + "%";
 }
 
-function section(state, key, title, body) {
-  const det = h("details", "nba-sec");
-  det.open = !state.closedSections.has(key);
-  det.addEventListener("toggle", () => {
-    if (det.open) state.closedSections.delete(key);
-    else state.closedSections.add(key);
-  });
-  det.appendChild(h("summary", null, title));
-  det.appendChild(body);
-  return det;
+// -- the data: the whole view plus patches ------------------------------------------------------
+
+function emptyData() {
+  return {
+    rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
+    nodes: new Map(), agentRows: new Map(), timeline: new Map(),
+  };
 }
 
-function header(view, state) {
+function loadView(view) {
+  const data = emptyData();
+  if (!view || typeof view !== "object" || !Array.isArray(view.nodes)) return null;
+  data.rev = num(view.rev);
+  data.header = view.header || null;
+  data.columns = view.columns || [];
+  data.totals = view.totals || [];
+  data.roots = view.roots || [];
+  data.agents = view.agents || [];
+  data.duration = num(view.duration);
+  view.nodes.forEach((n) => data.nodes.set(n.id, Object.assign({ children: [], details: [] }, n)));
+  (view.agent_rows || []).forEach((r) => data.agentRows.set(r.id, r));
+  (view.timeline || []).forEach((r) => data.timeline.set(r.id, r));
+  return data;
+}
+
+// Applies a patch to the data; returns what the drawing must update.
+function applyPatch(data, patch) {
+  const touched = { nodes: new Set(), kids: new Set(), rows: new Set(), timeline: new Set() };
+  data.rev = num(patch.rev);
+  data.header = patch.header || data.header;
+  data.totals = patch.totals || data.totals;
+  data.duration = num(patch.duration);
+  if (patch.columns) data.columns = patch.columns;
+  if (patch.roots) {
+    data.roots = patch.roots;
+    touched.kids.add(null);
+  }
+  if (patch.agents) data.agents = patch.agents;
+  (patch.nodes || []).forEach((n) => {
+    const old = data.nodes.get(n.id);
+    const merged = Object.assign(old ? {} : { children: [], details: [] }, old || {}, n);
+    data.nodes.set(n.id, merged);
+    touched.nodes.add(n.id);
+    if (n.children) touched.kids.add(n.id);
+  });
+  (patch.agent_rows || []).forEach((r) => {
+    data.agentRows.set(r.id, r);
+    touched.rows.add(r.id);
+  });
+  (patch.timeline || []).forEach((r) => {
+    data.timeline.set(r.id, r);
+    touched.timeline.add(r.id);
+  });
+  return touched;
+}
+
+// -- drawing ------------------------------------------------------------------------------------
+
+function header(hd) {
   const bar = h("div", "nba-header");
-  bar.appendChild(h("span", "nba-badge " + statusCls(view.status), view.status || "running"));
-  if (view.title) bar.appendChild(h("span", "nba-title", view.title));
-  const stat = (label, value, extra) => {
-    const s = h("span", "nba-stat" + (extra ? " " + extra : ""), label + " ");
-    const b = h("b", null, value);
-    s.appendChild(b);
+  if (!hd) return bar;
+  bar.appendChild(h("span", "nba-badge " + statusCls(hd.status), hd.status));
+  if (hd.title) bar.appendChild(h("span", "nba-title", hd.title));
+  (hd.stats || []).forEach((st) => {
+    const extra = st.emphasis === "error" ? " nba-err" : st.emphasis === "waiting" ? " nba-waiting" : "";
+    const s = h("span", "nba-stat" + extra, st.label ? st.label + " " : "");
+    s.appendChild(h("b", null, st.value));
+    if (st.note) s.appendChild(document.createTextNode(" " + st.note));
     bar.appendChild(s);
-    return b;
-  };
-  state.clock = stat("time", fmtDuration(view.duration));
-  state.clockBase = { duration: num(view.duration), at: performance.now(), running: view.status === "running" };
-  stat("agents", String(num(view.agents)));
-  stat("sub-agent spawns", String(num(view.spawns)));
-  const tok = view.tokens || {};
-  const t = stat("tokens", fmtTokens(tok.total));
-  t.parentNode.appendChild(
-    document.createTextNode(" (" + fmtTokens(tok.input) + " in, " + fmtTokens(tok.output) + " out)")
-  );
-  if (view.waiting) bar.appendChild(h("span", "nba-stat nba-waiting", "waiting for a decision"));
-  if (typeof view.cost === "string") stat("cost", view.cost);
-  if (num(view.errors)) stat("failed", String(num(view.errors)), "nba-err");
+  });
   return bar;
 }
 
 function line(node) {
   const row = h("span", "nba-line");
-  row.appendChild(dot(node.status));
-  row.appendChild(h("span", "nba-kind", KINDS.has(node.kind) && node.kind !== "chain" ? node.kind : "step"));
+  row.appendChild(dot(node.status, node.glyph));
+  row.appendChild(h("span", "nba-kind", node.kind_label));
   row.appendChild(h("span", "nba-name", node.name));
   if (node.preview) row.appendChild(h("span", "nba-preview", node.preview));
-  if (node.status === "error") row.appendChild(h("span", "nba-err", "failed"));
-  let meta = node.end === null || node.end === undefined ? "running…" : fmtDuration(duration(node.start, node.end));
-  const tokens = node.tokens ? num(node.tokens.total) : 0;
-  if (tokens) meta += " · " + fmtTokens(tokens) + " tok";
-  row.appendChild(h("span", "nba-meta", meta));
+  if (node.failed) row.appendChild(h("span", "nba-err", "failed"));
+  row.appendChild(h("span", "nba-meta", node.tokens ? node.time + " · " + node.tokens : node.time));
   return row;
-}
-
-function tree(view, state, byId, redraw) {
-  const wrap = h("div", "nba-live-tree");
-  const ul = h("ul", "nba-tree");
-  ul.setAttribute("role", "tree");
-  const add = (node, parentUl) => {
-    const li = h("li", "nba-node " + kindCls(node.kind) + " " + statusCls(node.status));
-    const kids = (node.children || []).map((id) => byId.get(id)).filter(Boolean);
-    const rowEl = h("div", "nba-row" + (state.selected === node.id ? " nba-selected" : ""));
-    const collapsed = state.collapsed.has(node.id) ||
-      (!state.expanded.has(node.id) && ["model", "tool", "skill"].includes(node.kind));
-    const toggle = h("span", "nba-toggle", kids.length ? (collapsed ? "▸" : "▾") : "");
-    const setOpen = (open) => {
-      if (!kids.length || open === !collapsed) return;
-      if (open) {
-        state.collapsed.delete(node.id);
-        state.expanded.add(node.id);
-      } else {
-        state.collapsed.add(node.id);
-        state.expanded.delete(node.id);
-      }
-      redraw();
-    };
-    if (kids.length) {
-      toggle.addEventListener("click", (ev) => {
-        ev.stopPropagation();
-        setOpen(collapsed);
-      });
-    }
-    rowEl.appendChild(toggle);
-    rowEl.appendChild(line(node));
-    // Keyboard: Tab to a step, Enter or Space to show its details, arrows to open or close it.
-    rowEl.tabIndex = 0;
-    rowEl.dataset.node = node.id;
-    rowEl.setAttribute("role", "treeitem");
-    if (kids.length) rowEl.setAttribute("aria-expanded", String(!collapsed));
-    rowEl.addEventListener("focus", () => {
-      state.focused = node.id;
-    });
-    const choose = () => {
-      state.selected = state.selected === node.id ? null : node.id;
-      redraw();
-    };
-    rowEl.addEventListener("click", choose);
-    rowEl.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter" || ev.key === " ") choose();
-      else if (ev.key === "ArrowRight") setOpen(true);
-      else if (ev.key === "ArrowLeft") setOpen(false);
-      else return;
-      ev.preventDefault();
-    });
-    li.appendChild(rowEl);
-    if (kids.length && !collapsed) {
-      const sub = h("ul");
-      kids.forEach((kid) => add(kid, sub));
-      li.appendChild(sub);
-    }
-    parentUl.appendChild(li);
-  };
-  (view.nodes || []).filter((n) => n.parent === null).forEach((root) => add(root, ul));
-  if (!ul.childNodes.length) wrap.appendChild(h("div", "nba-empty", "No spans recorded yet."));
-  else wrap.appendChild(ul);
-  return wrap;
 }
 
 function message(msg) {
@@ -222,150 +174,493 @@ function diff(d) {
   return box;
 }
 
-function detailsPane(view, state, byId) {
-  const pane = h("div", "nba-live-details");
-  const node = state.selected ? byId.get(state.selected) : null;
-  if (!node) {
-    pane.appendChild(h("div", "nba-empty", "Click a step in the tree or the timeline to see its details."));
-    return pane;
-  }
-  const head = h("div", "nba-details-head " + statusCls(node.status));
-  head.appendChild(line(node));
-  pane.appendChild(head);
-  (node.details || []).forEach((f) => pane.appendChild(field(f)));
-  if (node.diff) {
-    const box = h("div", "nba-field");
-    box.appendChild(h("div", "nba-label", "State"));
-    box.appendChild(diff(node.diff));
-    pane.appendChild(box);
-  }
-  return pane;
-}
-
-function select(state, byId, id) {
-  state.selected = id;
-  let node = byId.get(id);
-  while (node && node.parent !== null) {
-    state.collapsed.delete(node.parent);
-    state.expanded.add(node.parent);
-    node = byId.get(node.parent);
-  }
-}
-
-function tokenTable(view, state, byId, redraw) {
-  const table = h("table", "nba-table nba-tokens");
-  const head = h("tr");
-  // Cost columns only when the view model priced some call; it formats them, not this code.
-  const priced = typeof view.cost === "string";
-  const heads = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"];
-  if (priced) heads.push("own cost", "cost incl. sub-agents");
-  heads.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
-  const thead = h("thead");
-  thead.appendChild(head);
-  table.appendChild(thead);
-  const body = h("tbody");
-  (view.agent_rows || []).forEach((row) => {
-    const tr = h("tr", statusCls(row.status) + (state.selected === row.id ? " nba-selected" : ""));
-    const name = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
-    name.appendChild(dot(row.status));
-    name.appendChild(document.createTextNode(" " + row.name));
-    tr.appendChild(name);
-    tr.appendChild(h("td", null, row.description));
-    tr.appendChild(h("td", null, row.status));
-    tr.appendChild(h("td", null, row.end === null ? "running…" : fmtDuration(duration(row.start, row.end))));
-    const own = row.own || {};
-    [own.input, own.output, own.total, (row.total || {}).total].forEach((n) =>
-      tr.appendChild(h("td", "nba-num", fmtTokens(n)))
-    );
-    if (priced) [row.cost_own, row.cost_total].forEach((c) => tr.appendChild(h("td", "nba-num", String(c || ""))));
-    tr.addEventListener("click", () => {
-      select(state, byId, row.id);
-      redraw();
-    });
-    body.appendChild(tr);
+function section(ui, key, title, body) {
+  const det = h("details", "nba-sec");
+  det.open = !ui.closedSections.has(key);
+  det.addEventListener("toggle", () => {
+    if (det.open) ui.closedSections.delete(key);
+    else ui.closedSections.add(key);
   });
-  const tok = view.tokens || {};
-  const total = h("tr", "nba-total");
-  ["all", "", "", ""].forEach((t) => total.appendChild(h("td", null, t)));
-  [tok.input, tok.output, tok.total, tok.total].forEach((n) => total.appendChild(h("td", "nba-num", fmtTokens(n))));
-  if (priced) [view.cost, view.cost].forEach((c) => total.appendChild(h("td", "nba-num", c)));
-  body.appendChild(total);
-  table.appendChild(body);
-  return table;
+  det.appendChild(h("summary", null, title));
+  det.appendChild(body);
+  return det;
 }
 
-function timeline(view, state, byId, redraw) {
-  const box = h("div", "nba-tl");
-  (view.timeline || []).forEach((row) => {
-    const node = byId.get(row.id) || {};
-    const r = h("div", "nba-tl-row " + statusCls(row.status) + (state.selected === row.id ? " nba-selected" : ""));
+// -- the view: built once, then updated in place ------------------------------------------------
+
+class TraceView {
+  constructor(root) {
+    this.root = root;
+    this.data = null;
+    this.selected = null;
+    this.collapsed = new Set();
+    this.expanded = new Set();
+    this.closedSections = new Set();
+    this.shown = new Map(); // node id -> how many children are drawn
+    this.items = new Map(); // node id -> {li, row, ul}
+    this.filter = { text: "", kind: "", status: "" };
+    this.keep = null; // while filtering: the ids drawn (matches and their ancestors)
+    this.built = false;
+  }
+
+  // The whole view arrived (first, or again): redraw everything, keeping the UI state.
+  reset(view) {
+    this.data = loadView(view);
+    this.build();
+  }
+
+  patch(patch) {
+    if (!this.data || !patch || typeof patch !== "object") return;
+    if (num(patch.rev) <= this.data.rev) return; // already in the whole view
+    const touched = applyPatch(this.data, patch);
+    this.drawHeader();
+    if (this.keep) {
+      this.drawTree();
+    } else {
+      touched.nodes.forEach((id) => this.updateRow(id));
+      touched.kids.forEach((id) => this.updateChildren(id));
+    }
+    if (this.selected && touched.nodes.has(this.selected)) this.drawDetails();
+    this.updateTokens(touched.rows, Boolean(patch.agents || patch.columns));
+    this.updateTimeline(touched.timeline, Boolean(patch.agents));
+  }
+
+  build() {
+    const root = this.root;
+    root.replaceChildren();
+    this.items.clear();
+    if (!this.data) {
+      root.appendChild(h("div", "nba-empty", "Waiting for the trace…"));
+      this.built = false;
+      return;
+    }
+    this.headerEl = h("div");
+    root.appendChild(this.headerEl);
+    this.drawHeader();
+    const main = h("div", "nba-live-main");
+    const left = h("div", "nba-live-left");
+    left.appendChild(this.filterBar());
+    this.treeEl = h("div", "nba-live-tree");
+    left.appendChild(this.treeEl);
+    this.detailsEl = h("div", "nba-live-details");
+    main.appendChild(left);
+    main.appendChild(this.detailsEl);
+    root.appendChild(section(this, "tree", "Call tree", main));
+    this.tokensBox = h("div");
+    this.tokensSec = section(this, "tokens", "Tokens per agent", this.tokensBox);
+    root.appendChild(this.tokensSec);
+    this.timelineBox = h("div", "nba-tl");
+    this.timelineSec = section(this, "timeline", "Timeline", this.timelineBox);
+    root.appendChild(this.timelineSec);
+    this.built = true;
+    this.drawTree();
+    this.drawDetails();
+    this.updateTokens(new Set(), true);
+    this.updateTimeline(new Set(), true);
+  }
+
+  drawHeader() {
+    this.headerEl.replaceChildren(header(this.data.header));
+  }
+
+  // -- filter --
+
+  filterBar() {
+    const bar = h("div", "nba-filter");
+    const text = h("input", "nba-filter-text");
+    text.type = "search";
+    text.placeholder = "Filter steps: name, task, result…";
+    text.setAttribute("aria-label", "Filter steps by text");
+    text.value = this.filter.text;
+    const kind = h("select", "nba-filter-kind");
+    kind.setAttribute("aria-label", "Filter steps by kind");
+    [["", "any kind"], ...[...KINDS].map((k) => [k, k === "chain" ? "step" : k])].forEach(([v, t]) => {
+      const o = h("option", null, t);
+      o.value = v;
+      kind.appendChild(o);
+    });
+    kind.value = this.filter.kind;
+    const status = h("select", "nba-filter-status");
+    status.setAttribute("aria-label", "Filter steps by status");
+    [["", "any status"], ...[...STATUSES].map((s) => [s, s])].forEach(([v, t]) => {
+      const o = h("option", null, t);
+      o.value = v;
+      status.appendChild(o);
+    });
+    status.value = this.filter.status;
+    const apply = () => {
+      this.filter = { text: text.value.trim().toLowerCase(), kind: kind.value, status: status.value };
+      this.drawTree();
+    };
+    text.addEventListener("input", apply);
+    kind.addEventListener("change", apply);
+    status.addEventListener("change", apply);
+    this.countEl = h("span", "nba-filter-count");
+    bar.append(text, kind, status, this.countEl);
+    return bar;
+  }
+
+  matches(node) {
+    const f = this.filter;
+    if (f.kind && node.kind !== f.kind) return false;
+    if (f.status && node.status !== f.status) return false;
+    if (!f.text) return true;
+    return (node.name + "\n" + node.preview).toLowerCase().includes(f.text);
+  }
+
+  computeKeep() {
+    const f = this.filter;
+    if (!f.text && !f.kind && !f.status) return null;
+    const keep = new Set();
+    let found = 0;
+    for (const node of this.data.nodes.values()) {
+      if (!this.matches(node)) continue;
+      found += 1;
+      if (found > FILTER_LIMIT) continue;
+      let id = node.id;
+      while (id !== null && id !== undefined && !keep.has(id)) {
+        keep.add(id);
+        const n = this.data.nodes.get(id);
+        id = n ? n.parent : null;
+      }
+    }
+    keep.found = found;
+    return keep;
+  }
+
+  // -- tree --
+
+  drawTree() {
+    this.keep = this.computeKeep();
+    this.items.clear();
+    const scroll = this.treeEl.scrollTop;
+    const hadFocus = this.root.contains(document.activeElement);
+    const ul = h("ul", "nba-tree");
+    ul.setAttribute("role", "tree");
+    this.rootUl = ul;
+    this.fillChildren(null, ul);
+    this.treeEl.replaceChildren();
+    if (!ul.childNodes.length) {
+      const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
+      this.treeEl.appendChild(h("div", "nba-empty", empty));
+    }
+    this.treeEl.appendChild(ul);
+    this.treeEl.scrollTop = scroll;
+    if (this.keep) {
+      const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
+      this.countEl.textContent = this.keep.found + " matching" + more;
+    } else this.countEl.textContent = "";
+    if (hadFocus && this.focused) this.focusRow(this.focused);
+  }
+
+  kidsOf(id) {
+    const ids = id === null ? this.data.roots : (this.data.nodes.get(id) || {}).children || [];
+    return this.keep ? ids.filter((k) => this.keep.has(k)) : ids;
+  }
+
+  isOpen(node) {
+    if (this.keep) return true;
+    if (this.collapsed.has(node.id)) return false;
+    return this.expanded.has(node.id) || !LEAF_KINDS.has(node.kind);
+  }
+
+  // Draws (or reconciles, keeping existing rows) the children of `id` into `ul`.
+  fillChildren(id, ul) {
+    const ids = this.kidsOf(id);
+    const limit = this.keep ? ids.length : Math.max(this.shown.get(id) || PAGE, PAGE);
+    const wanted = ids.slice(0, limit).filter((k) => this.data.nodes.has(k));
+    const elements = wanted.map((k) => (this.items.get(k) || this.makeItem(k)).li);
+    const rest = ids.length - wanted.length;
+    if (rest > 0) {
+      const more = h("li", "nba-more");
+      const button = h("button", "nba-more-button", "show " + Math.min(rest, PAGE) + " more of " + rest);
+      button.addEventListener("click", () => {
+        this.shown.set(id, limit + PAGE);
+        this.fillChildren(id, ul);
+      });
+      more.appendChild(button);
+      elements.push(more);
+    }
+    // Move only what is out of place: rows that stay keep their DOM (and focus).
+    elements.forEach((el, i) => {
+      if (ul.childNodes[i] !== el) ul.insertBefore(el, ul.childNodes[i] || null);
+    });
+    while (ul.childNodes.length > elements.length) ul.removeChild(ul.lastChild);
+  }
+
+  makeItem(id) {
+    const node = this.data.nodes.get(id);
+    const li = h("li");
+    const row = h("div", "nba-row");
+    row.tabIndex = 0;
+    row.dataset.node = id;
+    row.setAttribute("role", "treeitem");
+    row.addEventListener("focus", () => {
+      this.focused = id;
+    });
+    row.addEventListener("click", () => this.choose(id));
+    row.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") this.choose(id);
+      else if (ev.key === "ArrowRight") this.setOpen(id, true);
+      else if (ev.key === "ArrowLeft") this.setOpen(id, false);
+      else return;
+      ev.preventDefault();
+    });
+    const item = { li, row, ul: null };
+    li.appendChild(row);
+    this.items.set(id, item);
+    this.drawRow(item, node);
+    this.drawKids(item, node);
+    return item;
+  }
+
+  drawRow(item, node) {
+    const kids = this.kidsOf(node.id);
+    const open = this.isOpen(node);
+    item.li.className = "nba-node " + kindCls(node.kind) + " " + statusCls(node.status);
+    item.row.className = "nba-row" + (this.selected === node.id ? " nba-selected" : "");
+    const toggle = h("span", "nba-toggle", kids.length ? (open ? "▾" : "▸") : "");
+    if (kids.length) {
+      item.row.setAttribute("aria-expanded", String(open));
+      toggle.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        this.setOpen(node.id, !this.isOpen(node));
+      });
+    } else item.row.removeAttribute("aria-expanded");
+    item.row.replaceChildren(toggle, line(node));
+  }
+
+  drawKids(item, node) {
+    const open = this.isOpen(node) && this.kidsOf(node.id).length > 0;
+    if (open) {
+      if (!item.ul) {
+        item.ul = h("ul");
+        item.li.appendChild(item.ul);
+      }
+      this.fillChildren(node.id, item.ul);
+    } else if (item.ul) {
+      item.ul.remove();
+      item.ul = null;
+    }
+  }
+
+  updateRow(id) {
+    const item = this.items.get(id);
+    const node = this.data.nodes.get(id);
+    if (item && node) this.drawRow(item, node);
+  }
+
+  updateChildren(id) {
+    if (id === null) {
+      if (this.rootUl) this.fillChildren(null, this.rootUl);
+      return;
+    }
+    const item = this.items.get(id);
+    const node = this.data.nodes.get(id);
+    if (item && node) {
+      this.drawRow(item, node);
+      this.drawKids(item, node);
+    }
+  }
+
+  setOpen(id, open) {
+    const node = this.data.nodes.get(id);
+    if (!node || this.keep) return;
+    if (open) {
+      this.collapsed.delete(id);
+      this.expanded.add(id);
+    } else {
+      this.collapsed.add(id);
+      this.expanded.delete(id);
+    }
+    this.updateChildren(id);
+  }
+
+  focusRow(id) {
+    const item = this.items.get(id);
+    if (item) item.row.focus({ preventScroll: true });
+  }
+
+  choose(id) {
+    this.select(this.selected === id ? null : id);
+  }
+
+  // Selects a step, opening its ancestors so its row is drawn.
+  select(id) {
+    const before = this.selected;
+    this.selected = id;
+    const chain = [];
+    let node = id ? this.data.nodes.get(id) : null;
+    while (node && node.parent !== null) {
+      chain.push(node.parent);
+      node = this.data.nodes.get(node.parent);
+    }
+    let redraw = false;
+    chain.reverse().forEach((p) => {
+      if (this.collapsed.has(p) || !this.isOpen(this.data.nodes.get(p))) {
+        this.collapsed.delete(p);
+        this.expanded.add(p);
+        redraw = true;
+      }
+    });
+    if (id && this.keep && !this.keep.has(id)) {
+      this.filter = { text: "", kind: "", status: "" };
+      this.treeEl.parentNode.querySelectorAll(".nba-filter input, .nba-filter select").forEach((el) => {
+        el.value = "";
+      });
+      redraw = true;
+    }
+    if (redraw) this.drawTree();
+    else {
+      if (before) this.updateRow(before);
+      if (id) this.updateRow(id);
+    }
+    this.drawDetails();
+    this.markSelected();
+  }
+
+  drawDetails() {
+    const pane = this.detailsEl;
+    const scroll = pane.scrollTop;
+    const node = this.selected ? this.data.nodes.get(this.selected) : null;
+    pane.replaceChildren();
+    if (!node) {
+      pane.appendChild(h("div", "nba-empty", "Click a step in the tree or the timeline to see its details."));
+      return;
+    }
+    const head = h("div", "nba-details-head " + statusCls(node.status));
+    head.appendChild(line(node));
+    pane.appendChild(head);
+    (node.details || []).forEach((f) => pane.appendChild(field(f)));
+    if ((node.token_table || []).length) pane.appendChild(field({ label: "Tokens", type: "kv", value: node.token_table }));
+    if (node.diff) {
+      const box = h("div", "nba-field");
+      box.appendChild(h("div", "nba-label", "State"));
+      box.appendChild(diff(node.diff));
+      pane.appendChild(box);
+    }
+    pane.scrollTop = scroll;
+  }
+
+  markSelected() {
+    this.root.querySelectorAll("tr[data-node], .nba-tl-row").forEach((el) => {
+      el.classList.toggle("nba-selected", el.dataset.node === this.selected);
+    });
+  }
+
+  // -- token table --
+
+  updateTokens(touched, reorder) {
+    const data = this.data;
+    this.tokensSec.style.display = data.agents.length ? "" : "none";
+    if (!data.agents.length) return;
+    if (reorder || !this.tokensBody) {
+      const table = h("table", "nba-table nba-tokens");
+      const head = h("tr");
+      data.columns.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
+      const thead = h("thead");
+      thead.appendChild(head);
+      table.appendChild(thead);
+      this.tokensBody = h("tbody");
+      this.tokenRows = new Map();
+      table.appendChild(this.tokensBody);
+      this.tokensBox.replaceChildren(table);
+      data.agents.forEach((id) => this.tokensBody.appendChild(this.tokenRow(id)));
+      this.totalRow = h("tr", "nba-total");
+      this.tokensBody.appendChild(this.totalRow);
+    } else {
+      touched.forEach((id) => {
+        const old = this.tokenRows.get(id);
+        if (old) old.replaceWith(this.tokenRow(id));
+      });
+    }
+    this.totalRow.replaceChildren(...data.totals.map((t, i) => h("td", i >= 4 ? "nba-num" : null, t)));
+  }
+
+  tokenRow(id) {
+    const row = this.data.agentRows.get(id) || { cells: [], depth: 0, status: "running", glyph: "" };
+    const tr = h("tr", statusCls(row.status) + (this.selected === id ? " nba-selected" : ""));
+    tr.dataset.node = id;
+    (row.cells || []).forEach((c, i) => {
+      if (i === 0) {
+        const td = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
+        td.appendChild(dot(row.status, row.glyph));
+        td.appendChild(document.createTextNode(" " + c));
+        tr.appendChild(td);
+      } else tr.appendChild(h("td", i >= 4 ? "nba-num" : null, c));
+    });
+    tr.addEventListener("click", () => this.select(id));
+    this.tokenRows.set(id, tr);
+    return tr;
+  }
+
+  // -- timeline --
+
+  updateTimeline(touched, reorder) {
+    const data = this.data;
+    this.timelineSec.style.display = data.agents.length ? "" : "none";
+    if (!data.agents.length) return;
+    if (reorder || !this.tlRows) {
+      this.tlRows = new Map();
+      this.timelineBox.replaceChildren();
+      data.agents.forEach((id) => this.timelineBox.appendChild(this.timelineRow(id)));
+      const legend = h("div", "nba-legend", "bar: agent run");
+      legend.appendChild(h("span", "nba-swatch nba-seg-model"));
+      legend.appendChild(document.createTextNode("model call"));
+      legend.appendChild(h("span", "nba-swatch nba-seg-tool"));
+      legend.appendChild(document.createTextNode("tool call"));
+      this.timelineBox.appendChild(legend);
+    } else {
+      touched.forEach((id) => {
+        const old = this.tlRows.get(id);
+        if (old) old.el.replaceWith(this.timelineRow(id));
+      });
+    }
+    // The time axis grows with the run: every bar is placed again (numbers only).
+    this.tlRows.forEach((entry) => this.place(entry));
+  }
+
+  timelineRow(id) {
+    const row = this.data.timeline.get(id) || { segments: [], name: "", depth: 0, time: "" };
+    const r = h("div", "nba-tl-row " + statusCls(row.status) + (this.selected === id ? " nba-selected" : ""));
+    r.dataset.node = id;
     const label = h("span", "nba-tl-label");
     label.style.paddingLeft = Math.min(num(row.depth), 20) * 12 + "px";
-    label.appendChild(dot(row.status));
+    label.appendChild(dot(row.status, row.glyph));
     label.appendChild(document.createTextNode(" " + row.name));
     r.appendChild(label);
-    const track = h("span", "nba-tl-track");
+    const track = h("span", "nba-tl-track nba-tl-abs");
     const bar = h("span", "nba-bar");
-    bar.style.setProperty("--l", pct(row.left));
-    bar.style.setProperty("--w", pct(row.width));
     track.appendChild(bar);
-    (row.segments || []).forEach((s) => {
+    const segs = (row.segments || []).map((s) => {
       const seg = h("span", "nba-seg " + (s.kind === "tool" ? "nba-seg-tool" : "nba-seg-model"));
-      seg.style.setProperty("--l", pct(s.left));
-      seg.style.setProperty("--w", pct(s.width));
       seg.addEventListener("click", (ev) => {
         ev.stopPropagation();
-        select(state, byId, s.id);
-        redraw();
+        this.select(s.id);
       });
       track.appendChild(seg);
+      return [seg, s];
     });
     r.appendChild(track);
-    r.appendChild(h("span", "nba-tl-time", fmtDuration(node.start) + " → " + fmtDuration(node.end)));
-    r.addEventListener("click", () => {
-      select(state, byId, row.id);
-      redraw();
-    });
-    box.appendChild(r);
-  });
-  const legend = h("div", "nba-legend", "bar: agent run");
-  legend.appendChild(h("span", "nba-swatch nba-seg-model"));
-  legend.appendChild(document.createTextNode("model call"));
-  legend.appendChild(h("span", "nba-swatch nba-seg-tool"));
-  legend.appendChild(document.createTextNode("tool call"));
-  box.appendChild(legend);
-  return box;
-}
-
-function draw(root, view, state, redraw) {
-  const treeEl = root.querySelector(".nba-live-tree");
-  const detailsEl = root.querySelector(".nba-live-details");
-  const scroll = [treeEl ? treeEl.scrollTop : 0, detailsEl ? detailsEl.scrollTop : 0];
-  const hadFocus = root.contains(document.activeElement);
-  root.replaceChildren();
-  if (!view || typeof view !== "object" || !Array.isArray(view.nodes)) {
-    root.appendChild(h("div", "nba-empty", "Waiting for the trace…"));
-    return;
+    r.appendChild(h("span", "nba-tl-time", row.time));
+    r.addEventListener("click", () => this.select(id));
+    const entry = { el: r, bar, row, segs };
+    this.tlRows.set(id, entry);
+    return r;
   }
-  const byId = new Map(view.nodes.map((n) => [n.id, n]));
-  if (state.selected && !byId.has(state.selected)) state.selected = null;
-  root.appendChild(header(view, state));
-  const main = h("div", "nba-live-main");
-  const t = tree(view, state, byId, redraw);
-  const d = detailsPane(view, state, byId);
-  main.appendChild(t);
-  main.appendChild(d);
-  root.appendChild(section(state, "tree", "Call tree", main));
-  if ((view.agent_rows || []).length)
-    root.appendChild(section(state, "tokens", "Tokens per agent", tokenTable(view, state, byId, redraw)));
-  if ((view.timeline || []).length)
-    root.appendChild(section(state, "timeline", "Timeline", timeline(view, state, byId, redraw)));
-  t.scrollTop = scroll[0];
-  d.scrollTop = scroll[1];
-  // Redrawing replaces every row: give the keyboard focus back to the step that had it.
-  if (hadFocus && state.focused) {
-    const row = [...t.querySelectorAll(".nba-row")].find((r) => r.dataset.node === state.focused);
-    if (row) row.focus({ preventScroll: true });
+
+  place(entry) {
+    const horizon = this.data.duration;
+    const scale = horizon > 0 ? 100 / horizon : 0;
+    const put = (el, start, end) => {
+      const s = num(start);
+      const e = end === null || end === undefined ? horizon : num(end);
+      const left = Math.min(Math.max(s * scale, 0), 100);
+      el.style.left = pct(left);
+      el.style.width = pct(Math.min(Math.max((e - s) * scale, 0), 100 - left));
+    };
+    put(entry.bar, entry.row.start, entry.row.end);
+    entry.segs.forEach(([el, s]) => put(el, s.start, s.end));
   }
 }
 
@@ -373,39 +668,23 @@ function render({ model, el }) {
   // MathJax must not typeset user text ("costs $5 and $10").
   const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
   el.appendChild(root);
-  const state = {
-    collapsed: new Set(),
-    expanded: new Set(),
-    closedSections: new Set(),
-    selected: null,
-    focused: null,
-    clock: null,
-    clockBase: null,
-  };
-  let view = null;
-  const parse = () => {
+  const view = new TraceView(root);
+  const parse = (name) => {
     try {
-      view = JSON.parse(model.get("view_json") || "null");
+      return JSON.parse(model.get(name) || "null");
     } catch (err) {
-      view = null;
+      return null;
     }
   };
-  const redraw = () => draw(root, view, state, redraw);
-  const onChange = () => {
-    parse();
-    redraw();
-  };
-  model.on("change:view_json", onChange);
-  onChange();
-  // The header clock keeps counting between updates while the run is going.
-  const timer = setInterval(() => {
-    const base = state.clockBase;
-    if (!state.clock || !base || !base.running) return;
-    state.clock.textContent = fmtDuration(base.duration + (performance.now() - base.at) / 1000);
-  }, 500);
+  const onView = () => view.reset(parse("view_json"));
+  const onPatch = () => view.patch(parse("patch_json"));
+  model.on("change:view_json", onView);
+  model.on("change:patch_json", onPatch);
+  onView();
+  onPatch();
   return () => {
-    clearInterval(timer);
-    model.off("change:view_json", onChange);
+    model.off("change:view_json", onView);
+    model.off("change:patch_json", onPatch);
   };
 }
 

@@ -1,0 +1,196 @@
+"""The records a view is made of: what the static HTML and the live widget both draw.
+
+Every label, glyph, number format and duration is decided here, in Python, once; the HTML
+renderer and ``static/live.js`` draw these records and format nothing. Texts are *not* escaped
+(each renderer escapes for its own context). ``kind`` and ``status`` are always one of
+:data:`KINDS` / :data:`STATUSES`, so renderers may put them in class names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict, get_args
+
+from nbagents.tracing.model import SpanKind, SpanStatus
+
+__all__ = [
+    "GLYPHS",
+    "KINDS",
+    "STATUSES",
+    "VIEW_VERSION",
+    "AgentRow",
+    "DetailField",
+    "FieldType",
+    "Header",
+    "MessageView",
+    "Segment",
+    "Stat",
+    "StateDiffView",
+    "TimelineRow",
+    "ToolCallView",
+    "View",
+    "ViewNode",
+    "ViewPatch",
+]
+
+VIEW_VERSION = 2
+KINDS: tuple[str, ...] = get_args(SpanKind)
+STATUSES: tuple[str, ...] = get_args(SpanStatus)
+GLYPHS = {"ok": "\u2713", "error": "\u2717", "running": "\u25cc", "interrupted": "\u2016"}
+"""A status as a character: readable where colours are stripped (GitHub, untrusted output)."""
+
+FieldType = Literal["text", "code", "error", "messages", "kv"]
+
+
+class ToolCallView(TypedDict):
+    name: str
+    args: str
+
+
+class MessageView(TypedDict):
+    role: str
+    name: str
+    content: str
+    tool_calls: list[ToolCallView]
+    error: NotRequired[bool]
+
+
+class DetailField(TypedDict):
+    """One labelled part of a details pane; ``value``'s shape depends on ``type``: a string
+    (text, code, error), a list of :class:`MessageView` (messages), or ``[label, value]`` pairs
+    (kv)."""
+
+    label: str
+    type: FieldType
+    value: Any
+
+
+class StateDiffView(TypedDict):
+    withheld: list[tuple[str, str]]
+    passed: list[tuple[str, str]]
+    returned: list[str]
+
+
+class Stat(TypedDict):
+    """One figure of the header: ``label`` then ``value`` in bold, then ``note``."""
+
+    label: str
+    value: str
+    note: str
+    emphasis: Literal["", "error", "waiting"]
+    varies: bool
+    """A wall time: varies between runs (the static HTML marks it for the sanitize file)."""
+
+
+class Header(TypedDict):
+    status: str
+    title: str
+    stats: list[Stat]
+
+
+class ViewNode(TypedDict):
+    """One step of the call tree. ``id`` is stable for the life of a view (selection, collapsed
+    state and patches are keyed by it); ``children`` lists ids in call order."""
+
+    id: str
+    parent: str | None
+    depth: int
+    kind: str
+    kind_label: str
+    status: str
+    glyph: str
+    name: str
+    preview: str
+    failed: bool
+    time: str
+    """Its duration, ``running…`` while it runs."""
+    tokens: str
+    """``1,234 tok`` (with sub-agents, for agents and tasks), empty when none."""
+    token_table: list[tuple[str, str]]
+    start: float
+    end: float | None
+    children: NotRequired[list[str]]
+    """Absent from a patch when the children did not change."""
+    details: NotRequired[list[DetailField]]
+    """Absent from a patch when the details did not change."""
+    diff: NotRequired[StateDiffView]
+
+
+class AgentRow(TypedDict):
+    """One row of the token table: the agent, then one formatted text per column."""
+
+    id: str
+    depth: int
+    status: str
+    glyph: str
+    cells: list[str]
+
+
+class Segment(TypedDict):
+    id: str
+    kind: Literal["model", "tool"]
+    start: float
+    end: float | None
+
+
+class TimelineRow(TypedDict):
+    """An agent's bar and its model and tool calls, in seconds since the trace began (a
+    running call's ``end`` is ``None``: it reaches the view's ``duration``)."""
+
+    id: str
+    name: str
+    depth: int
+    status: str
+    glyph: str
+    time: str
+    start: float
+    end: float | None
+    segments: list[Segment]
+
+
+class View(TypedDict):
+    """The whole view of a trace."""
+
+    version: int
+    rev: int
+    status: str
+    finished: bool
+    waiting: bool
+    errors: int
+    cost: str | None
+    duration: float
+    header: Header
+    columns: list[str]
+    totals: list[str]
+    roots: list[str]
+    nodes: list[ViewNode]
+    """In tree order (depth first)."""
+    agents: list[str]
+    """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
+    agent_rows: list[AgentRow]
+    timeline: list[TimelineRow]
+
+
+class ViewPatch(TypedDict):
+    """What changed since revision ``rev - 1``: the header always, the rest only when changed.
+
+    Nodes, agent rows and timeline rows replace the records with the same id (a node without
+    ``details`` keeps its details); ``roots``/``agents``/``columns`` are present when their
+    order or set changed.
+    """
+
+    version: int
+    rev: int
+    status: str
+    finished: bool
+    waiting: bool
+    errors: int
+    cost: str | None
+    duration: float
+    header: Header
+    totals: list[str]
+    nodes: list[ViewNode]
+    agent_rows: list[AgentRow]
+    timeline: list[TimelineRow]
+    roots: NotRequired[list[str]]
+    agents: NotRequired[list[str]]
+    columns: NotRequired[list[str]]

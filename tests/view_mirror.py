@@ -1,0 +1,85 @@
+"""What the live widget's front end holds: the whole view, then every patch applied in order.
+
+A second, independent reader of the live protocol (``static/live.js`` is the first), so tests
+can check that the patches the widget receives add up to the view a fresh build gives.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nbagents.display.live import LiveView
+
+
+class Mirror:
+    def __init__(self) -> None:
+        self.base: dict[str, Any] | None = None
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.agent_rows: dict[str, dict[str, Any]] = {}
+        self.timeline: dict[str, dict[str, Any]] = {}
+        self.patches = 0
+        self.patch_bytes: list[int] = []
+
+    def reset(self, text: str) -> None:
+        view = json.loads(text)
+        if view is None:
+            return
+        self.base = view
+        self.nodes = {n["id"]: n for n in view["nodes"]}
+        self.agent_rows = {r["id"]: r for r in view["agent_rows"]}
+        self.timeline = {r["id"]: r for r in view["timeline"]}
+
+    def patch(self, text: str) -> None:
+        patch = json.loads(text)
+        if patch is None or self.base is None or patch["rev"] <= self.base["rev"]:
+            return
+        self.patches += 1
+        self.patch_bytes.append(len(text))
+        base = self.base
+        for key in ("rev", "status", "finished", "waiting", "errors", "cost", "duration"):
+            base[key] = patch[key]
+        for key in ("header", "totals"):
+            base[key] = patch[key]
+        for key in ("roots", "agents", "columns"):
+            if key in patch:
+                base[key] = patch[key]
+        for node in patch["nodes"]:
+            old = self.nodes.get(node["id"], {"children": [], "details": []})
+            self.nodes[node["id"]] = {**old, **node}
+        for row in patch["agent_rows"]:
+            self.agent_rows[row["id"]] = row
+        for row in patch["timeline"]:
+            self.timeline[row["id"]] = row
+
+    def view(self) -> dict[str, Any]:
+        """The whole view as the front end has it, in the shape ``build_view`` returns."""
+        assert self.base is not None, "no view was sent"
+        out = dict(self.base)
+        order: list[dict[str, Any]] = []
+        stack = list(reversed(out["roots"]))
+        while stack:
+            node = self.nodes[stack.pop()]
+            order.append(node)
+            stack.extend(reversed(node["children"]))
+        out["nodes"] = order
+        out["agent_rows"] = [self.agent_rows[a] for a in out["agents"]]
+        out["timeline"] = [self.timeline[a] for a in out["agents"]]
+        return out
+
+
+def follow(view: LiveView) -> Mirror:
+    """A mirror of ``view``'s widget, kept up to date as the widget's state changes."""
+    mirror = Mirror()
+    mirror.reset(view.widget.view_json)
+    view.widget.observe(lambda change: mirror.reset(change["new"]), names="view_json")
+    view.widget.observe(lambda change: mirror.patch(change["new"]), names="patch_json")
+    return mirror
+
+
+def stat(view: dict[str, Any], label: str) -> str | None:
+    """A header figure by its label (``agents``, ``tokens``, …), or None when not shown."""
+    for item in view["header"]["stats"]:
+        if item["label"] == label:
+            return str(item["value"])
+    return None
