@@ -264,3 +264,107 @@ def test_no_hostile_payload_runs_in_the_static_snapshot_and_the_check_can_see_on
         assert sorted(set(other.evaluate("() => window.__pwnedIds"))) == [0, 1, 2]
     finally:
         other.close()
+
+
+# -- updates in place, filtering, large traces -------------------------------------------------
+
+
+def _span(sid: str, parent: str | None, kind: Any, start: float, **kw: Any) -> Any:
+    from nbagents.tracing import Span
+
+    return Span(
+        id=sid, parent_id=parent, kind=kind, name=sid, agent="main", depth=0, start=start, **kw
+    )
+
+
+def test_a_patch_updates_rows_in_place_and_keeps_selection_focus_and_scroll(page: Any) -> None:
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    for i in range(60):
+        trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    tree = page.locator("#host .nba-live-tree")
+    row = page.locator("#host .nba-row", has_text="tool30")
+    row.click()
+    row.focus()
+    tree.evaluate("(e) => { e.scrollTop = 300; }")
+    # mark the DOM nodes: a redraw would replace them
+    page.evaluate(
+        "() => document.querySelectorAll('#host .nba-row').forEach((r) => { r._kept = true; })"
+    )
+
+    trace.add(_span("late", "main", "tool", 70.0))
+    trace.get("tool30").outputs = {"content": "new output of tool30"}
+    changes = builder.update()
+    patch = builder.patch(changes)
+    assert len(patch["nodes"]) == 3  # the new tool, tool30, and main (its children)
+    _patch(page, patch)
+
+    assert page.locator("#host .nba-row", has_text="late").count() == 1
+    assert (
+        page.evaluate(
+            "() => [...document.querySelectorAll('#host .nba-row')].filter((r) => !r._kept).length"
+        )
+        == 1
+    )
+    assert "nba-selected" in (row.get_attribute("class") or "")
+    assert page.evaluate("() => document.activeElement.dataset.node") == row.get_attribute(
+        "data-node"
+    )
+    assert tree.evaluate("(e) => e.scrollTop") == 300
+    assert "new output of tool30" in page.locator("#host .nba-live-details").inner_text()
+    assert not page.errors
+
+
+def test_the_filter_keeps_matches_and_their_ancestors(page: Any) -> None:
+    _set(page, build_view(build_trace()))
+    rows = page.locator("#host .nba-live-tree .nba-row")
+    all_rows = rows.count()
+    page.locator("#host .nba-filter-text").fill("deep result")
+    # the deep sub-agent and its model call, with every ancestor up to the root
+    names = [r.locator(".nba-name").inner_text() for r in rows.all()]
+    assert "general-purpose" in names and "main" in names and "writer" not in names
+    assert rows.count() < all_rows
+    page.locator("#host .nba-filter-text").fill("")
+    page.locator("#host .nba-filter-status").select_option("error")
+    failed = {r.locator(".nba-name").inner_text() for r in rows.all()}
+    assert (
+        "writer" in failed and "Research A" not in page.locator("#host .nba-live-tree").inner_text()
+    )
+    page.locator("#host .nba-filter-status").select_option("")
+    page.locator("#host .nba-filter-kind").select_option("tool")
+    assert page.locator("#host .nba-live-tree .nba-k-tool").count() == 1
+    assert "1 matching" in page.locator("#host .nba-filter-count").inner_text()
+    page.locator("#host .nba-filter-kind").select_option("")
+    assert rows.count() == all_rows
+    assert not page.errors
+
+
+def test_a_10000_span_trace_draws_a_page_of_children_and_more_on_request(page: Any) -> None:
+    from nbagents.tracing import Trace
+
+    spans = [_span("main", None, "agent", 0.0)]
+    for i in range(2500):  # 2,500 tasks, each a sub-agent with a model call: 10,001 spans
+        spans.append(_span(f"t{i}", "main", "task", 0.001 * i, end=1.0, status="ok"))
+        spans.append(_span(f"s{i}", f"t{i}", "subagent", 0.001 * i, end=1.0, status="ok"))
+        spans.append(_span(f"m{i}", f"s{i}", "model", 0.001 * i, end=0.5, status="ok"))
+        spans.append(_span(f"x{i}", f"s{i}", "tool", 0.5, end=0.9, status="ok"))
+    view = build_view(Trace(spans))
+    assert len(view["nodes"]) == 10_001
+    _set(page, view)
+    rows = page.locator("#host .nba-live-tree .nba-row")
+    # 100 tasks open with their sub-agents and calls; the other 2,400 wait behind a button
+    assert rows.count() == 1 + 100 * 4
+    more = page.locator("#host .nba-more-button")
+    assert more.inner_text() == "show 100 more of 2400"
+    more.click()
+    assert rows.count() == 1 + 200 * 4
+    # the filter searches every step, drawn or not
+    page.locator("#host .nba-filter-text").fill("s2499")
+    names = [r.locator(".nba-name").inner_text() for r in rows.all()]
+    assert names == ["main", "task → general-purpose", "s2499"]
+    assert not page.errors

@@ -1,0 +1,74 @@
+"""Views of large and growing traces: patch size, the bounded snapshot, streaming replies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nbagents.display._html import NODE_LIMIT
+from nbagents.display._viewmodel import ViewBuilder, build_view
+from nbagents.models import ScriptedChatModel
+from nbagents.tracing import Span, Trace, recording
+from nbagents.tracing.model import STREAMED
+
+
+def _span(sid: str, parent: str | None, kind: Any, start: float, **kw: Any) -> Span:
+    return Span(
+        id=sid, parent_id=parent, kind=kind, name=sid, agent="main", depth=0, start=start, **kw
+    )
+
+
+def big_trace(tasks: int) -> Trace:
+    """A main agent fanning out to ``tasks`` sub-agents, each with a model and a tool call."""
+    spans = [_span("main", None, "agent", 0.0)]
+    for i in range(tasks):
+        t = 0.001 * i
+        spans.append(_span(f"t{i}", "main", "task", t, end=t + 1, status="ok"))
+        spans.append(_span(f"s{i}", f"t{i}", "subagent", t, end=t + 1, status="ok"))
+        spans.append(_span(f"m{i}", f"s{i}", "model", t, end=t + 0.5, status="ok", model="m"))
+        spans.append(_span(f"x{i}", f"s{i}", "tool", t + 0.5, end=t + 0.9, status="ok"))
+    return Trace(spans)
+
+
+def test_a_one_span_change_in_a_3000_span_trace_sends_a_small_patch() -> None:
+    trace = big_trace(750)
+    builder = ViewBuilder(trace)
+    builder.update()
+    whole = len(json.dumps(builder.view()))
+    trace.get("x400").outputs = {"content": "done"}
+    patch = builder.patch(builder.update())
+    size = len(json.dumps(patch))
+    assert [n["name"] for n in patch["nodes"]] == ["x400"]
+    assert size < 20_000 < whole, (size, whole)
+    # and nothing at all when nothing changed
+    assert not builder.update()
+
+
+def test_the_snapshot_of_a_10000_span_trace_is_bounded_and_says_what_it_left_out() -> None:
+    trace = big_trace(2500)
+    html = trace.to_html()
+    assert len(html) < 2_000_000, len(html)
+    assert html.count("<li ") == NODE_LIMIT
+    assert f"and {10_001 - NODE_LIMIT:,} more steps" in html
+    assert "and 2,301 more agents" in html  # token table and timeline: 200 rows each
+
+
+def test_a_streaming_reply_grows_in_the_running_model_node() -> None:
+    reply = "The quick brown fox jumps over the lazy dog, then naps in the sun."
+    model = ScriptedChatModel(script={"*": [reply]}, stream_chunk_chars=8)
+    previews: list[str] = []
+
+    def watch(trace: Trace) -> None:
+        for node in build_view(trace)["nodes"]:
+            if node["kind"] == "model" and node["status"] == "running" and node["preview"]:
+                previews.append(node["preview"])
+
+    with recording() as tracer:
+        tracer.trace.subscribe(watch)
+        text = "".join(str(chunk.content) for chunk in model.stream("hi"))
+    assert text == reply
+    assert len(previews) >= 5 and previews == sorted(previews, key=len)
+    assert reply.startswith(previews[0]) and previews[-1] == reply
+    (span,) = [s for s in tracer.trace.spans if s.kind == "model"]
+    assert STREAMED not in span.attributes  # the finished reply is in the outputs
+    assert build_view(tracer.trace)["nodes"][0]["preview"] == reply
