@@ -4,7 +4,10 @@
 - sub-agent runs are marked in metadata (``ls_agent_type="subagent"``, LangSmith's filter), and
   no internal tag is added to what the user's tools and callbacks see as ``tags``;
 - a structured response keeps the field order of its schema;
-- ``SubAgentMiddleware.system_prompt`` is the section it adds to the main agent's prompt.
+- ``SubAgentMiddleware.system_prompt`` is the section it adds to the main agent's prompt;
+- LangGraph's stream projections of sub-agents (``run.subagents``, the ``lifecycle`` channel),
+  which upstream agents stream through, report a sub-agent that failed as ``failed`` although
+  nbagents hands the failure to the parent as an error ToolMessage.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from nbagents import (
     create_sub_agent,
     pending_approvals,
 )
-from nbagents.models import call, delegate, say
-from nbagents.tracing import recording
+from nbagents.models import Turn, call, delegate, fail, parallel, say
+from nbagents.subagents._stream import SubAgentFailureTransformer
+from nbagents.tracing import Tracer, recording
 
+TASK = "task"
 CALLER = {"tags": ["team-a"], "metadata": {"customer_id": "c-42"}}
 
 
@@ -184,3 +189,115 @@ def test_create_sub_agent_needs_a_model_and_keeps_its_approvals() -> None:
     paused = create_sub_agent(spec).invoke({"messages": [("user", "find x")]})
     (request,) = pending_approvals(paused)
     assert (request.tool, request.args) == ("lookup", {"query": "x"})
+
+
+# -- a failed sub-agent, as stream consumers see it ----------------------------------------------
+
+FAILED = "Sub-agent 'researcher' failed: ConnectionError: provider unreachable"
+
+
+def one_fails_one_finishes() -> Any:
+    researcher = {"name": "researcher", "description": "Finds.", "system_prompt": "Find."}
+    script = {
+        "main": [
+            parallel(delegate("break", "researcher"), delegate("slow", "researcher")),
+            "recovered",
+        ],
+        "researcher": {
+            "break": [fail(ConnectionError("provider unreachable"))],
+            "slow": [Turn(text="slow done", latency=0.05)],
+        },
+    }
+    return create_deep_agent(ScriptedChatModel(script=script), subagents=[researcher])
+
+
+def status_by_call(messages: list[Any]) -> dict[str, str]:
+    """``"break"``/``"slow"`` → the tool call id that delegated it."""
+    (ask,) = [m for m in messages if isinstance(m, AIMessage) and m.tool_calls]
+    return {c["args"]["description"]: c["id"] for c in ask.tool_calls}
+
+
+@pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
+def test_stream_consumers_see_a_failed_subagent_as_failed() -> None:
+    tracer = Tracer()
+    run = one_fails_one_finishes().stream_events(
+        {"messages": [("user", "go")]}, {"callbacks": [tracer]}, version="v3"
+    )
+    handles = list(run.subagents)  # LangChain's projection for agents built with create_agent
+    messages = run.output["messages"]
+
+    calls = status_by_call(messages)
+    by_call = {h.cause["tool_call_id"]: h for h in handles if h.cause}
+    assert len(by_call) == 2
+    broken, slow = by_call[calls["break"]], by_call[calls["slow"]]
+    assert (broken.name, broken.status, broken.error) == ("researcher", "failed", FAILED)
+    assert (slow.status, slow.error) == ("completed", None)
+
+    # The parent still got the failure as its tool result, and went on.
+    answers = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    assert (answers[calls["break"]].text, answers[calls["break"]].status) == (FAILED, "error")
+    assert answers[calls["slow"]].status == "success"
+    assert messages[-1].text == "recovered"
+
+    # nbagents' own trace agrees.
+    task_spans = {
+        s.attributes.get("tool_call_id"): s for s in tracer.trace.spans if s.name == "task"
+    }
+    assert task_spans[calls["break"]].status == "error"
+    assert task_spans[calls["slow"]].status == "ok"
+
+
+@pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
+def test_the_lifecycle_channel_of_remote_clients_says_failed_too() -> None:
+    run = one_fails_one_finishes().stream_events({"messages": [("user", "go")]}, version="v3")
+    ends = [e for e in run.lifecycle if e["event"] != "started"]
+    assert sorted((e["event"], e.get("error")) for e in ends) == [
+        ("completed", None),
+        ("failed", FAILED),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
+async def test_async_stream_consumers_see_a_failed_subagent_as_failed() -> None:
+    run = await one_fails_one_finishes().astream_events(
+        {"messages": [("user", "go")]}, version="v3"
+    )
+    handles = [h async for h in run.subagents]
+    assert sorted((h.status, h.error) for h in handles) == [
+        ("completed", None),
+        ("failed", FAILED),
+    ]
+
+
+def test_only_a_subagent_that_ran_and_failed_marks_its_task_failed() -> None:
+    # An unknown type or the depth limit is a mistake the model corrects: no sub-agent ran,
+    # so none failed, and the stream keeps reporting the tool task as it finished.
+    script = {
+        "main": [
+            parallel(delegate("break", "researcher"), delegate("x", "nobody")),
+            delegate("slow", "researcher"),
+            "recovered",
+        ],
+        "researcher": {
+            "break": [fail(ConnectionError("provider unreachable"))],
+            "slow": ["slow done"],
+        },
+    }
+    researcher = {"name": "researcher", "description": "Finds.", "system_prompt": "Find."}
+    agent = create_deep_agent(ScriptedChatModel(script=script), subagents=[researcher])
+    marker = SubAgentFailureTransformer(())
+    errors: dict[str, str | None] = {}
+    for part in agent.stream({"messages": [("user", "go")]}, stream_mode="tasks"):
+        if part.get("name") != "tools" or "result" not in part:
+            continue
+        event: Any = {"type": "event", "method": "tasks", "params": {"namespace": [], "data": part}}
+        assert marker.process(event) is True  # never hidden from the main event log
+        (answer,) = part["result"]["messages"]
+        errors[answer.text] = event["params"]["data"]["error"]
+        assert part["error"] is None  # the payload other stream modes share is left alone
+
+    assert errors == {
+        FAILED: FAILED,
+        "Unknown subagent_type 'nobody'. Allowed types: 'general-purpose', 'researcher'.": None,
+        "slow done": None,
+    }

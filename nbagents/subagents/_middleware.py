@@ -34,6 +34,7 @@ from nbagents.subagents._specs import (
     SubAgent,
     validate_specs,
 )
+from nbagents.subagents._stream import SubAgentFailureTransformer
 from nbagents.subagents._threads import with_threaded_coroutines
 
 __all__ = ["SubAgentMiddleware"]
@@ -176,8 +177,13 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         max_subagent_depth: how deep sub-agents may nest; at the limit ``task`` answers with an
             error instead of spawning.
         on_subagent_error: ``"return"`` turns a failing sub-agent into an error ToolMessage;
-            ``"raise"`` lets the exception stop the run.
+            ``"raise"`` lets the exception stop the run. Either way, LangGraph's stream
+            projections (``stream_events(version="v3")``'s ``run.subagents``, the ``lifecycle``
+            channel) report the sub-agent as ``failed``.
     """
+
+    transformers = (SubAgentFailureTransformer,)
+    """Stream transformers ``create_agent`` registers for this middleware."""
 
     def __init__(
         self,
