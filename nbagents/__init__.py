@@ -6,6 +6,7 @@ from nbagents.approvals import pending_approvals
 from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
+    SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY,
     CompiledSubAgent,
     SubAgent,
     SubAgentMiddleware,
@@ -17,6 +18,7 @@ from nbagents.tracing import Span, Trace, Tracer
 
 __all__ = [
     "GENERAL_PURPOSE_SUBAGENT",
+    "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
     "CompiledSubAgent",
     "ScriptedChatModel",
     "Span",

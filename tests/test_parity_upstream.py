@@ -23,6 +23,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from nbagents import (
+    SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY,
     ScriptedChatModel,
     SubAgentMiddleware,
     create_deep_agent,
@@ -301,3 +302,86 @@ def test_only_a_subagent_that_ran_and_failed_marks_its_task_failed() -> None:
         "Unknown subagent_type 'nobody'. Allowed types: 'general-purpose', 'researcher'.": None,
         "slow done": None,
     }
+
+
+# -- a response format chosen per task call ------------------------------------------------------
+
+
+class Summary(BaseModel):
+    headline: str
+    points: list[str]
+
+
+def per_call(response_format: Any) -> dict[str, Any]:
+    return {"configurable": {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: response_format}}
+
+
+def judging_agent() -> Any:
+    researcher = {"name": "researcher", "description": "Finds.", "system_prompt": "Find."}
+    script = {
+        "main": [delegate("Judge it.", "researcher"), say("ok")],
+        "researcher": [
+            delegate("Dig.", "general-purpose"),
+            call("Verdict", verdict="yes", confidence=0.5, alternatives=[]),
+            say("judged"),
+        ],
+        "general-purpose": ["dug up the facts"],
+    }
+    return create_deep_agent(ScriptedChatModel(script=script), subagents=[researcher])
+
+
+async def test_the_caller_chooses_a_task_calls_response_format(
+    run_agent: Any, model_calls: Any
+) -> None:
+    result = await run_agent(judging_agent(), {"messages": [("user", "go")]}, per_call(Verdict))
+    (answer,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert answer.text == '{"verdict": "yes", "confidence": 0.5, "alternatives": []}'
+    assert answer.status == "success"
+    assert all("Verdict" in c.tools for c in model_calls.of("researcher"))
+    # The format is the caller's wish for this call: the sub-agent's own delegation and the
+    # main agent answer as they would without it.
+    assert not any("Verdict" in c.tools for c in model_calls.of("general-purpose"))
+    assert not any("Verdict" in c.tools for c in model_calls.of("main"))
+
+
+def test_a_chosen_format_overrides_the_specs_and_is_built_once() -> None:
+    judge: Any = {
+        "name": "judge",
+        "description": "Judges.",
+        "system_prompt": "Judge.",
+        "response_format": Verdict,
+    }
+    script = {
+        "main": [
+            parallel(delegate("Sum up A.", "judge"), delegate("Sum up B.", "judge")),
+            say("ok"),
+        ],
+        "judge": {
+            "Sum up A.": [call("Summary", headline="A", points=["a"])],
+            "Sum up B.": [call("Summary", headline="B", points=[])],
+        },
+    }
+    agent = create_deep_agent(ScriptedChatModel(script=script), subagents=[judge])
+    result = agent.invoke({"messages": [("user", "go")]}, per_call(Summary))
+    answers = sorted(m.text for m in result["messages"] if isinstance(m, ToolMessage))
+    assert answers == [
+        '{"headline": "A", "points": ["a"]}',
+        '{"headline": "B", "points": []}',
+    ]
+
+    middleware = SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[judge])
+    registry = middleware._registry
+    assert registry.graph_for("judge", Summary) is registry.graph_for("judge", Summary)
+    assert registry.graph_for("judge", Summary) is not registry.graph_for("judge", Verdict)
+    assert registry.graph_for("judge") is registry.graphs["judge"]
+
+
+def test_a_compiled_subagent_cannot_take_a_chosen_format() -> None:
+    def child(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [*state["messages"], AIMessage("done")]}
+
+    spec = {"name": "child", "description": "d", "runnable": RunnableLambda(child)}
+    model = ScriptedChatModel(script={"main": [delegate("Brief.", "child"), say("ok")]})
+    agent = create_deep_agent(model, subagents=[spec])
+    with pytest.raises(ValueError, match="'child' is a CompiledSubAgent"):
+        agent.invoke({"messages": [("user", "go")]}, per_call(Verdict))

@@ -4,6 +4,7 @@ from nbagents.subagents._factory import create_deep_agent
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._results import StateDiff, SubAgentArtifact
+from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
@@ -15,6 +16,7 @@ from nbagents.subagents._standalone import create_sub_agent
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
     "GENERAL_PURPOSE_SUBAGENT",
+    "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
     "CompiledSubAgent",
     "StateDiff",
     "SubAgent",

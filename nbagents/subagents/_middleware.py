@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, cast, get_origin, get_type_hints
 
@@ -26,7 +28,7 @@ from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, FilesystemMiddleware
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
-from nbagents.subagents._spawn import OnError, Spawn
+from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
@@ -38,6 +40,9 @@ from nbagents.subagents._stream import SubAgentFailureTransformer
 from nbagents.subagents._threads import with_threaded_coroutines
 
 __all__ = ["SubAgentMiddleware"]
+
+_FORMATS_KEPT = 32
+"""Sub-agents built for a per-call response format that are kept for reuse."""
 
 
 class _Registry:
@@ -81,6 +86,40 @@ class _Registry:
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
+        # Keyed by the format's identity (a schema may be an unhashable dict); the entry holds
+        # the format itself, so its id cannot be reused while it is cached.
+        self._by_format: OrderedDict[tuple[str, int], tuple[Any, Runnable[Any, Any]]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def graph_for(self, name: str, response_format: Any = None) -> Runnable[Any, Any]:
+        """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
+
+        Raises ``ValueError`` for a ``CompiledSubAgent``: a ready-made runnable cannot be
+        rebuilt with another format (as in deepagents).
+        """
+        if response_format is None:
+            return self.graphs[name]
+        spec = self.specs[name]
+        if "runnable" in spec:
+            raise ValueError(
+                f"Sub-agent {name!r} is a CompiledSubAgent: a response format chosen per task "
+                f"call ({SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY!r} in the config) needs a SubAgent "
+                f"spec that nbagents builds."
+            )
+        key = (name, id(response_format))
+        with self._lock:
+            cached = self._by_format.get(key)
+            if cached is not None and cached[0] is response_format:
+                self._by_format.move_to_end(key)
+                return cached[1]
+        graph = self._build(spec, response_format)
+        with self._lock:
+            self._by_format[key] = (response_format, graph)
+            while len(self._by_format) > _FORMATS_KEPT:
+                self._by_format.popitem(last=False)
+        return graph
 
     def accumulating(self, name: str) -> frozenset[str]:
         """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
@@ -88,7 +127,9 @@ class _Registry:
         own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
         return self._schema_reducers | own
 
-    def _build(self, spec: SubAgent | CompiledSubAgent) -> Runnable[Any, Any]:
+    def _build(
+        self, spec: SubAgent | CompiledSubAgent, response_format: Any = None
+    ) -> Runnable[Any, Any]:
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
         middleware: list[AgentMiddleware[Any, Any]] = [
@@ -113,7 +154,9 @@ class _Registry:
             tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
             system_prompt=spec["system_prompt"],
             middleware=middleware,
-            response_format=spec.get("response_format"),
+            response_format=(
+                response_format if response_format is not None else spec.get("response_format")
+            ),
             state_schema=self._state_schema,
             name=spec["name"],
         )
@@ -341,7 +384,8 @@ def _task_tool(registry: _Registry) -> BaseTool:
             return _error(
                 f"Unknown subagent_type {subagent_type!r}. Allowed types: {allowed}.", call_id
             )
-        metadata: Mapping[str, Any] = (runtime.config or {}).get("metadata") or {}
+        config = runtime.config or {}
+        metadata: Mapping[str, Any] = config.get("metadata") or {}
         depth = int(metadata.get(DEPTH_KEY, 0)) + 1
         if depth > registry.max_depth:
             return _error(
@@ -352,7 +396,10 @@ def _task_tool(registry: _Registry) -> BaseTool:
         return Spawn(
             name=subagent_type,
             description=description,
-            runnable=registry.graphs[subagent_type],
+            runnable=registry.graph_for(
+                subagent_type,
+                (config.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY),
+            ),
             parent_state=runtime.state or {},
             tool_call_id=call_id,
             depth=depth,

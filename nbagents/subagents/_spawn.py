@@ -22,9 +22,13 @@ from nbagents._contract import (
 from nbagents._tokens import TokenUsage
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 
-__all__ = ["OnError", "Spawn"]
+__all__ = ["SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY", "OnError", "Spawn"]
 
 OnError = Literal["return", "raise"]
+
+SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY = "__deepagents_subagent_response_format"
+"""``configurable`` key of a ``task`` call's config naming the response format of that call's
+sub-agent (deepagents' key, so a caller written for upstream works unchanged)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class Spawn:
         # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
         # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
         parent = ensure_config()
-        return RunnableConfig(
+        config = RunnableConfig(
             run_name=self.name,
             tags=list(parent.get("tags") or []),
             metadata={
@@ -71,6 +75,11 @@ class Spawn:
                 ),
             },
         )
+        if (parent.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY) is not None:
+            # The format is what the caller wants back from this call; the sub-agent's own
+            # delegations answer it in whatever form it asks for.
+            config["configurable"] = {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: None}
+        return config
 
     def run(self) -> Command[Any] | ToolMessage:
         started = time.perf_counter()
