@@ -7,15 +7,19 @@
 - ``SubAgentMiddleware.system_prompt`` is the section it adds to the main agent's prompt;
 - LangGraph's stream projections of sub-agents (``run.subagents``, the ``lifecycle`` channel),
   which upstream agents stream through, report a sub-agent that failed as ``failed`` although
-  nbagents hands the failure to the parent as an error ToolMessage.
+  nbagents hands the failure to the parent as an error ToolMessage;
+- the caller may choose the response format of a ``task`` call through upstream's config key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from langchain.agents.middleware import ToolCallRequest, wrap_tool_call
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -385,3 +389,42 @@ def test_a_compiled_subagent_cannot_take_a_chosen_format() -> None:
     agent = create_deep_agent(model, subagents=[spec])
     with pytest.raises(ValueError, match="'child' is a CompiledSubAgent"):
         agent.invoke({"messages": [("user", "go")]}, per_call(Verdict))
+
+
+@wrap_tool_call
+def verdicts_for_judging(
+    request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]
+) -> Any:
+    """Chooses the format for one task call: the caller's code decides, never the model."""
+    args = request.tool_call["args"]
+    if request.tool_call["name"] == TASK and args["description"].startswith("Judge"):
+        config = request.runtime.config
+        configurable = {
+            **config.get("configurable", {}),
+            SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: Verdict,
+        }
+        runtime = dataclasses.replace(
+            request.runtime, config={**config, "configurable": configurable}
+        )
+        request = dataclasses.replace(request, runtime=runtime)
+    return handler(request)
+
+
+def test_a_middleware_can_choose_the_format_of_one_task_call() -> None:
+    script = {
+        "main": [
+            parallel(delegate("Judge it.", "researcher"), delegate("Find it.", "researcher")),
+            say("ok"),
+        ],
+        "researcher": {
+            "Judge it.": [call("Verdict", verdict="no", confidence=1.0, alternatives=["yes"])],
+            "Find it.": ["found it"],
+        },
+    }
+    researcher = {"name": "researcher", "description": "Finds.", "system_prompt": "Find."}
+    agent = create_deep_agent(
+        ScriptedChatModel(script=script), subagents=[researcher], middleware=[verdicts_for_judging]
+    )
+    result = agent.invoke({"messages": [("user", "go")]})
+    answers = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert answers == ['{"verdict": "no", "confidence": 1.0, "alternatives": ["yes"]}', "found it"]

@@ -65,6 +65,8 @@ def create_deep_agent(
     a ``"provider:model"`` string. ``interrupt_on`` also applies to the sub-agents built from
     ``SubAgent`` specs that set none of their own, and ``state_schema`` is theirs too.
     ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
+    Pass ``config={"configurable": {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: Schema}}`` to have the
+    sub-agents of the main agent's ``task`` calls answer in ``Schema`` (see ``SubAgentMiddleware``).
     ``backend`` (see :mod:`nbagents.backends`) gives the main agent and every built sub-agent
     the file tools (``ls``, ``read_file``, ``write_file``, ``edit_file``, ``glob``, ``grep``) on
     it; ``skills`` lists skill source directories in it, read in order, a later one overriding

@@ -195,6 +195,11 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
     nbagents' own thread pool rather than the event loop's small default executor; a
     ``CompiledSubAgent`` runs as it was built.
 
+    The caller may choose the response format of a ``task`` call: a format in the call's config
+    under ``configurable[SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY]`` replaces the spec's for that call
+    (upstream deepagents' key; it does not pass on to the sub-agent's own ``task`` calls, and a
+    ``CompiledSubAgent`` cannot take one). The model cannot choose it.
+
     Args:
         default_model: the model of sub-agents that name none (a model or ``"provider:model"``);
             without it, every ``SubAgent`` spec needs its own ``model`` (deepagents' form).
