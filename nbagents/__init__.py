@@ -7,6 +7,7 @@ from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
+    RemoteSubAgent,
     SubAgent,
     SubAgentMiddleware,
     create_deep_agent,
@@ -18,6 +19,7 @@ from nbagents.tracing import Span, Trace, Tracer
 __all__ = [
     "GENERAL_PURPOSE_SUBAGENT",
     "CompiledSubAgent",
+    "RemoteSubAgent",
     "ScriptedChatModel",
     "Span",
     "SubAgent",

@@ -3,11 +3,13 @@
 from nbagents.subagents._factory import create_deep_agent
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
+from nbagents.subagents._remote import RemoteSubAgentError
 from nbagents.subagents._results import StateDiff, SubAgentArtifact
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
+    RemoteSubAgent,
     SubAgent,
 )
 from nbagents.subagents._standalone import create_sub_agent
@@ -16,6 +18,8 @@ __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
     "GENERAL_PURPOSE_SUBAGENT",
     "CompiledSubAgent",
+    "RemoteSubAgent",
+    "RemoteSubAgentError",
     "StateDiff",
     "SubAgent",
     "SubAgentArtifact",

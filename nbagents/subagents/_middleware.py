@@ -26,11 +26,13 @@ from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, FilesystemMiddleware
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
+from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._spawn import OnError, Spawn
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
+    RemoteSubAgent,
     SubAgent,
     validate_specs,
 )
@@ -48,7 +50,7 @@ class _Registry:
 
     def __init__(
         self,
-        specs: Sequence[SubAgent | CompiledSubAgent],
+        specs: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent],
         *,
         default_model: BaseChatModel | None,
         default_tools: Sequence[Any],
@@ -87,7 +89,9 @@ class _Registry:
         own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
         return self._schema_reducers | own
 
-    def _build(self, spec: SubAgent | CompiledSubAgent) -> Runnable[Any, Any]:
+    def _build(self, spec: SubAgent | CompiledSubAgent | RemoteSubAgent) -> Runnable[Any, Any]:
+        if "graph_id" in spec:
+            return RemoteGraphRunnable(cast(RemoteSubAgent, spec))
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
         middleware: list[AgentMiddleware[Any, Any]] = [
@@ -161,7 +165,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         default_skills: skill source directories of the general-purpose sub-agent (usually the
             main agent's); needs ``backend``.
         default_tools: the tools of sub-agents that name none (usually the main agent's tools).
-        subagents: ``SubAgent`` and ``CompiledSubAgent`` specs.
+        subagents: ``SubAgent``, ``CompiledSubAgent`` and ``RemoteSubAgent`` specs (a graph on
+            a LangGraph server; needs the ``remote`` extra).
         default_middleware: middleware every built sub-agent gets before its own.
         default_interrupt_on: human-in-the-loop approvals of built sub-agents whose spec has no
             ``interrupt_on`` (usually the main agent's).
@@ -184,7 +189,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         *,
         default_model: str | BaseChatModel | None = None,
         default_tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
-        subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+        subagents: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent] = (),
         backend: BackendLike | None = None,
         default_skills: Sequence[str] | None = None,
         default_middleware: Sequence[AgentMiddleware[Any, Any]] = (),
