@@ -117,7 +117,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     def _sync_client(self) -> SyncLangGraphClient:
         from langgraph_sdk import get_sync_client
 
-        return get_sync_client(url=self.url, **self._client_options())
+        client = get_sync_client(url=self.url, **self._client_options())
+        client.http.client.event_hooks["response"].append(_no_reconnect)
+        return client
 
     # -- async -----------------------------------------------------------------------------------
 
@@ -167,7 +169,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     def _async_client(self) -> LangGraphClient:
         from langgraph_sdk import get_client
 
-        return get_client(url=self.url, **self._client_options())
+        client = get_client(url=self.url, **self._client_options())
+        client.http.client.event_hooks["response"].append(_ano_reconnect)
+        return client
 
     # -- shared ----------------------------------------------------------------------------------
 
@@ -464,6 +468,20 @@ def _cancel_in_background(client: SyncLangGraphClient, thread_id: str, run_id: s
 async def _acancel(client: LangGraphClient, thread_id: str, run_id: str) -> None:
     with contextlib.suppress(Exception):  # best effort: the server may be why we cancel
         await asyncio.wait_for(client.runs.cancel(thread_id, run_id), CANCEL_TIMEOUT)
+
+
+def _no_reconnect(response: Any) -> None:
+    """Keep the SDK from reconnecting a broken run stream to its ``Location``.
+
+    The stream is opened with ``on_disconnect="cancel"``: once it breaks, the server cancels the
+    run, so reconnecting (five attempts with back-off) would only delay the error.
+    """
+    if response.request.url.path.endswith("/runs/stream"):
+        response.headers.pop("location", None)
+
+
+async def _ano_reconnect(response: Any) -> None:
+    _no_reconnect(response)
 
 
 def _integration(event: Mapping[str, Any]) -> dict[str, Any]:
