@@ -9,22 +9,38 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import StructuredTool
 
 from nbagents.models import ScriptedChatModel, call, say
 
 _SLEEP = re.compile(r"sleep=([0-9.]+)")
 
 
-async def work(job: str) -> str:
-    """Do the job and report on it."""
+def _seconds(job: str) -> float:
     found = _SLEEP.search(job)
-    if found:
-        await asyncio.sleep(float(found.group(1)))
+    return float(found.group(1)) if found else 0.0
+
+
+def _work(job: str) -> str:
+    time.sleep(_seconds(job))
     return f"worked on: {job}"
+
+
+async def _awork(job: str) -> str:
+    await asyncio.sleep(_seconds(job))
+    return f"worked on: {job}"
+
+
+# Both forms, so the same graph also runs in-process under invoke (the benchmark's baseline);
+# the server runs the async one.
+work = StructuredTool.from_function(
+    func=_work, coroutine=_awork, name="work", description="Do the job and report on it."
+)
 
 
 def _reply(agent: str, messages: list[BaseMessage]) -> Any:
