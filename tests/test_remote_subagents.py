@@ -183,6 +183,18 @@ def test_unknown_graph_is_an_error(server: Server) -> None:
     assert server.url in message.text and "'no-such-graph'" in message.text
 
 
+def test_a_run_that_fails_on_the_server_is_an_error(server: Server) -> None:
+    agent = create_deep_agent(delegating("explode now"), subagents=[remote(server.url)])
+    tracer = Tracer()
+    [message] = task_results(asyncio.run(run(agent, "invoke", tracer)))
+    assert message.status == "error"
+    assert server.url in message.text and "failed there" in message.text
+    assert "cannot do 'explode now'" in message.text
+    [sub] = [s for s in tracer.trace.spans if s.kind == "subagent"]
+    assert sub.status == "error"
+    assert all(s.status != "running" for s in tracer.trace.descendants(sub))
+
+
 def run_status(url: str, thread_id: str, run_id: str) -> str:
     with urllib.request.urlopen(f"{url}/threads/{thread_id}/runs/{run_id}", timeout=5) as r:
         return str(json.loads(r.read())["status"])

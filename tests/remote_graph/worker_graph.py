@@ -26,12 +26,19 @@ def _seconds(job: str) -> float:
     return float(found.group(1)) if found else 0.0
 
 
+def _check(job: str) -> None:
+    if "explode" in job:
+        raise ValueError(f"cannot do {job!r}")
+
+
 def _work(job: str) -> str:
+    _check(job)
     time.sleep(_seconds(job))
     return f"worked on: {job}"
 
 
 async def _awork(job: str) -> str:
+    _check(job)
     await asyncio.sleep(_seconds(job))
     return f"worked on: {job}"
 
