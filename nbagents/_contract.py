@@ -18,13 +18,16 @@ __all__ = [
     "GENERAL_PURPOSE",
     "MAX_PARALLEL_SUBAGENTS",
     "READ_FILE_TOOL",
+    "REMOTE_KEY",
     "SKILLS_METADATA_KEY",
     "SKILLS_WARNINGS_KEY",
     "SKILL_FILE",
     "SPAWN_KEY",
     "TASK_TOOL",
+    "RemoteRecord",
     "SpawnRecord",
     "describe_size",
+    "read_remote",
     "read_spawn",
     "skill_of_path",
 ]
@@ -42,6 +45,9 @@ DEPTH_KEY = "nbagents_depth"
 """Run metadata: how deep the running agent is (the main agent is 0)."""
 SPAWN_KEY = "nbagents_spawn"
 """Run metadata of a sub-agent's run: its :class:`SpawnRecord`."""
+
+REMOTE_KEY = "nbagents_remote"
+"""Run metadata of a sub-agent that ran on a LangGraph server: its :class:`RemoteRecord`."""
 
 READ_FILE_TOOL = "read_file"
 """The file tool an agent reads a file with (as in deepagents); reading a ``SKILL.md`` with it
@@ -80,6 +86,31 @@ def read_spawn(metadata: Mapping[str, Any]) -> SpawnRecord | None:
         tool_call_id=str(found["tool_call_id"]),
         withheld=dict(found.get("withheld") or {}),
         passed=dict(found.get("passed") or {}),
+    )
+
+
+class RemoteRecord(TypedDict):
+    """Where a remote sub-agent ran, as the ``task`` tool tells the tracer."""
+
+    url: str
+    graph_id: str
+    thread_id: str
+    run_id: str
+    steps: str
+    """``"streamed"`` when the server's inner steps follow in the trace, else why they do not."""
+
+
+def read_remote(metadata: Mapping[str, Any]) -> RemoteRecord | None:
+    """The remote record in a run's metadata, or None."""
+    found = metadata.get(REMOTE_KEY)
+    if not isinstance(found, Mapping):
+        return None
+    return RemoteRecord(
+        url=str(found.get("url", "")),
+        graph_id=str(found.get("graph_id", "")),
+        thread_id=str(found.get("thread_id", "")),
+        run_id=str(found.get("run_id", "")),
+        steps=str(found.get("steps", "")),
     )
 
 

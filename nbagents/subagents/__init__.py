@@ -3,12 +3,14 @@
 from nbagents.subagents._factory import create_deep_agent
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
+from nbagents.subagents._remote import RemoteSubAgentError
 from nbagents.subagents._results import StateDiff, SubAgentArtifact
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
+    RemoteSubAgent,
     SubAgent,
 )
 from nbagents.subagents._standalone import create_sub_agent
@@ -18,6 +20,8 @@ __all__ = [
     "GENERAL_PURPOSE_SUBAGENT",
     "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
     "CompiledSubAgent",
+    "RemoteSubAgent",
+    "RemoteSubAgentError",
     "StateDiff",
     "SubAgent",
     "SubAgentArtifact",

@@ -18,7 +18,7 @@ from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._input import DeepAgentGraph
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
-from nbagents.subagents._specs import CompiledSubAgent, SubAgent
+from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
 
@@ -40,7 +40,7 @@ def create_deep_agent(
     tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
     *,
     system_prompt: str | None = None,
-    subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+    subagents: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent] = (),
     backend: BackendLike | None = None,
     skills: Sequence[str] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any]] = (),

@@ -28,11 +28,13 @@ from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, FilesystemMiddleware
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
+from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
     GENERAL_PURPOSE_SUBAGENT,
     CompiledSubAgent,
+    RemoteSubAgent,
     SubAgent,
     validate_specs,
 )
@@ -54,7 +56,7 @@ class _Registry:
 
     def __init__(
         self,
-        specs: Sequence[SubAgent | CompiledSubAgent],
+        specs: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent],
         *,
         default_model: BaseChatModel | None,
         default_tools: Sequence[Any],
@@ -96,15 +98,17 @@ class _Registry:
     def graph_for(self, name: str, response_format: Any = None) -> Runnable[Any, Any]:
         """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
 
-        Raises ``ValueError`` for a ``CompiledSubAgent``: a ready-made runnable cannot be
-        rebuilt with another format (as in deepagents).
+        Raises ``ValueError`` for a ``CompiledSubAgent`` (a ready-made runnable cannot be
+        rebuilt with another format, as in deepagents) and for a ``RemoteSubAgent`` (the
+        server's graph answers as it was deployed).
         """
         if response_format is None:
             return self.graphs[name]
         spec = self.specs[name]
-        if "runnable" in spec:
+        if "runnable" in spec or "graph_id" in spec:
+            kind = "CompiledSubAgent" if "runnable" in spec else "RemoteSubAgent"
             raise ValueError(
-                f"Sub-agent {name!r} is a CompiledSubAgent: a response format chosen per task "
+                f"Sub-agent {name!r} is a {kind}: a response format chosen per task "
                 f"call ({SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY!r} in the config) needs a SubAgent "
                 f"spec that nbagents builds."
             )
@@ -128,8 +132,10 @@ class _Registry:
         return self._schema_reducers | own
 
     def _build(
-        self, spec: SubAgent | CompiledSubAgent, response_format: Any = None
+        self, spec: SubAgent | CompiledSubAgent | RemoteSubAgent, response_format: Any = None
     ) -> Runnable[Any, Any]:
+        if "graph_id" in spec:
+            return RemoteGraphRunnable(cast(RemoteSubAgent, spec))
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
         middleware: list[AgentMiddleware[Any, Any]] = [
@@ -210,7 +216,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         default_skills: skill source directories of the general-purpose sub-agent (usually the
             main agent's); needs ``backend``.
         default_tools: the tools of sub-agents that name none (usually the main agent's tools).
-        subagents: ``SubAgent`` and ``CompiledSubAgent`` specs.
+        subagents: ``SubAgent``, ``CompiledSubAgent`` and ``RemoteSubAgent`` specs (a graph on
+            a LangGraph server; needs the ``remote`` extra).
         default_middleware: middleware every built sub-agent gets before its own.
         default_interrupt_on: human-in-the-loop approvals of built sub-agents whose spec has no
             ``interrupt_on`` (usually the main agent's).
@@ -238,7 +245,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         *,
         default_model: str | BaseChatModel | None = None,
         default_tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]] = (),
-        subagents: Sequence[SubAgent | CompiledSubAgent] = (),
+        subagents: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent] = (),
         backend: BackendLike | None = None,
         default_skills: Sequence[str] | None = None,
         default_middleware: Sequence[AgentMiddleware[Any, Any]] = (),

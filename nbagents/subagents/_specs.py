@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
     "GENERAL_PURPOSE_SUBAGENT",
     "CompiledSubAgent",
+    "RemoteSubAgent",
     "SubAgent",
     "validate_specs",
 ]
@@ -56,6 +57,34 @@ class CompiledSubAgent(TypedDict):
     runnable: Runnable[Any, Any]
 
 
+class RemoteSubAgent(TypedDict):
+    """A sub-agent that runs as a graph on a LangGraph server (``langgraph dev``, a deployment).
+
+    The ``task`` tool sends the graph the same isolated state a local sub-agent gets, streams
+    the run through ``langgraph_sdk`` (the ``remote`` extra) and re-emits its steps as
+    callbacks, so traces show them under the ``task`` call. The keys ``name``, ``description``,
+    ``graph_id``, ``url`` and ``headers`` are those of upstream deepagents' ``AsyncSubAgent``.
+    """
+
+    name: str
+    description: str
+    url: str
+    """The server's base URL, e.g. ``"http://127.0.0.1:2024"``."""
+    graph_id: str
+    """A graph name from the server's ``langgraph.json``, or an assistant id."""
+    headers: NotRequired[Mapping[str, str]]
+    """Sent with every request (e.g. a self-hosted server's own authentication header)."""
+    api_key_env: NotRequired[str]
+    """The environment variable holding the API key, read at each call and sent as
+    ``x-api-key``. Without it the SDK reads ``LANGGRAPH_API_KEY``, ``LANGSMITH_API_KEY`` or
+    ``LANGCHAIN_API_KEY``."""
+    timeout: NotRequired[float]
+    """Seconds one run may take, connecting included, before the call ends in an error and the
+    remote run is cancelled (default 300)."""
+    connect_timeout: NotRequired[float]
+    """Seconds to wait for the server to accept a connection (default 5)."""
+
+
 #: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
 #: that name is given: the main model and tools, a generic prompt.
 GENERAL_PURPOSE_SUBAGENT: SubAgent = {
@@ -91,7 +120,8 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
     for position, spec in enumerate(specs):
         if not isinstance(spec, Mapping):
             raise ValueError(
-                f"Sub-agent spec #{position + 1} must be a dict (SubAgent or CompiledSubAgent), "
+                f"Sub-agent spec #{position + 1} must be a dict (SubAgent, CompiledSubAgent or "
+                f"RemoteSubAgent), "
                 f"not {type(spec).__name__}."
             )
         label = f"Sub-agent {spec['name']!r}" if spec.get("name") else f"Sub-agent #{position + 1}"
@@ -107,6 +137,9 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
         if name in seen:
             raise ValueError(f"{label}: duplicate name; every sub-agent needs its own.")
         seen.add(name)
+        if "graph_id" in spec or "url" in spec:
+            _validate_remote(spec, label)
+            continue
         if "runnable" in spec:
             if "model" in spec:
                 raise ValueError(
@@ -132,3 +165,32 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
                 f"{label}: 'skills' must be a list of skill source directories "
                 f"(e.g. ['/skills/review/']), not {skills!r}."
             )
+
+
+def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
+    for key in ("url", "graph_id"):
+        if not isinstance(spec.get(key), str) or not spec[key].strip():
+            raise ValueError(f"{label}: a RemoteSubAgent needs {key!r} (a non-empty string).")
+    if not spec["url"].startswith(("http://", "https://")):
+        raise ValueError(f"{label}: 'url' must start with http:// or https://: {spec['url']!r}.")
+    local = sorted({"runnable", "model", "system_prompt", "tools", "middleware"} & set(spec))
+    if local:
+        raise ValueError(
+            f"{label}: a RemoteSubAgent runs the server's graph as it is deployed; {local} "
+            f"belong to a local SubAgent."
+        )
+    headers = spec.get("headers")
+    if headers is not None and (
+        not isinstance(headers, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
+    ):
+        raise ValueError(f"{label}: 'headers' must map header names to strings.")
+    env = spec.get("api_key_env")
+    if env is not None and (not isinstance(env, str) or not env.strip()):
+        raise ValueError(f"{label}: 'api_key_env' must name an environment variable.")
+    for key in ("timeout", "connect_timeout"):
+        value = spec.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+        ):
+            raise ValueError(f"{label}: {key!r} must be a positive number of seconds.")

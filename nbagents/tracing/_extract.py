@@ -18,6 +18,7 @@ from nbagents._contract import (
     GENERAL_PURPOSE,
     SKILLS_METADATA_KEY,
     SKILLS_WARNINGS_KEY,
+    read_remote,
     read_spawn,
     skill_of_path,
 )
@@ -274,6 +275,9 @@ def subagent_attributes(
         )
         attrs["withheld"], attrs["passed"] = withheld, passed
         attrs["state_diff"] = "inferred"
+    remote = read_remote(md)
+    if remote is not None:
+        attrs["remote"] = dict(remote)
     return attrs
 
 

@@ -1,0 +1,220 @@
+"""A LangGraph server's run events, re-emitted as LangChain callbacks under the ``task`` call.
+
+The server streams ``stream_mode="events"`` parts: one record per start, token and end of every
+chain, chat model and tool run of the remote graph, each naming its ancestors (``parent_ids``).
+:class:`Relay` turns each record into the callback a local run would have made, under the
+nearest ancestor it already opened (the remote graph's own run is the sub-agent's chain run),
+so any callback handler -- nbagents' ``Tracer``, LangSmith's, a user's -- sees the remote steps
+as if they had run here. It only plans calls; the caller makes them on sync or async managers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, Generation, LLMResult
+
+__all__ = ["Call", "Relay", "Start", "revive"]
+
+_MESSAGE_TYPES: dict[str, type[BaseMessage]] = {
+    "human": HumanMessage,
+    "ai": AIMessage,
+    "AIMessageChunk": AIMessageChunk,
+    "tool": ToolMessage,
+    "system": SystemMessage,
+    "function": FunctionMessage,
+    "chat": ChatMessage,
+}
+
+# Server bookkeeping (its run, thread, assistant and host) describes the remote run, not the
+# local one: a handler reading ``thread_id`` must keep seeing the notebook's thread.
+_KEPT_PREFIXES = ("ls_", "lc_", "nbagents_", "langgraph_node", "langgraph_step")
+_KEPT_KEYS = frozenset({"langgraph_triggers", "langgraph_path", "langgraph_checkpoint_ns"})
+
+
+@dataclass(frozen=True)
+class Start:
+    """Open a run under ``parent`` (a run manager): ``parent.get_child().<method>(...)``."""
+
+    remote_id: str
+    kind: str
+    """``chain``, ``llm`` or ``tool``: which error callback closes it if the run breaks."""
+    parent: Any
+    method: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Call:
+    """Call ``manager.<method>(*args)`` on a run already open."""
+
+    manager: Any
+    method: str
+    args: tuple[Any, ...]
+
+
+class Relay:
+    """Plans the callbacks of one remote run. Not thread-safe: one run, one consumer."""
+
+    def __init__(self, root: Any) -> None:
+        self._root = root
+        """The run manager of the sub-agent's chain run: the remote graph's run maps onto it."""
+        self._root_id: str | None = None
+        self._open: dict[str, tuple[Any, str]] = {}
+        self.events = 0
+        """Run events received, the remote graph's own included."""
+
+    def plan(self, event: Mapping[str, Any]) -> Start | Call | None:
+        """The callback that mirrors one ``events`` part (None: nothing to mirror)."""
+        kind = str(event.get("event", ""))
+        run_id = str(event.get("run_id", ""))
+        parents = [str(p) for p in event.get("parent_ids") or ()]
+        data = event.get("data") or {}
+        self.events += 1
+        if self._root_id is None and not parents and kind == "on_chain_start":
+            self._root_id = run_id
+            return None
+        if run_id == self._root_id:
+            return None  # the sub-agent's own run: its caller ends it with the final state
+        if kind.endswith("_start"):
+            return self._start(kind, run_id, parents, event, data)
+        if kind in ("on_chat_model_stream", "on_llm_stream"):
+            token = _token(data.get("chunk"))
+            found = self._open.get(run_id)
+            return Call(found[0], "on_llm_new_token", (token,)) if found and token else None
+        if kind.endswith("_end") or kind.endswith("_error"):
+            return self._end(kind, run_id, data)
+        return None
+
+    def opened(self, start: Start, manager: Any) -> None:
+        """Record the run manager ``start`` produced."""
+        self._open[start.remote_id] = (manager, start.kind)
+
+    def abandon(self, error: BaseException) -> list[Call]:
+        """Error callbacks for the runs still open, innermost first, when the run broke off."""
+        calls = [
+            Call(manager, f"on_{kind}_error", (error,))
+            for manager, kind in reversed(self._open.values())
+        ]
+        self._open.clear()
+        return calls
+
+    def _start(
+        self,
+        kind: str,
+        run_id: str,
+        parents: list[str],
+        event: Mapping[str, Any],
+        data: Mapping[str, Any],
+    ) -> Start | None:
+        parent = self._root
+        for ancestor in reversed(parents):
+            if ancestor in self._open:
+                parent = self._open[ancestor][0]
+                break
+        name = str(event.get("name") or "remote")
+        inputs = data.get("input")
+        common: dict[str, Any] = {"run_id": _uuid(run_id), "name": name}
+        tags = [str(t) for t in event.get("tags") or ()]
+        metadata = _kept(event.get("metadata"))
+        if kind == "on_chain_start":
+            args: tuple[Any, ...] = (None, revive(inputs))
+            return Start(run_id, "chain", parent, "on_chain_start", args, common, tags, metadata)
+        if kind == "on_chat_model_start":
+            given = inputs.get("messages") if isinstance(inputs, Mapping) else None
+            batch = given[0] if isinstance(given, list) and given else []
+            messages = [m for m in map(revive, batch) if isinstance(m, BaseMessage)]
+            args = ({"name": name}, [messages])
+            return Start(run_id, "llm", parent, "on_chat_model_start", args, common, tags, metadata)
+        if kind == "on_llm_start":
+            prompts = inputs.get("prompts") if isinstance(inputs, Mapping) else None
+            args = ({"name": name}, [str(p) for p in prompts or [inputs]])
+            return Start(run_id, "llm", parent, "on_llm_start", args, common, tags, metadata)
+        if kind == "on_tool_start":
+            given = dict(inputs) if isinstance(inputs, Mapping) else None
+            kwargs = {**common, "inputs": given}
+            args = ({"name": name}, str(inputs))
+            return Start(run_id, "tool", parent, "on_tool_start", args, kwargs, tags, metadata)
+        return None  # retrievers, prompts, parsers: not shown by the tracer either
+
+    def _end(self, kind: str, run_id: str, data: Mapping[str, Any]) -> Call | None:
+        found = self._open.pop(run_id, None)
+        if found is None:
+            return None
+        manager, opened_as = found
+        if kind.endswith("_error"):
+            error = RuntimeError(str(data.get("error") or "failed on the server"))
+            return Call(manager, f"on_{opened_as}_error", (error,))
+        output = revive(data.get("output"))
+        if opened_as == "llm":
+            return Call(manager, "on_llm_end", (_llm_result(output),))
+        return Call(manager, f"on_{opened_as}_end", (output,))
+
+
+def revive(value: Any) -> Any:
+    """JSON from the server with its serialised messages turned back into message objects."""
+    if isinstance(value, list):
+        return [revive(v) for v in value]
+    if not isinstance(value, Mapping):
+        return value
+    cls = _MESSAGE_TYPES.get(str(value.get("type")))
+    if cls is not None and "content" in value:
+        try:
+            return cls.model_validate({k: v for k, v in value.items() if k != "type"})
+        except ValueError:
+            pass  # not a message after all: keep it as data
+    return {k: revive(v) for k, v in value.items()}
+
+
+def _llm_result(output: Any) -> LLMResult:
+    if isinstance(output, AIMessageChunk):
+        chunk_only = {"type", "tool_call_chunks", "chunk_position"}
+        output = AIMessage(**output.model_dump(exclude=chunk_only))
+    if isinstance(output, BaseMessage):
+        return LLMResult(generations=[[ChatGeneration(message=output)]])
+    return LLMResult(generations=[[Generation(text="" if output is None else str(output))]])
+
+
+def _token(chunk: Any) -> str:
+    if isinstance(chunk, Mapping):
+        content = chunk.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(
+                str(b.get("text") or "") if isinstance(b, Mapping) else str(b) for b in content
+            )
+    return chunk if isinstance(chunk, str) else ""
+
+
+def _kept(metadata: Any) -> dict[str, Any]:
+    if not isinstance(metadata, Mapping):
+        return {}
+    return {
+        str(k): v
+        for k, v in metadata.items()
+        if str(k) in _KEPT_KEYS or str(k).startswith(_KEPT_PREFIXES)
+    }
+
+
+def _uuid(text: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return uuid.uuid4()

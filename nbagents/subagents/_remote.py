@@ -1,0 +1,523 @@
+"""Sub-agents that run on a LangGraph server: the runnable a ``RemoteSubAgent`` spec becomes.
+
+``RemoteGraphRunnable`` stands where a local sub-agent's graph would, so the ``task`` tool's
+``Spawn`` isolates its input, packages its result and turns its failures into error
+ToolMessages exactly as for a local one. It creates a thread on the server, streams a run on it
+(``stream_mode=["events", "values"]``), re-emits the run's steps as callbacks through
+:class:`~nbagents.subagents._relay.Relay`, and returns the final state with its messages as
+message objects. ``langgraph_sdk`` (the ``remote`` extra) is imported on the first call only.
+
+Every run is bounded by the spec's ``timeout``, connecting included; when it runs out, or the
+caller is cancelled or interrupted, the remote run is cancelled too (best effort:
+``runs.cancel``; the stream is also opened with ``on_disconnect="cancel"``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langchain_core.runnables.config import (
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+)
+
+from nbagents._contract import REMOTE_KEY, RemoteRecord
+from nbagents.subagents._relay import Call, Relay, Start, revive
+from nbagents.subagents._specs import RemoteSubAgent
+
+if TYPE_CHECKING:
+    from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
+    from langgraph_sdk.schema import StreamMode
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "RemoteGraphRunnable",
+    "RemoteSubAgentError",
+]
+
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_CONNECT_TIMEOUT = 5.0
+CANCEL_TIMEOUT = 3.0
+"""Seconds a best-effort ``runs.cancel`` may take before it is given up."""
+STREAM_MODES: list[StreamMode] = ["events", "values"]
+
+
+class RemoteSubAgentError(RuntimeError):
+    """A remote sub-agent's run failed; the message names the server and the cause."""
+
+
+class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
+    """Runs one graph on a LangGraph server as a sub-agent (see :class:`RemoteSubAgent`)."""
+
+    def __init__(self, spec: RemoteSubAgent) -> None:
+        self.spec = spec
+        self.url = spec["url"].rstrip("/")
+        self.graph_id = spec["graph_id"]
+        self.timeout = float(spec.get("timeout", DEFAULT_TIMEOUT))
+        self.connect_timeout = float(spec.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
+
+    def __repr__(self) -> str:
+        return f"RemoteGraphRunnable(url={self.url!r}, graph_id={self.graph_id!r})"
+
+    # -- sync ------------------------------------------------------------------------------------
+
+    def invoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        config = ensure_config(config)
+        run = _Run(self, input, config)
+        manager = get_callback_manager_for_config(config)
+        client = self._sync_client()
+        try:
+            for event, data in _bounded(self._sync_parts(client, run, input), self.timeout):
+                for op in run.accept(event, data):
+                    _perform(op, manager, run)
+            result = run.result()
+        except BaseException as error:
+            failure = self._explain(error, run)
+            if run.active:
+                _cancel_in_background(client, run.thread_id, run.run_id)
+            for op in run.fail(failure):
+                _perform(op, manager, run)
+            if failure is error:
+                raise
+            raise failure from error
+        finally:
+            if not run.active:
+                client.close()
+        for op in run.succeed(result):
+            _perform(op, manager, run)
+        return result
+
+    def _sync_parts(
+        self, client: SyncLangGraphClient, run: _Run, input: dict[str, Any]
+    ) -> Iterator[tuple[str, Any]]:
+        run.thread_id = str(client.threads.create(metadata=run.thread_metadata())["thread_id"])
+        for part in client.runs.stream(
+            run.thread_id,
+            self.graph_id,
+            input=input,
+            stream_mode=STREAM_MODES,
+            on_disconnect="cancel",
+            on_run_created=run.created,
+        ):
+            yield part.event, part.data
+
+    def _sync_client(self) -> SyncLangGraphClient:
+        from langgraph_sdk import get_sync_client
+
+        client = get_sync_client(url=self.url, **self._client_options())
+        client.http.client.event_hooks["response"].append(_no_reconnect)
+        return client
+
+    # -- async -----------------------------------------------------------------------------------
+
+    async def ainvoke(
+        self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        config = ensure_config(config)
+        run = _Run(self, input, config)
+        manager = get_async_callback_manager_for_config(config)
+        client = self._async_client()
+        try:
+            async with asyncio.timeout(self.timeout):
+                async for event, data in self._async_parts(client, run, input):
+                    for op in run.accept(event, data):
+                        await _aperform(op, manager, run)
+            result = run.result()
+        except BaseException as error:
+            failure = self._explain(error, run)
+            if run.active:
+                await _acancel(client, run.thread_id, run.run_id)
+            for op in run.fail(failure):
+                await _aperform(op, manager, run)
+            if failure is error:
+                raise
+            raise failure from error
+        finally:
+            await client.aclose()
+        for op in run.succeed(result):
+            await _aperform(op, manager, run)
+        return result
+
+    async def _async_parts(
+        self, client: LangGraphClient, run: _Run, input: dict[str, Any]
+    ) -> AsyncIterator[tuple[str, Any]]:
+        thread = await client.threads.create(metadata=run.thread_metadata())
+        run.thread_id = str(thread["thread_id"])
+        async for part in client.runs.stream(
+            run.thread_id,
+            self.graph_id,
+            input=input,
+            stream_mode=STREAM_MODES,
+            on_disconnect="cancel",
+            on_run_created=run.created,
+        ):
+            yield part.event, part.data
+
+    def _async_client(self) -> LangGraphClient:
+        from langgraph_sdk import get_client
+
+        client = get_client(url=self.url, **self._client_options())
+        client.http.client.event_hooks["response"].append(_ano_reconnect)
+        return client
+
+    # -- shared ----------------------------------------------------------------------------------
+
+    def _client_options(self) -> dict[str, Any]:
+        try:
+            import httpx
+        except ImportError as error:  # pragma: no cover - httpx comes with langgraph-sdk
+            raise _missing_sdk() from error
+        headers = dict(self.spec.get("headers") or {})
+        options: dict[str, Any] = {
+            "headers": headers,
+            "timeout": httpx.Timeout(self.timeout, connect=self.connect_timeout),
+        }
+        env = self.spec.get("api_key_env")
+        if env:
+            key = os.environ.get(env)
+            if not key:
+                raise RemoteSubAgentError(
+                    f"LangGraph server {self.url}: the API key variable {env!r} "
+                    f"(api_key_env of sub-agent {self.spec['name']!r}) is not set."
+                )
+            options["api_key"] = key
+        return options
+
+    def _explain(self, error: BaseException, run: _Run) -> BaseException:
+        """The error to report: one naming the server and the cause, or ``error`` itself when
+        it is not the server's doing (cancellation, Ctrl-C, a bug)."""
+        if isinstance(error, RemoteSubAgentError | asyncio.CancelledError | KeyboardInterrupt):
+            return error
+        where = f"LangGraph server {self.url}"
+        what = f"graph {self.graph_id!r}"
+        if isinstance(error, TimeoutError | _Timeout):
+            return RemoteSubAgentError(
+                f"{where}: no result for {what} within timeout={self.timeout:g} s"
+                + ("; the remote run was cancelled." if run.run_id else ".")
+            )
+        status = _http_status(error)
+        if status in (401, 403):
+            return RemoteSubAgentError(
+                f"{where} refused the credentials (HTTP {status}): set the API key in "
+                f"LANGGRAPH_API_KEY, or name its variable in the spec's 'api_key_env', or pass "
+                f"the server's auth header in 'headers'."
+            )
+        if status == 404:
+            return RemoteSubAgentError(
+                f"{where}: HTTP 404 for {what}; is it a graph in the server's langgraph.json or "
+                f"an assistant id? ({_short(error)})"
+            )
+        if status is not None:
+            return RemoteSubAgentError(f"{where} answered HTTP {status}: {_short(error)}")
+        if _is_transport(error):
+            if run.run_id:
+                return RemoteSubAgentError(
+                    f"{where}: the connection broke during the run of {what} "
+                    f"({type(error).__name__}: {error}); was the server stopped?"
+                )
+            return RemoteSubAgentError(
+                f"{where} cannot be reached ({type(error).__name__}: {error}); is it running?"
+            )
+        if isinstance(error, ImportError) and "langgraph_sdk" in str(error):
+            return _missing_sdk()
+        return error
+
+
+class _Run:
+    """What one remote run has said so far, and which callbacks that calls for."""
+
+    def __init__(self, owner: RemoteGraphRunnable, input: dict[str, Any], config: RunnableConfig):
+        self.owner = owner
+        self.input = input
+        self.name = str(config.get("run_name") or owner.spec["name"])
+        self.metadata: Mapping[str, Any] = config.get("metadata") or {}
+        self.thread_id = ""
+        self.run_id = ""
+        self.ended = False
+        self.final: dict[str, Any] | None = None
+        self.root: Any = None
+        self.relay: Relay | None = None
+
+    @property
+    def active(self) -> bool:
+        """Created on the server and not known to have ended there."""
+        return bool(self.run_id) and not self.ended
+
+    def thread_metadata(self) -> dict[str, Any]:
+        return {"nbagents_subagent": self.owner.spec["name"]}
+
+    def created(self, info: Mapping[str, Any]) -> None:
+        self.run_id = str(info.get("run_id") or "")
+        self.thread_id = str(info.get("thread_id") or self.thread_id)
+
+    def accept(self, event: str, data: Any) -> list[_Op]:
+        """The callbacks one stream part calls for."""
+        if event == "metadata" and isinstance(data, Mapping) and not self.run_id:
+            self.run_id = str(data.get("run_id") or "")
+        elif event == "values" and isinstance(data, Mapping):
+            self.final = dict(data)
+        elif event == "error":
+            self.ended = True
+            raise RemoteSubAgentError(
+                f"LangGraph server {self.owner.url}: the run of graph {self.owner.graph_id!r} "
+                f"failed there: {_remote_error(data)}"
+            )
+        elif event == "end":
+            self.ended = True
+        elif event == "events" and isinstance(data, Mapping):
+            ops: list[_Op] = []
+            if self.root is None:
+                ops.append(_OpenRoot("streamed", _integration(data)))
+            ops.append(_Event(data))
+            return ops
+        return []
+
+    def result(self) -> dict[str, Any]:
+        self.ended = True
+        if self.final is None:
+            raise RemoteSubAgentError(
+                f"LangGraph server {self.owner.url}: the run of graph {self.owner.graph_id!r} "
+                f"ended without a final state."
+            )
+        return {k: revive(v) for k, v in self.final.items()}
+
+    def succeed(self, result: dict[str, Any]) -> list[_Op]:
+        ops: list[_Op] = []
+        if self.root is None:
+            ops.append(_OpenRoot("not streamed: the server sent no run events", {}))
+        ops.append(_EndRoot(result))
+        return ops
+
+    def fail(self, error: BaseException) -> list[_Op]:
+        ops: list[_Op] = []
+        if self.root is None:
+            if not self.run_id:
+                return []  # nothing ran remotely: the task call's error says it all
+            ops.append(_OpenRoot("not streamed: the run failed before its first step", {}))
+        ops.append(_FailRoot(error))
+        return ops
+
+    def record(self, steps: str) -> RemoteRecord:
+        return RemoteRecord(
+            url=self.owner.url,
+            graph_id=self.owner.graph_id,
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            steps=steps,
+        )
+
+
+@dataclass(frozen=True)
+class _OpenRoot:
+    """Open the sub-agent's chain run: the remote graph's run, as the parent sees it."""
+
+    steps: str
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Event:
+    """A run event for the relay to mirror."""
+
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class _EndRoot:
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _FailRoot:
+    error: BaseException
+
+
+_Op = _OpenRoot | _Event | _EndRoot | _FailRoot
+
+
+def _opening(op: _OpenRoot, manager: Any, run: _Run) -> tuple[Any, dict[str, Any]]:
+    """The callback manager that opens the sub-agent's chain run, and its keyword arguments."""
+    opening = manager.copy()
+    opening.add_metadata({**op.extra, REMOTE_KEY: run.record(op.steps)}, inherit=False)
+    return opening, {"run_id": uuid.uuid4(), "name": run.name}
+
+
+def _perform(op: _Op | Start | Call, manager: Any, run: _Run) -> None:
+    """Make one planned callback on sync managers."""
+    if isinstance(op, _OpenRoot):
+        opening, kwargs = _opening(op, manager, run)
+        run.root = opening.on_chain_start(None, run.input, **kwargs)
+        run.relay = Relay(run.root)
+    elif isinstance(op, _Event):
+        planned = run.relay.plan(op.data) if run.relay is not None else None
+        if planned is not None:
+            _perform(planned, manager, run)
+    elif isinstance(op, _EndRoot):
+        run.root.on_chain_end(op.result)
+    elif isinstance(op, _FailRoot):
+        for call in run.relay.abandon(op.error) if run.relay is not None else ():
+            _perform(call, manager, run)
+        run.root.on_chain_error(op.error)
+    elif isinstance(op, Start):
+        child = op.parent.get_child()
+        child.add_tags(op.tags)
+        child.add_metadata(op.metadata)
+        opened = getattr(child, op.method)(*op.args, **op.kwargs)
+        if run.relay is not None:
+            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
+    else:
+        getattr(op.manager, op.method)(*op.args)
+
+
+async def _aperform(op: _Op | Start | Call, manager: Any, run: _Run) -> None:
+    """Make one planned callback on async managers (the same steps as :func:`_perform`)."""
+    if isinstance(op, _OpenRoot):
+        opening, kwargs = _opening(op, manager, run)
+        run.root = await opening.on_chain_start(None, run.input, **kwargs)
+        run.relay = Relay(run.root)
+    elif isinstance(op, _Event):
+        planned = run.relay.plan(op.data) if run.relay is not None else None
+        if planned is not None:
+            await _aperform(planned, manager, run)
+    elif isinstance(op, _EndRoot):
+        await run.root.on_chain_end(op.result)
+    elif isinstance(op, _FailRoot):
+        for call in run.relay.abandon(op.error) if run.relay is not None else ():
+            await _aperform(call, manager, run)
+        await run.root.on_chain_error(op.error)
+    elif isinstance(op, Start):
+        child = op.parent.get_child()
+        child.add_tags(op.tags)
+        child.add_metadata(op.metadata)
+        opened = await getattr(child, op.method)(*op.args, **op.kwargs)
+        if run.relay is not None:
+            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
+    else:
+        await getattr(op.manager, op.method)(*op.args)
+
+
+class _Timeout(Exception):
+    pass
+
+
+_DONE = object()
+
+
+def _bounded(parts: Iterator[tuple[str, Any]], seconds: float) -> Iterator[tuple[str, Any]]:
+    """``parts``, read on a helper thread so that waiting for the next one stops at the deadline.
+
+    A blocking read cannot be interrupted, and a server that sends keep-alives but no result
+    would never time it out: the helper thread reads, the caller waits with a deadline.
+    """
+    deadline = time.monotonic() + seconds
+    found: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def pump() -> None:
+        try:
+            for part in parts:
+                found.put(part)
+            found.put(_DONE)
+        except BaseException as error:
+            found.put(error)
+
+    threading.Thread(target=pump, name="nbagents-remote", daemon=True).start()
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise queue.Empty
+            item = found.get(timeout=remaining)
+        except queue.Empty:
+            raise _Timeout from None
+        if item is _DONE:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+def _cancel_in_background(client: SyncLangGraphClient, thread_id: str, run_id: str) -> None:
+    """Ask the server to cancel a run, waiting at most ``CANCEL_TIMEOUT`` for its answer."""
+
+    def cancel() -> None:
+        try:
+            client.runs.cancel(thread_id, run_id)
+        except Exception:
+            pass  # best effort: the server may be the reason we are cancelling
+        finally:
+            client.close()
+
+    worker = threading.Thread(target=cancel, name="nbagents-remote-cancel", daemon=True)
+    worker.start()
+    worker.join(CANCEL_TIMEOUT)
+
+
+async def _acancel(client: LangGraphClient, thread_id: str, run_id: str) -> None:
+    with contextlib.suppress(Exception):  # best effort: the server may be why we cancel
+        await asyncio.wait_for(client.runs.cancel(thread_id, run_id), CANCEL_TIMEOUT)
+
+
+def _no_reconnect(response: Any) -> None:
+    """Keep the SDK from reconnecting a broken run stream to its ``Location``.
+
+    The stream is opened with ``on_disconnect="cancel"``: once it breaks, the server cancels the
+    run, so reconnecting (five attempts with back-off) would only delay the error.
+    """
+    if response.request.url.path.endswith("/runs/stream"):
+        response.headers.pop("location", None)
+
+
+async def _ano_reconnect(response: Any) -> None:
+    _no_reconnect(response)
+
+
+def _integration(event: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys of the remote graph's own run that say what kind of graph it is."""
+    metadata = event.get("metadata") or {}
+    found = metadata.get("ls_integration") if isinstance(metadata, Mapping) else None
+    return {"ls_integration": found} if found else {}
+
+
+def _remote_error(data: Any) -> str:
+    if isinstance(data, Mapping):
+        kind, message = data.get("error"), data.get("message")
+        return f"{kind}: {message}" if kind and message else str(message or kind or data)
+    return str(data)
+
+
+def _http_status(error: BaseException) -> int | None:
+    response = getattr(error, "response", None)
+    status = getattr(response, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _is_transport(error: BaseException) -> bool:
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(error, httpx.TransportError | ConnectionError)
+
+
+def _short(error: BaseException, limit: int = 300) -> str:
+    text = str(error)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _missing_sdk() -> RemoteSubAgentError:
+    return RemoteSubAgentError(
+        "Remote sub-agents need langgraph-sdk: pip install 'nbagents[remote]'."
+    )

@@ -1,0 +1,296 @@
+"""Remote sub-agents against a real ``langgraph dev`` server on loopback.
+
+The served graph (``tests/remote_graph/worker_graph.py``) runs on ``ScriptedChatModel``, so no
+key and no network beyond loopback are needed. One server serves the whole module; the test
+that kills a server mid-run starts its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from remote_graph.serve import LANGGRAPH, Server, free_port
+
+from nbagents import RemoteSubAgent, ScriptedChatModel, Tracer, create_deep_agent
+from nbagents.models import delegate, parallel
+from nbagents.tracing import Span, Trace
+
+pytest.importorskip("langgraph_sdk")
+if not Path(LANGGRAPH).exists():
+    pytest.skip("langgraph-cli[inmem] is not installed (the test extra)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = Server(tmp_path_factory.mktemp("langgraph-server"))
+    yield running
+    running.stop()
+
+
+def remote(url: str, **extra: Any) -> RemoteSubAgent:
+    spec: RemoteSubAgent = {
+        "name": "worker",
+        "description": "Works on a LangGraph server.",
+        "url": url,
+        "graph_id": "worker",
+    }
+    spec.update(extra)  # type: ignore[typeddict-item]
+    return spec
+
+
+def delegating(*jobs: str) -> ScriptedChatModel:
+    """The main model: hands every job to the remote worker at once, then ends."""
+    return ScriptedChatModel(
+        script={"main": [parallel(*(delegate(j, "worker") for j in jobs)), "all done"]}
+    )
+
+
+async def run(agent: Any, mode: str, tracer: Tracer) -> dict[str, Any]:
+    config = {"callbacks": [tracer]}
+    payload = {"messages": [("user", "go")]}
+    if mode == "ainvoke":
+        return dict(await agent.ainvoke(payload, config))
+    return dict(agent.invoke(payload, config))
+
+
+def task_results(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def children(trace: Trace, span: Span) -> list[Span]:
+    return [s for s in trace.spans if s.parent_id == span.id]
+
+
+def visible_descendants(trace: Trace, span: Span) -> list[Span]:
+    return [s for s in trace.descendants(span) if not s.hidden]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_twenty_parallel_remote_tasks_return_results_steps_and_tokens(
+    server: Server, mode: str
+) -> None:
+    jobs = [f"job {i} sleep=0.2" for i in range(20)]
+    agent = create_deep_agent(delegating(*jobs), subagents=[remote(server.url)])
+    tracer = Tracer()
+
+    result = await run(agent, mode, tracer)
+
+    messages = task_results(result)
+    assert sorted(m.text for m in messages) == sorted(f"worker says: worked on: {j}" for j in jobs)
+    trace = tracer.trace
+    tasks = [s for s in trace.spans if s.kind == "task"]
+    assert len(tasks) == 20
+    runs: set[str] = set()
+    for message in messages:
+        artifact = message.artifact
+        assert artifact["status"] == "ok" and artifact["subagent"] == "worker"
+        assert "messages" in artifact["state"]["withheld"]
+        task = next(t for t in tasks if t.attributes["tool_call_id"] == message.tool_call_id)
+        [sub] = children(trace, task)
+        assert sub.kind == "subagent" and sub.name == "worker" and sub.status == "ok"
+        info = sub.attributes["remote"]
+        assert info["url"] == server.url and info["graph_id"] == "worker"
+        assert info["steps"] == "streamed" and info["thread_id"] and info["run_id"]
+        runs.add(info["run_id"])
+        steps = visible_descendants(trace, sub)
+        assert [(s.kind, s.name) for s in sorted(steps, key=lambda s: s.start)] == [
+            ("model", "ScriptedChatModel"),
+            ("tool", "work"),
+            ("model", "ScriptedChatModel"),
+        ]
+        assert all(s.status == "ok" for s in steps)
+        models = [s for s in steps if s.kind == "model"]
+        # Only the task crosses the boundary: the main agent's conversation stays here.
+        assert [(m["type"], m["content"]) for m in models[0].inputs] == [
+            ("human", artifact["description"])
+        ]
+        assert all(s.model == "scripted-remote" for s in models)
+        traced_total = sum(s.usage.total for s in models)
+        assert traced_total > 0
+        assert traced_total == artifact["tokens"]["total"]
+        assert sum(s.usage.input for s in models) == artifact["tokens"]["input"]
+    assert len(runs) == 20  # one server run per task
+
+
+def test_unreachable_server_is_an_error_naming_the_url() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    agent = create_deep_agent(delegating("job"), subagents=[remote(url, connect_timeout=2)])
+    tracer = Tracer()
+
+    [message] = task_results(asyncio.run(run(agent, "invoke", tracer)))
+
+    assert message.status == "error"
+    assert url in message.text and "cannot be reached" in message.text
+    assert message.artifact["status"] == "error"
+    [task] = [s for s in tracer.trace.spans if s.kind == "task"]
+    assert task.status == "error" and url in (task.error or "")
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    status = 401
+
+    def do_POST(self) -> None:
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{"detail": "Invalid API key"}')
+
+    do_GET = do_POST
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_rejected_credentials_say_so(status: int) -> None:
+    handler = type("Refusing", (_Refusing,), {"status": status})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        agent = create_deep_agent(delegating("job"), subagents=[remote(url)])
+        [message] = task_results(await run(agent, "ainvoke", Tracer()))
+    finally:
+        httpd.shutdown()
+    assert message.status == "error"
+    assert f"{url} refused the credentials (HTTP {status})" in message.text
+
+
+def test_missing_api_key_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENTS_TEST_REMOTE_KEY", raising=False)
+    spec = remote("http://127.0.0.1:9", api_key_env="NBAGENTS_TEST_REMOTE_KEY")
+    agent = create_deep_agent(delegating("job"), subagents=[spec])
+    [message] = task_results(agent.invoke({"messages": [("user", "go")]}))
+    assert message.status == "error"
+    assert "'NBAGENTS_TEST_REMOTE_KEY'" in message.text and "is not set" in message.text
+
+
+def test_unknown_graph_is_an_error(server: Server) -> None:
+    spec = remote(server.url, graph_id="no-such-graph")
+    agent = create_deep_agent(delegating("job"), subagents=[spec])
+    [message] = task_results(agent.invoke({"messages": [("user", "go")]}))
+    assert message.status == "error"
+    assert server.url in message.text and "'no-such-graph'" in message.text
+
+
+def test_a_run_that_fails_on_the_server_is_an_error(server: Server) -> None:
+    agent = create_deep_agent(delegating("explode now"), subagents=[remote(server.url)])
+    tracer = Tracer()
+    [message] = task_results(asyncio.run(run(agent, "invoke", tracer)))
+    assert message.status == "error"
+    assert server.url in message.text and "failed there" in message.text
+    assert "cannot do 'explode now'" in message.text
+    [sub] = [s for s in tracer.trace.spans if s.kind == "subagent"]
+    assert sub.status == "error"
+    assert all(s.status != "running" for s in tracer.trace.descendants(sub))
+
+
+def run_status(url: str, thread_id: str, run_id: str) -> str:
+    with urllib.request.urlopen(f"{url}/threads/{thread_id}/runs/{run_id}", timeout=5) as r:
+        return str(json.loads(r.read())["status"])
+
+
+def wait_for_status(url: str, thread_id: str, run_id: str, wanted: set[str]) -> str:
+    status = ""
+    for _ in range(100):
+        status = run_status(url, thread_id, run_id)
+        if status in wanted:
+            break
+        time.sleep(0.1)
+    return status
+
+
+def remote_ids(trace: Trace) -> tuple[str, str]:
+    [sub] = [s for s in trace.spans if s.kind == "subagent"]
+    return sub.attributes["remote"]["thread_id"], sub.attributes["remote"]["run_id"]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_slow_run_times_out_and_is_cancelled_on_the_server(server: Server, mode: str) -> None:
+    agent = create_deep_agent(
+        delegating("slow job sleep=60"), subagents=[remote(server.url, timeout=3)]
+    )
+    tracer = Tracer()
+
+    [message] = task_results(await run(agent, mode, tracer))
+
+    assert message.status == "error"
+    assert server.url in message.text and "within timeout=3 s" in message.text
+    assert "cancelled" in message.text
+    thread_id, run_id = remote_ids(tracer.trace)
+    assert wait_for_status(server.url, thread_id, run_id, {"interrupted"}) == "interrupted"
+    # The steps that had started end with the run instead of staying open.
+    [sub] = [s for s in tracer.trace.spans if s.kind == "subagent"]
+    assert sub.status == "error"
+    assert all(s.status != "running" for s in tracer.trace.descendants(sub))
+
+
+async def test_cancelling_the_caller_cancels_the_remote_run(server: Server) -> None:
+    agent = create_deep_agent(delegating("long job sleep=60"), subagents=[remote(server.url)])
+    tracer = Tracer()
+    running = asyncio.ensure_future(run(agent, "ainvoke", tracer))
+    for _ in range(200):  # until the remote tool call is under way
+        if any(s.name == "work" for s in tracer.trace.spans):
+            break
+        await asyncio.sleep(0.05)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+
+    thread_id, run_id = remote_ids(tracer.trace)
+    assert wait_for_status(server.url, thread_id, run_id, {"interrupted"}) == "interrupted"
+
+
+def test_server_killed_mid_run_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    doomed = Server(tmp_path)
+    spec = remote(doomed.url, timeout=60)
+    agent = create_deep_agent(delegating("job sleep=60"), subagents=[spec])
+    tracer = Tracer()
+
+    def kill_when_working() -> None:
+        for _ in range(400):
+            if any(s.name == "work" for s in tracer.trace.spans):
+                break
+            time.sleep(0.05)
+        doomed.stop()
+
+    killer = threading.Thread(target=kill_when_working)
+    killer.start()
+    try:
+        [message] = task_results(asyncio.run(run(agent, "invoke", tracer)))
+    finally:
+        killer.join()
+        doomed.stop()
+
+    assert message.status == "error"
+    # The broken connection ended the call, not the 60 s timeout.
+    assert doomed.url in message.text and "connection broke" in message.text
+    [sub] = [s for s in tracer.trace.spans if s.kind == "subagent"]
+    assert sub.status == "error"
+    assert all(s.status != "running" for s in tracer.trace.descendants(sub))
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"url": "localhost:2024"}, "must start with http"),
+        ({"graph_id": ""}, "needs 'graph_id'"),
+        ({"system_prompt": "x"}, "belong to a local SubAgent"),
+        ({"timeout": 0}, "'timeout' must be a positive number"),
+        ({"headers": {"x-api-key": 3}}, "'headers' must map"),
+    ],
+)
+def test_invalid_remote_specs_are_refused(change: dict[str, Any], problem: str) -> None:
+    spec = {**remote("http://127.0.0.1:2024"), **change}
+    with pytest.raises(ValueError, match=problem):
+        create_deep_agent(ScriptedChatModel(), subagents=[spec])  # type: ignore[list-item]
