@@ -30,6 +30,7 @@ __all__ = [
     "View",
     "ViewNode",
     "ViewPatch",
+    "ViewSummary",
 ]
 
 VIEW_VERSION = 2
@@ -147,8 +148,8 @@ class TimelineRow(TypedDict):
     segments: list[Segment]
 
 
-class View(TypedDict):
-    """The whole view of a trace."""
+class ViewSummary(TypedDict):
+    """What a whole view and a patch both carry: the revision, the run's state, the header."""
 
     version: int
     rev: int
@@ -159,8 +160,13 @@ class View(TypedDict):
     cost: str | None
     duration: float
     header: Header
-    columns: list[str]
     totals: list[str]
+
+
+class View(ViewSummary):
+    """The whole view of a trace."""
+
+    columns: list[str]
     roots: list[str]
     nodes: list[ViewNode]
     """In tree order (depth first)."""
@@ -170,7 +176,7 @@ class View(TypedDict):
     timeline: list[TimelineRow]
 
 
-class ViewPatch(TypedDict):
+class ViewPatch(ViewSummary):
     """What changed since revision ``rev - 1``: the header always, the rest only when changed.
 
     Nodes, agent rows and timeline rows replace the records with the same id (a node without
@@ -178,16 +184,6 @@ class ViewPatch(TypedDict):
     order or set changed.
     """
 
-    version: int
-    rev: int
-    status: str
-    finished: bool
-    waiting: bool
-    errors: int
-    cost: str | None
-    duration: float
-    header: Header
-    totals: list[str]
     nodes: list[ViewNode]
     agent_rows: list[AgentRow]
     timeline: list[TimelineRow]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nbagents._tokens import TokenUsage
 from nbagents.display._costview import CostBook, format_cost
@@ -38,6 +38,7 @@ from nbagents.display._records import (
     View,
     ViewNode,
     ViewPatch,
+    ViewSummary,
 )
 from nbagents.display._spanview import details, label, state_diff
 from nbagents.tracing.model import STREAMED, call_order
@@ -411,9 +412,7 @@ class ViewBuilder:
             cells += [format_cost(self._costs.trace())] * 2
         return cells
 
-    def view(self) -> View:
-        """The whole view, as of the last :meth:`update`."""
-        order = self._walk()
+    def _summary(self) -> ViewSummary:
         return {
             "version": VIEW_VERSION,
             "rev": self.rev,
@@ -424,8 +423,15 @@ class ViewBuilder:
             "cost": format_cost(self._costs.trace()) if self._priced else None,
             "duration": self._horizon,
             "header": self._header(),
-            "columns": self._columns(),
             "totals": self._totals(),
+        }
+
+    def view(self) -> View:
+        """The whole view, as of the last :meth:`update`."""
+        order = self._walk()
+        return {
+            **self._summary(),
+            "columns": self._columns(),
             "roots": [self._key[r] for r in self._vkids[None]],
             "nodes": [self._node(s, with_details=True) for s in order],
             "agents": [self._key[a] for a in self._agents],
@@ -439,24 +445,19 @@ class ViewBuilder:
         def order(ids: Iterable[str]) -> list[str]:
             return sorted((s for s in ids if s in self._key), key=lambda s: int(self._key[s]))
 
-        patch: ViewPatch = {
-            "version": VIEW_VERSION,
-            "rev": self.rev,
-            "status": self._status,
-            "finished": self._finished,
-            "waiting": self._waiting,
-            "errors": len(self._errors),
-            "cost": format_cost(self._costs.trace()) if self._priced else None,
-            "duration": self._horizon,
-            "header": self._header(),
-            "totals": self._totals(),
-            "nodes": [
-                self._node(s, s in changes.details, s in changes.kids)
-                for s in order(changes.nodes | changes.kids)
-            ],
-            "agent_rows": [self._agent_row(a) for a in order(changes.agent_rows)],
-            "timeline": [self._timeline_row(a) for a in order(changes.timeline)],
-        }
+        # cast: mypy wants a TypedDict's optional keys spelled out when ``**`` builds it
+        patch = cast(
+            ViewPatch,
+            {
+                **self._summary(),
+                "nodes": [
+                    self._node(s, s in changes.details, s in changes.kids)
+                    for s in order(changes.nodes | changes.kids)
+                ],
+                "agent_rows": [self._agent_row(a) for a in order(changes.agent_rows)],
+                "timeline": [self._timeline_row(a) for a in order(changes.timeline)],
+            },
+        )
         if changes.roots:
             patch["roots"] = [self._key[r] for r in self._vkids[None]]
         if changes.agents:

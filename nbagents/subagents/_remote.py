@@ -104,14 +104,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, client: SyncLangGraphClient, run: _Run, input: dict[str, Any]
     ) -> Iterator[tuple[str, Any]]:
         run.thread_id = str(client.threads.create(metadata=run.thread_metadata())["thread_id"])
-        for part in client.runs.stream(
-            run.thread_id,
-            self.graph_id,
-            input=input,
-            stream_mode=STREAM_MODES,
-            on_disconnect="cancel",
-            on_run_created=run.created,
-        ):
+        for part in client.runs.stream(run.thread_id, self.graph_id, **_stream_options(run, input)):
             yield part.event, part.data
 
     def _sync_client(self) -> SyncLangGraphClient:
@@ -157,12 +150,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         thread = await client.threads.create(metadata=run.thread_metadata())
         run.thread_id = str(thread["thread_id"])
         async for part in client.runs.stream(
-            run.thread_id,
-            self.graph_id,
-            input=input,
-            stream_mode=STREAM_MODES,
-            on_disconnect="cancel",
-            on_run_created=run.created,
+            run.thread_id, self.graph_id, **_stream_options(run, input)
         ):
             yield part.event, part.data
 
@@ -407,6 +395,16 @@ async def _aperform(op: _Op | Start | Call, manager: Any, run: _Run) -> None:
             run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
     else:
         await getattr(op.manager, op.method)(*op.args)
+
+
+def _stream_options(run: _Run, input: dict[str, Any]) -> dict[str, Any]:
+    # A run the client stops reading is cancelled on the server, not left running.
+    return {
+        "input": input,
+        "stream_mode": STREAM_MODES,
+        "on_disconnect": "cancel",
+        "on_run_created": run.created,
+    }
 
 
 class _Timeout(Exception):
