@@ -192,3 +192,64 @@ def test_a_traced_cell_returns_its_last_value_and_raises_its_errors(kernel: Kern
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "ValueError"
     check = kernel.run("print(type(failing).__name__, failing.finished)")
     assert _stream_index(check, "Trace True") >= 0
+
+
+HELD_CELL = """
+import threading
+from langchain_core.tools import tool
+from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents.models import call, delegate, parallel
+
+release, entered, finished = threading.Event(), threading.Semaphore(0), []
+
+@tool
+def hold(x: str) -> str:
+    \"\"\"Blocks until released.\"\"\"
+    entered.release()
+    release.wait(30)
+    finished.append(x)
+    return x
+
+def announce():
+    for _ in range(3):
+        entered.acquire(timeout=30)
+    print("all three held", flush=True)
+
+held_agent = create_deep_agent(
+    ScriptedChatModel(script={
+        "main": [parallel(*(delegate(x, "w") for x in "ABC")), "done"],
+        "w": [call("hold", x="1"), "ok"],
+    }),
+    [hold],
+    subagents=[{"name": "w", "description": "Works.", "system_prompt": "Work."}],
+)
+"""
+
+
+def test_interrupting_the_kernel_stops_an_invoke_while_subagents_are_busy(
+    kernel: Kernel,
+) -> None:
+    kernel.run("%load_ext nbagents")
+    kernel.run(HELD_CELL)
+    msg_id = kernel.kc.execute(
+        "%%trace held\n"
+        "threading.Thread(target=announce, daemon=True).start()\n"
+        "held_agent.invoke({'messages': [('user', 'go')]})"
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        msg = kernel.kc.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.1))
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream" and "all three held" in msg["content"]["text"]:
+            break
+        assert msg["msg_type"] != "error", msg["content"]
+    kernel.km.interrupt_kernel()
+    reply = kernel.kc.get_shell_msg(timeout=60)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kernel.kc.get_shell_msg(timeout=60)
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    check = kernel.run("print(len(finished), held.status)\nrelease.set()")
+    text = "".join(m["content"]["text"] for m in check if m["msg_type"] == "stream")
+    assert text.strip() == "0 interrupted", "the cell ended only after the held tools returned"

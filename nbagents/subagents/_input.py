@@ -14,6 +14,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
+from nbagents.subagents._stop import ctrl_c_stops_subagents
+
 __all__ = ["DeepAgentGraph", "check_input"]
 
 _EXAMPLE = 'agent.invoke({"messages": [("user", "hello")]})'
@@ -36,7 +38,11 @@ def check_input(name: str, payload: Any) -> None:
 
 
 class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """A compiled agent graph whose ``invoke``/``stream`` (and async forms) check their input."""
+    """A compiled agent graph whose ``invoke``/``stream`` (and async forms) check their input.
+
+    A sync ``invoke``/``stream`` on the main thread also stops at once on Ctrl-C instead of
+    waiting for running sub-agents (see :mod:`nbagents.subagents._stop`).
+    """
 
     @classmethod
     def of(cls, graph: CompiledStateGraph[Any, Any, Any, Any]) -> DeepAgentGraph:
@@ -49,10 +55,15 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         check_input(self.name, input)
-        return super().stream(input, config, **kwargs)
+        return _stopping_on_ctrl_c(super().stream(input, config, **kwargs))
 
     def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         check_input(self.name, input)
         return super().astream(input, config, **kwargs)
+
+
+def _stopping_on_ctrl_c(chunks: Iterator[Any]) -> Iterator[Any]:
+    with ctrl_c_stops_subagents():
+        yield from chunks

@@ -38,6 +38,7 @@ from nbagents.subagents._specs import (
     SubAgent,
     validate_specs,
 )
+from nbagents.subagents._stop import check_not_stopped
 from nbagents.subagents._stream import SubAgentFailureTransformer
 from nbagents.subagents._threads import with_threaded_coroutines
 
@@ -332,6 +333,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
+        check_not_stopped()
         return handler(self._with_prompt(request))
 
     async def awrap_model_call(

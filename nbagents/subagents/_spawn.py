@@ -21,6 +21,7 @@ from nbagents._contract import (
 )
 from nbagents._tokens import TokenUsage
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
+from nbagents.subagents._stop import run_stoppable
 
 __all__ = ["SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY", "OnError", "Spawn"]
 
@@ -85,7 +86,8 @@ class Spawn:
         started = time.perf_counter()
         sent = self.child_input()
         try:
-            result = self.runnable.invoke(sent, self.child_config())
+            config = self.child_config()
+            result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.

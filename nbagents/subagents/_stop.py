@@ -1,0 +1,131 @@
+"""Ctrl-C during a synchronous ``invoke`` stops the run now, not when its sub-agents finish.
+
+Under a sync ``invoke`` LangGraph runs parallel ``task`` calls on worker threads, and when the
+main thread gets ``KeyboardInterrupt`` its executor waits for every running task before the
+exception reaches the user: ten-second tools in three sub-agents keep the notebook busy for ten
+seconds after Ctrl-C (upstream deepagents waits for their next model calls too).
+
+A deep agent's sync ``stream``/``invoke`` therefore opens a :class:`StopScope` on the main
+thread: while it runs, SIGINT first marks the scope stopped and then does whatever the previous
+handler did (Python's and Jupyter's raise ``KeyboardInterrupt``). Each sync ``task`` runs its
+sub-agent on a thread of its own and waits for either its result or the stop; on a stop it
+raises ``KeyboardInterrupt`` at once, so LangGraph's wait ends and the run stops. A thread
+cannot be killed: a sub-agent left behind finishes the step it is in (a tool call, a model
+call) and then stops, because every built sub-agent checks the scope before its next model or
+tool call. Its result is discarded.
+
+Threads other than the main one cannot receive signals, so a run started off the main thread
+keeps LangGraph's behaviour; so does a process whose SIGINT handler is not a Python callable
+(ignored or the OS default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from types import FrameType
+from typing import Any, TypeVar
+
+__all__ = ["StopScope", "check_not_stopped", "ctrl_c_stops_subagents", "run_stoppable"]
+
+T = TypeVar("T")
+
+_current: contextvars.ContextVar[StopScope | None] = contextvars.ContextVar(
+    "nbagents_stop_scope", default=None
+)
+
+
+class StopScope:
+    """Whether the user asked the run to stop, and who is waiting to hear it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._waiting: set[threading.Event] = set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            waiting = list(self._waiting)
+        for event in waiting:
+            event.set()
+
+    def wait(self, future: Future[T]) -> T:
+        """``future``'s result, or ``KeyboardInterrupt`` as soon as the scope is stopped."""
+        woken = threading.Event()
+        future.add_done_callback(lambda _: woken.set())
+        with self._lock:
+            self._waiting.add(woken)
+            if self._stopped:
+                woken.set()
+        try:
+            woken.wait()
+        finally:
+            with self._lock:
+                self._waiting.discard(woken)
+        if not future.done():
+            raise KeyboardInterrupt
+        return future.result()
+
+
+@contextlib.contextmanager
+def ctrl_c_stops_subagents() -> Iterator[None]:
+    """While the body runs on the main thread, Ctrl-C also stops the waiting for sub-agents."""
+    if _current.get() is not None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    scope = StopScope()
+    forward: Callable[[int, FrameType | None], Any] = previous
+
+    def on_sigint(signum: int, frame: FrameType | None) -> Any:
+        scope.stop()
+        return forward(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    # Not a token reset: a generator's ``finally`` may run in another context than its start.
+    _current.set(scope)
+    try:
+        yield
+    finally:
+        _current.set(None)
+        if signal.getsignal(signal.SIGINT) is on_sigint:
+            signal.signal(signal.SIGINT, previous)
+
+
+def run_stoppable(call: Callable[[], T]) -> T:
+    """``call()``, on its own thread when a stop scope is open so that a stop ends the wait."""
+    scope = _current.get()
+    if scope is None:
+        return call()
+    if scope.stopped:
+        raise KeyboardInterrupt
+    future: Future[T] = Future()
+    context = contextvars.copy_context()  # the run's config and callbacks live in context vars
+
+    def work() -> None:
+        try:
+            future.set_result(context.run(call))
+        except BaseException as error:  # handed to the waiting thread, which re-raises it
+            future.set_exception(error)
+
+    threading.Thread(target=work, name="nbagents-subagent", daemon=True).start()
+    return scope.wait(future)
+
+
+def check_not_stopped() -> None:
+    """Raise ``KeyboardInterrupt`` in a sub-agent the user has already stopped."""
+    scope = _current.get()
+    if scope is not None and scope.stopped:
+        raise KeyboardInterrupt
