@@ -432,13 +432,14 @@ async def test_failing_and_unknown_subagents_are_errors_in_the_trace() -> None:
     assert trace.children(tasks["odd"]) == []
     failed_model = next(s for s in spans_by_kind(trace, "model") if s.status == "error")
     assert failed_model.agent == "general-purpose" and failed_model.error == "RuntimeError: boom"
-    # repr and the views' header count the same failures: the failed model call, the sub-agent,
-    # its task, and the task with an unknown type.
+    # Every step the failures went through is marked failed, but repr and the views' header
+    # count each failure once, where it started: the failed model call (its sub-agent and task
+    # failed with it) and the task with an unknown type.
     failed = [s for s in trace.spans if s.status == "error" and not s.hidden]
     assert sorted(s.kind for s in failed) == ["model", "subagent", "task", "task"]
-    assert trace.failures() == 4
-    assert "; 4 failed;" in repr(trace)
-    assert build_view(trace)["errors"] == 4
+    assert trace.failures() == 2
+    assert "; 2 failed;" in repr(trace)
+    assert build_view(trace)["errors"] == 2
 
 
 # -- upstream deepagents ------------------------------------------------------------------------
@@ -736,3 +737,38 @@ def test_agent_spans_hide_langgraph_plumbing_but_keep_it() -> None:
     assert model_node.inputs["messages"] == "1 item"
     carried = [s.inputs if isinstance(s.inputs, dict) else {"": s.inputs} for s in chains]
     assert all(isinstance(v, str) for sizes in carried for v in sizes.values())
+
+
+@pytest.mark.parametrize("on_error", ["raise", "return"])
+@pytest.mark.parametrize("how", ["invoke", "ainvoke"])
+async def test_one_failing_subagent_is_one_failure_whichever_way_it_is_reported(
+    on_error: str, how: str
+) -> None:
+    from nbagents.models import fail
+
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(delegate("break", "general-purpose"), delegate("fine")), "ok"],
+            "general-purpose": {"break": [fail(RuntimeError("boom"))], "fine": ["fine"]},
+        }
+    )
+    agent = create_deep_agent(model, on_subagent_error=on_error)  # type: ignore[arg-type]
+    with recording() as tracer:
+        try:
+            if how == "ainvoke":
+                await agent.ainvoke({"messages": [HumanMessage("go")]})
+            else:
+                agent.invoke({"messages": [HumanMessage("go")]})
+        except RuntimeError:
+            assert on_error == "raise"
+    trace = tracer.trace
+    failed = sorted(s.kind for s in trace.spans if s.status == "error" and not s.hidden)
+    # Each step the failure went through is marked, and it is counted once.
+    expected = ["model", "subagent", "task"] + (["agent"] if on_error == "raise" else [])
+    assert failed == sorted(expected)
+    assert trace.failures() == 1
+    assert "; 1 failed;" in repr(trace)
+    assert build_view(trace)["errors"] == 1
+    assert "1 failed" in " ".join(
+        f"{s['value']} {s['label']}" for s in build_view(trace)["header"]["stats"]
+    )

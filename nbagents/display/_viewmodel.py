@@ -41,7 +41,7 @@ from nbagents.display._records import (
     ViewSummary,
 )
 from nbagents.display._spanview import details, label, state_diff
-from nbagents.tracing.model import STREAMED, call_order
+from nbagents.tracing.model import STREAMED, call_order, count_failures
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, Trace
@@ -398,8 +398,14 @@ class ViewBuilder:
         if self._priced:
             stats.append(_stat("cost", format_cost(self._costs.trace())))
         if self._errors:
-            stats.append(_stat("failed", str(len(self._errors)), emphasis="error"))
+            stats.append(_stat("failed", str(self._failures()), emphasis="error"))
         return {"status": self._status, "title": short(self._title, 120), "stats": stats}
+
+    def _failures(self) -> int:
+        return count_failures(
+            {sid: self._span[sid].error for sid in self._errors},
+            {sid: self._vparent[sid] for sid in self._errors},
+        )
 
     def _columns(self) -> list[str]:
         return COLUMNS + COST_COLUMNS if self._priced else list(COLUMNS)
@@ -419,7 +425,7 @@ class ViewBuilder:
             "status": self._status,
             "finished": self._finished,
             "waiting": self._waiting,
-            "errors": len(self._errors),
+            "errors": self._failures(),
             "cost": format_cost(self._costs.trace()) if self._priced else None,
             "duration": self._horizon,
             "header": self._header(),

@@ -30,6 +30,7 @@ __all__ = [
     "SubAgentRecord",
     "TokenUsage",
     "Trace",
+    "count_failures",
 ]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
@@ -372,9 +373,21 @@ class Trace:
         return trace_bundle(self, include, exclude)
 
     def failures(self) -> int:
-        """How many visible steps ended in an error: the views' "failed" count."""
+        """How many failures the run had: the views' "failed" count.
+
+        A failure is counted once, at the step where it started; the steps it then failed on its
+        way up (the sub-agent, its ``task``, the agent, when ``on_subagent_error="raise"``) are
+        marked failed but not counted again. See :func:`count_failures`.
+        """
         with self._lock:
-            return sum(1 for s in self._spans.values() if s.status == "error" and not s.hidden)
+            failed = {s.id: s for s in self._spans.values() if s.status == "error" and not s.hidden}
+            up: dict[str, str | None] = {}
+            for sid in failed:
+                parent = self._spans.get(self._spans[sid].parent_id or "")
+                while parent is not None and parent.hidden:
+                    parent = self._spans.get(parent.parent_id or "")
+                up[sid] = parent.id if parent is not None else None
+        return count_failures({sid: s.error for sid, s in failed.items()}, up)
 
     def summary(self) -> str:
         """One line: status, agents, spawns, failures, tokens."""
@@ -391,6 +404,25 @@ class Trace:
 
     def __repr__(self) -> str:
         return self.summary()
+
+
+def count_failures(errors: Mapping[str, str | None], parent: Mapping[str, str | None]) -> int:
+    """Failed steps (id -> error text) counted where each failure started.
+
+    A step whose error text ends with the error of one of its failed children (``parent`` maps
+    each failed step to its nearest visible parent) is that child's failure passing up:
+    ``"Sub-agent 'w' failed: ValueError: boom"`` above ``"ValueError: boom"``.
+    """
+    below: dict[str, list[str]] = {}
+    for sid, error in errors.items():
+        up = parent.get(sid)
+        if up is not None and error:
+            below.setdefault(up, []).append(error)
+    return sum(
+        1
+        for sid, error in errors.items()
+        if not (error and any(error.endswith(child) for child in below.get(sid, ())))
+    )
 
 
 def call_order(spans: list[Span]) -> list[Span]:
