@@ -76,7 +76,9 @@ def create_deep_agent(
     ``middleware`` applies to the main agent only (tools it adds are not the sub-agents'); give
     a sub-agent middleware in its spec. Returns the compiled LangGraph agent; its input is the
     agent state, ``{"messages": [...]}`` (a plain string or message list is refused with a
-    ``TypeError`` saying so).
+    ``TypeError`` saying so). Ctrl-C (a notebook's interrupt) stops a synchronous ``invoke`` at
+    once, even while sub-agents are busy; a sub-agent left in a blocking call stops before its
+    next model call, and its result is dropped.
     """
     chat_model = init_chat_model(model) if isinstance(model, str) else model
     if isinstance(skills, str):
