@@ -24,6 +24,7 @@ from nbagents.tracing._recording import recording
 
 if TYPE_CHECKING:
     from nbagents.display.live import LiveView
+    from nbagents.tracing._tracer import Tracer
     from nbagents.tracing.model import Trace
 
 __all__ = [
@@ -73,7 +74,7 @@ def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
     try:
         with recording() as tracer:
             tracer.trace.title = title
-            view = _show_live(tracer.trace, auto_finish=True) if display is not False else None
+            view = _show_live(tracer, auto_finish=True) if display is not False else None
             yield tracer.trace
     finally:
         # After recording() has finished the trace, so the snapshot shows its final state.
@@ -117,7 +118,7 @@ def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:
     try:
         with recording() as tracer:
             ip.user_ns[name] = tracer.trace
-            view = _show_live(tracer.trace, auto_finish=False)
+            view = _show_live(tracer, auto_finish=False)
             return _run(ip, cell)
     finally:
         if view is not None:
@@ -144,8 +145,8 @@ def _run(ip: Any, cell: str) -> Any:
 # -- the live view ---------------------------------------------------------------------------------
 
 
-def _show_live(trace: Trace, *, auto_finish: bool) -> LiveView | None:
-    """Show the live view of ``trace`` in a kernel; elsewhere, or if it fails, None."""
+def _show_live(tracer: Tracer, *, auto_finish: bool) -> LiveView | None:
+    """Show the live view of ``tracer``'s trace in a kernel; elsewhere, or if it fails, None."""
     if not _in_kernel():
         return None
 
@@ -153,7 +154,7 @@ def _show_live(trace: Trace, *, auto_finish: bool) -> LiveView | None:
         # Imported here: a broken widget install must only cost the view, not the recording.
         from nbagents.display.live import live_view
 
-        return live_view(trace, auto_finish=auto_finish)
+        return live_view(tracer.trace, auto_finish=auto_finish, tracer=tracer)
 
     guard = Guard("The nbagents live view is unavailable; the run goes on without it.")
     return guard.run(show)

@@ -183,6 +183,12 @@ def _line(node: ViewNode) -> str:
         parts.append(f'<span class="nba-preview">{_e(node["preview"])}</span>')
     if node["failed"]:
         parts.append('<span class="nba-err">failed</span>')
+    for request in node.get("pending", ()):
+        answers = f" ({' / '.join(request['allowed'])})" if request["allowed"] else ""
+        parts.append(
+            f'<span class="nba-waiting">waits for a decision: {_e(request["title"])}'
+            f"{_e(answers)}</span>"
+        )
     meta = _t(node["time"]) + (f" · {_e(node['tokens'])}" if node["tokens"] else "")
     parts.append(f'<span class="nba-meta">{meta}</span>')
     # spaces between the parts keep the line readable where the CSS is stripped

@@ -22,6 +22,7 @@ __all__ = [
     "FieldType",
     "Header",
     "MessageView",
+    "PendingView",
     "Segment",
     "Stat",
     "StateDiffView",
@@ -88,6 +89,20 @@ class Header(TypedDict):
     stats: list[Stat]
 
 
+class PendingView(TypedDict):
+    """A request a paused run waits for at this step (see ``nbagents.tracing._pending``)."""
+
+    key: str
+    """``interrupt id:position``: what a decision from the live view names."""
+    title: str
+    """``deploy(target='a')``, or the value of a plain ``interrupt(...)``."""
+    description: str
+    allowed: list[str]
+    """The decisions the view may offer; empty for a plain interrupt (answered in code)."""
+    args_json: str
+    """The call's arguments as indented JSON: what an edit starts from."""
+
+
 class ViewNode(TypedDict):
     """One step of the call tree. ``id`` is stable for the life of a view (selection, collapsed
     state and patches are keyed by it); ``children`` lists ids in call order."""
@@ -114,6 +129,8 @@ class ViewNode(TypedDict):
     details: NotRequired[list[DetailField]]
     """Absent from a patch when the details did not change."""
     diff: NotRequired[StateDiffView]
+    pending: NotRequired[list[PendingView]]
+    """What the paused run waits for here; absent when nothing."""
 
 
 class AgentRow(TypedDict):

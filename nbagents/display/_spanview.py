@@ -28,6 +28,7 @@ from nbagents.display._records import (
     DetailField,
     FieldType,
     MessageView,
+    PendingView,
     StateDiffView,
     ToolCallView,
 )
@@ -36,7 +37,7 @@ from nbagents.tracing.model import STREAMED
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span
 
-__all__ = ["details", "label", "state_diff"]
+__all__ = ["details", "label", "pending_view", "state_diff"]
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -310,3 +311,22 @@ def label(span: Span) -> tuple[str, str]:
 def _tail(text: Any) -> str:
     flat = " ".join(as_text(text).split())
     return flat if len(flat) <= LABEL_LIMIT else "…" + flat[-(LABEL_LIMIT - 1) :]
+
+
+def pending_view(request: Mapping[str, Any]) -> PendingView:
+    """A request the paused run waits for, as the views show it."""
+    args = request.get("args") or {}
+    if request.get("kind") == "approval":
+        shown = (
+            ", ".join(f"{k}={v!r}" for k, v in args.items()) if isinstance(args, Mapping) else ""
+        )
+        title = f"{request.get('tool', '')}({shown})"
+    else:
+        title = f"interrupt: {compact_json(request.get('value'))}"
+    return {
+        "key": f"{request.get('interrupt_id', '')}:{request.get('position', 0)}",
+        "title": short(title, 200),
+        "description": truncate(as_text(request.get("description") or ""), DETAIL_LIMIT),
+        "allowed": [str(d) for d in request.get("allowed") or ()],
+        "args_json": truncate(pretty_json(args), DETAIL_LIMIT),
+    }

@@ -40,7 +40,8 @@ from nbagents.display._records import (
     ViewPatch,
     ViewSummary,
 )
-from nbagents.display._spanview import details, label, state_diff
+from nbagents.display._spanview import details, label, pending_view, state_diff
+from nbagents.tracing._pending import PENDING
 from nbagents.tracing.model import STREAMED, call_order, count_failures
 
 if TYPE_CHECKING:
@@ -322,6 +323,9 @@ class ViewBuilder:
             "start": span.start,
             "end": span.end,
         }
+        pending = span.attributes.get(PENDING)
+        if pending:
+            node["pending"] = [pending_view(r) for r in pending]
         if with_children:
             node["children"] = [self._key[k] for k in self._vkids[sid]]
         if with_details:

@@ -25,7 +25,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -35,12 +36,18 @@ import traitlets
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
+from nbagents._resumable import agent_for
+from nbagents.display._answer import AnswerError, decide, waiting_thread
 from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
 from nbagents.display._viewmodel import ViewBuilder
+from nbagents.tracing._recording import active_tracers, recording
+from nbagents.tracing._tracer import Tracer
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
+
+_views: weakref.WeakKeyDictionary[Trace, LiveView] = weakref.WeakKeyDictionary()
 
 __all__ = ["LIVE_TEXT_PREFIX", "LiveView", "TraceWidget", "live_view"]
 
@@ -74,6 +81,10 @@ class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """The whole view (a :class:`~nbagents.display._records.View`) as JSON text."""
     patch_json = traitlets.Unicode("null").tag(sync=True)
     """The latest :class:`~nbagents.display._records.ViewPatch` as JSON text."""
+    answerable = traitlets.Bool(False).tag(sync=True)
+    """Whether the paused run can be resumed from the view (its agent is known here)."""
+    notice = traitlets.Unicode("").tag(sync=True)
+    """Why the last decisions sent from the view could not be applied, or ``""``."""
 
     def __repr__(self) -> str:
         return "TraceWidget()"
@@ -88,10 +99,16 @@ class LiveView:
     now. ``updates`` counts widget updates, for tests and curious users.
     """
 
-    def __init__(self, trace: Trace, *, max_rate: float = 10.0) -> None:
+    def __init__(
+        self, trace: Trace, *, max_rate: float = 10.0, tracer: Tracer | None = None
+    ) -> None:
         if max_rate <= 0:
             raise ValueError("max_rate must be positive.")
         self.trace = trace
+        self.tracer = tracer
+        """The tracer recording ``trace``: a run resumed from the view continues in it."""
+        self.last_result: Any = None
+        """What the last run resumed from the view returned."""
         self.min_interval = 1.0 / max_rate
         load_prices()
         self.widget = TraceWidget()
@@ -111,6 +128,8 @@ class LiveView:
         self._finished = False
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
         self._unregister_cell_hook: Callable[[], None] | None = None
+        self.widget.on_msg(self._on_msg)
+        _views[trace] = self
 
     # -- following the trace -------------------------------------------------------------------
 
@@ -169,7 +188,66 @@ class LiveView:
             self._last_size = len(text)
             self.sent_bytes += len(text)
             self.updates += 1
+            thread = waiting_thread(self.trace)
+            self.widget.answerable = thread is not None and agent_for(thread) is not None
             return True
+
+    # -- answering a paused run ----------------------------------------------------------------
+
+    @classmethod
+    def of(cls, trace: Trace) -> LiveView | None:
+        """The live view shown for ``trace``, if any."""
+        return _views.get(trace)
+
+    def answer(self, decisions: Sequence[Mapping[str, Any]]) -> Any:
+        """Apply decisions sent from the view, resume the paused run and follow it here.
+
+        Returns what the resumed run returned; raises :class:`AnswerError` when the decisions
+        cannot be applied (nothing is resumed then).
+        """
+        agent, command, config = decide(self.trace, decisions)
+        self.widget.notice = ""
+        following = not self._finished
+        if not following:
+            self._reopen()
+        tracer = self.tracer if self.tracer is not None else Tracer(self.trace)
+        self.trace.finished = False
+        try:
+            if any(t is tracer for t in active_tracers()):
+                result = agent.invoke(command, config)
+            else:
+                with recording(tracer):
+                    result = agent.invoke(command, config)
+        finally:
+            if following:
+                self._guard(self.sync)
+            else:
+                self.finish()
+        self.last_result = result
+        return result
+
+    def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("type") != "decide":
+            return
+        decisions = content.get("decisions")
+        if not isinstance(decisions, list):
+            return
+        self.widget.notice = ""  # the same error twice must still reach the front end
+        try:
+            self.answer([d for d in decisions if isinstance(d, dict)])
+        except AnswerError as error:
+            self.widget.notice = str(error)
+        except Exception as error:  # the resumed run failed: say so where the user clicked
+            self.widget.notice = f"The resumed run failed: {type(error).__name__}: {error}"
+            logger.warning("The run resumed from the live view failed.", exc_info=True)
+
+    def _reopen(self) -> None:
+        """Follow the trace again after ``finish()``: a resumed run continues in this view."""
+        self._finished = False
+        self._stop.clear()
+        self._wake.clear()
+        self._thread = None
+        self.start()
 
     # -- the output ----------------------------------------------------------------------------
 
@@ -260,7 +338,9 @@ def _dumps(record: object) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
-def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:
+def live_view(
+    trace: Trace, *, auto_finish: bool = True, tracer: Tracer | None = None
+) -> LiveView | None:
     """Show a live view of ``trace`` in the current cell when running in a kernel, else None.
 
     Never raises: for callers such as ``nbagents.trace()`` that must not break the run.
@@ -268,7 +348,7 @@ def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:
     if _kernel_shell() is None:
         return None
     guard = Guard("The nbagents live view could not be shown; the run goes on without it.")
-    return guard.run(lambda: LiveView(trace).show(auto_finish=auto_finish))
+    return guard.run(lambda: LiveView(trace, tracer=tracer).show(auto_finish=auto_finish))
 
 
 def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:

@@ -14,6 +14,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
+from nbagents._resumable import remember
 from nbagents.subagents._stop import ctrl_c_stops_subagents
 
 __all__ = ["DeepAgentGraph", "check_input"]
@@ -55,12 +56,14 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         check_input(self.name, input)
+        remember(self, config)
         return _stopping_on_ctrl_c(super().stream(input, config, **kwargs))
 
     def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         check_input(self.name, input)
+        remember(self, config)
         return super().astream(input, config, **kwargs)
 
 

@@ -47,6 +47,7 @@ from nbagents.tracing._extract import (
     tool_outcome,
 )
 from nbagents.tracing._jsonready import jsonready, shape
+from nbagents.tracing._pending import PENDING, THREAD, is_pause, pending_requests
 from nbagents.tracing._resume import PausedSpans, is_resume, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, Trace
@@ -82,6 +83,10 @@ class Tracer(BaseCallbackHandler):
         self._origin: float | None = None
         self._paused = PausedSpans()
         self._resume_keys: dict[str, tuple[str | None, str]] = {}
+        self._placed: set[str] = set()
+        """Interrupt ids whose requests are on a span (see ``_pending``)."""
+        self._waiting: dict[str | None, list[Span]] = {}
+        """Spans holding pending requests, by the thread of their run."""
         """span id → (thread, key) under which a pause leaves it for its resumption."""
 
     @property
@@ -121,6 +126,8 @@ class Tracer(BaseCallbackHandler):
             key = _resume_key(kind, parent)
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
+            if parent is None and is_resume(inputs):
+                self._answered(thread_of(md))
             reopened = self._reopen(md, kind, key, now) if continues and key is not None else None
             span = reopened or Span(
                 id=str(run_id),
@@ -134,6 +141,8 @@ class Tracer(BaseCallbackHandler):
             )
             if key is not None:
                 self._resume_keys[span.id] = (thread_of(md), key)
+                if parent is None and thread_of(md) is not None:
+                    span.attributes[THREAD] = thread_of(md)
             run = RunFrame(span, agent, step_of(md, parent), node_of=node_of, parent=parent)
             if kind in AGENT_KINDS:
                 agent.span_id = span.id
@@ -534,8 +543,11 @@ class Tracer(BaseCallbackHandler):
             if run is None:
                 return
             status = error_status(error)
-            text = None if status == "ok" else error_text(error)
+            paused = is_pause(error)
+            text = None if status == "ok" or paused else error_text(error)
             self._end(run, status, text, None)
+            if paused:
+                self._place_pending(run, error)
             if status == "interrupted" and run.parent is not None:
                 run.parent.paused_child = True
             if run.span.kind in AGENT_KINDS:
@@ -543,6 +555,29 @@ class Tracer(BaseCallbackHandler):
                 if status != "ok":
                     self._cut_off(run.span, text)
         self.trace.changed()
+
+    def _place_pending(self, run: RunFrame, error: BaseException) -> None:
+        """Put what the pause waits for on the nearest visible span it passed, once."""
+        requests = [r for r in pending_requests(error) if r["interrupt_id"] not in self._placed]
+        if not requests:
+            return
+        frame: RunFrame | None = run
+        while frame is not None and frame.span.hidden:
+            frame = frame.parent
+        if frame is None:
+            return
+        frame.span.attributes.setdefault(PENDING, []).extend(requests)
+        self._placed.update(r["interrupt_id"] for r in requests)
+        root = frame
+        while root.parent is not None:
+            root = root.parent
+        self._waiting.setdefault(root.span.attributes.get(THREAD), []).append(frame.span)
+
+    def _answered(self, thread: str | None) -> None:
+        """Resuming a thread answers what it waited for (what is left unanswered pauses again)."""
+        for span in self._waiting.pop(thread, ()):
+            for request in span.attributes.pop(PENDING, ()):
+                self._placed.discard(request["interrupt_id"])
 
     def _cut_off(self, agent_span: Span, reason: str | None) -> None:
         """Close what an agent left running when it stopped: LangChain reports no end for a

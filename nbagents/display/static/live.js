@@ -189,8 +189,11 @@ function section(ui, key, title, body) {
 // -- the view: built once, then updated in place ------------------------------------------------
 
 class TraceView {
-  constructor(root) {
+  constructor(root, model) {
     this.root = root;
+    this.model = model || null;
+    this.decisions = new Map(); // pending request key -> {decision, args_json, message}
+    this.sending = false;
     this.data = null;
     this.selected = null;
     this.collapsed = new Set();
@@ -214,6 +217,7 @@ class TraceView {
     if (num(patch.rev) <= this.data.rev) return; // already in the whole view
     const touched = applyPatch(this.data, patch);
     this.drawHeader();
+    this.drawApprovals();
     if (this.keep) {
       this.drawTree();
     } else {
@@ -237,6 +241,9 @@ class TraceView {
     this.headerEl = h("div");
     root.appendChild(this.headerEl);
     this.drawHeader();
+    this.approvalsEl = h("div", "nba-approvals");
+    root.appendChild(this.approvalsEl);
+    this.drawApprovals();
     const main = h("div", "nba-live-main");
     const left = h("div", "nba-live-left");
     left.appendChild(this.filterBar());
@@ -428,6 +435,151 @@ class TraceView {
       });
     } else item.row.removeAttribute("aria-expanded");
     item.row.replaceChildren(toggle, line(node));
+    this.drawPending(item, node);
+  }
+
+  // -- approvals: pending requests at their steps, answered from the view --
+
+  pendingRequests() {
+    const out = [];
+    if (!this.data) return out;
+    for (const node of this.data.nodes.values()) (node.pending || []).forEach((p) => out.push(p));
+    return out;
+  }
+
+  drawPending(item, node) {
+    const pending = node.pending || [];
+    const keys = pending.map((p) => p.key).join("|");
+    if (item.cardKeys === keys) return;
+    item.cardKeys = keys;
+    if (item.card) item.card.remove();
+    item.card = null;
+    if (!pending.length) return;
+    item.card = h("div", "nba-pending");
+    pending.forEach((p) => item.card.appendChild(this.requestCard(p)));
+    item.row.after(item.card);
+  }
+
+  requestCard(p) {
+    const box = h("div", "nba-request");
+    box.dataset.request = p.key;
+    box.appendChild(h("div", "nba-request-title", "waits for a decision: " + p.title));
+    if (p.description) box.appendChild(h("div", "nba-request-desc", p.description));
+    const body = h("div", "nba-request-body");
+    const choices = h("div", "nba-choices");
+    const draw = () => {
+      const chosen = this.decisions.get(p.key) || {};
+      choices.querySelectorAll("button").forEach((b) => {
+        b.setAttribute("aria-pressed", String(b.dataset.decision === chosen.decision));
+      });
+      body.replaceChildren();
+      if (chosen.decision === "edit") {
+        const area = h("textarea", "nba-edit-args");
+        area.setAttribute("aria-label", "Arguments of " + p.title + " as JSON");
+        area.value = chosen.args_json;
+        area.rows = Math.min(12, area.value.split("\n").length + 1);
+        area.addEventListener("input", () => {
+          chosen.args_json = area.value;
+        });
+        body.appendChild(area);
+      } else if (chosen.decision === "reject" || chosen.decision === "respond") {
+        const input = h("input", "nba-message");
+        input.type = "text";
+        input.placeholder = chosen.decision === "reject" ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it";
+        input.setAttribute("aria-label", (chosen.decision === "reject" ? "Reason to reject " : "Answer instead of ") + p.title);
+        input.value = chosen.message || "";
+        input.addEventListener("input", () => {
+          chosen.message = input.value;
+          this.drawApprovals();
+        });
+        body.appendChild(input);
+      }
+      this.drawApprovals();
+    };
+    p.allowed.forEach((decision) => {
+      const b = h("button", "nba-choice", decision);
+      b.type = "button";
+      b.dataset.decision = decision;
+      b.disabled = !this.answerable();
+      b.addEventListener("click", () => {
+        const old = this.decisions.get(p.key);
+        this.decisions.set(p.key, {
+          decision,
+          args_json: old && old.args_json !== undefined ? old.args_json : p.args_json,
+          message: old ? old.message || "" : "",
+        });
+        draw();
+      });
+      choices.appendChild(b);
+    });
+    if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
+    box.appendChild(choices);
+    box.appendChild(body);
+    draw();
+    return box;
+  }
+
+  answerable() {
+    return Boolean(this.model && this.model.get("answerable") && this.model.send);
+  }
+
+  ready(p) {
+    const chosen = this.decisions.get(p.key);
+    if (!chosen || !p.allowed.includes(chosen.decision)) return false;
+    return chosen.decision !== "respond" || Boolean((chosen.message || "").trim());
+  }
+
+  drawApprovals() {
+    const bar = this.approvalsEl;
+    if (!bar) return;
+    const pending = this.pendingRequests().filter((p) => p.allowed.length);
+    const notice = this.model ? this.model.get("notice") || "" : "";
+    bar.replaceChildren();
+    if (!pending.length) {
+      this.sending = false;
+      if (notice) bar.appendChild(h("div", "nba-notice", notice));
+      return;
+    }
+    const keys = pending.map((p) => p.key).join("|");
+    if (this.sending && keys !== this.sentKeys) this.sending = false; // it paused again
+    const decided = pending.filter((p) => this.ready(p)).length;
+    const line = h("div", "nba-approvals-bar");
+    if (!this.answerable()) {
+      line.appendChild(h("span", "nba-waiting", pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result)."));
+    } else {
+      line.appendChild(h("span", "nba-waiting", decided + " of " + pending.length + " decided"));
+      const submit = h("button", "nba-submit", this.sending ? "resuming…" : "Submit decisions and resume");
+      submit.type = "button";
+      submit.disabled = this.sending || decided < pending.length;
+      submit.addEventListener("click", () => this.submit(pending));
+      line.appendChild(submit);
+    }
+    bar.appendChild(line);
+    if (notice && !this.sending) bar.appendChild(h("div", "nba-notice", notice));
+  }
+
+  submit(pending) {
+    if (!this.answerable() || this.sending) return;
+    const decisions = pending.map((p) => {
+      const chosen = this.decisions.get(p.key);
+      return { key: p.key, decision: chosen.decision, args_json: chosen.args_json, message: chosen.message || "" };
+    });
+    this.sending = true;
+    this.sentKeys = pending.map((p) => p.key).join("|");
+    this.model.send({ type: "decide", decisions });
+    this.drawApprovals();
+  }
+
+  noticeChanged() {
+    this.sending = false;
+    this.drawApprovals();
+  }
+
+  answerableChanged() {
+    this.root.querySelectorAll(".nba-choice").forEach((b) => {
+      b.disabled = !this.answerable();
+    });
+    this.drawApprovals();
   }
 
   drawKids(item, node) {
@@ -668,7 +820,7 @@ function render({ model, el }) {
   // MathJax must not typeset user text ("costs $5 and $10").
   const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
   el.appendChild(root);
-  const view = new TraceView(root);
+  const view = new TraceView(root, model);
   const parse = (name) => {
     try {
       return JSON.parse(model.get(name) || "null");
@@ -678,13 +830,19 @@ function render({ model, el }) {
   };
   const onView = () => view.reset(parse("view_json"));
   const onPatch = () => view.patch(parse("patch_json"));
+  const onNotice = () => view.noticeChanged();
+  const onAnswerable = () => view.answerableChanged();
   model.on("change:view_json", onView);
   model.on("change:patch_json", onPatch);
+  model.on("change:notice", onNotice);
+  model.on("change:answerable", onAnswerable);
   onView();
   onPatch();
   return () => {
     model.off("change:view_json", onView);
     model.off("change:patch_json", onPatch);
+    model.off("change:notice", onNotice);
+    model.off("change:answerable", onAnswerable);
   };
 }
 
