@@ -1,0 +1,85 @@
+"""Answering a paused run from the live view in real JupyterLab (issue 13).
+
+Two sub-agents pause before ``deploy``; the user approves one request and edits the other's
+arguments in the widget, then submits. The kernel resumes the run: the tool runs with the edited
+arguments, and the same output's tree completes (no second tree, no pending request left).
+"""
+
+from __future__ import annotations
+
+import pytest
+from labharness import LabPage
+
+pytestmark = pytest.mark.browser
+
+SETUP = """\
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+import nbagents
+from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents.models import call, delegate, parallel, say
+
+deployed = []
+
+@tool
+def deploy(target: str, version: str = "1.0") -> str:
+    \"\"\"Deploy a version to a target.\"\"\"
+    deployed.append(f"{target}@{version}")
+    return f"deployed {version} to {target}"
+
+model = ScriptedChatModel(script={
+    "main": [parallel(delegate("Ship A.", "ops"), delegate("Ship B.", "ops")), "all shipped"],
+    "ops": {
+        "Ship A.": [call("deploy", target="alpha"), say("A handled.")],
+        "Ship B.": [call("deploy", target="beta"), say("B handled.")],
+    },
+})
+agent = create_deep_agent(
+    model, [deploy],
+    subagents=[{"name": "ops", "description": "Deploys.", "system_prompt": "Deploy."}],
+    interrupt_on={"deploy": True}, checkpointer=InMemorySaver(),
+)
+config = {"configurable": {"thread_id": "release-1"}}
+with nbagents.trace(title="release") as t:
+    paused = agent.invoke({"messages": [("user", "Ship A and B")]}, config)
+"""
+
+
+def test_approve_one_request_and_edit_another_from_the_view(lab: LabPage) -> None:
+    path = lab.server.add_notebook("approvals_view.ipynb", [SETUP])
+    lab.open_notebook(path)
+    lab.run_all()
+    out = lab.outputs(0)
+    alpha = out.locator(".nba-request", has_text="target='alpha'")
+    beta = out.locator(".nba-request", has_text="target='beta'")
+    alpha.wait_for(state="visible")
+    beta.wait_for(state="visible")
+    assert "waiting for a decision" in out.locator(".nba-header").first.inner_text()
+    submit = out.locator(".nba-submit")
+    submit.wait_for(state="visible")
+    assert submit.is_disabled()  # nothing decided yet
+    lab.screenshot("paused")
+
+    alpha.locator(".nba-choice[data-decision='approve']").click()
+    beta.locator(".nba-choice[data-decision='edit']").click()
+    args = beta.locator("textarea.nba-edit-args")
+    args.fill('{"target": "beta", "version": "2.0-rc1"}')
+    assert "2 of 2 decided" in out.locator(".nba-approvals-bar").inner_text()
+    assert submit.is_enabled()
+    submit.click()
+
+    # The same output: the header turns ok, no request is left, the tools' results show.
+    lab.page.wait_for_function(
+        """el => el.querySelector('.nba-header .nba-badge.nba-s-ok') !== null
+                 && el.querySelector('.nba-request') === null""",
+        arg=out.element_handle(),
+        timeout=60_000,
+    )
+    tools = out.locator(".nba-node.nba-k-tool .nba-preview").all_inner_texts()
+    assert sorted(tools) == ['{"target": "alpha"}', '{"target": "beta", "version": "2.0-rc1"}']
+    assert "A handled." in out.inner_text() and "B handled." in out.inner_text()
+    assert "nba-notice" not in out.inner_html()
+    assert out.locator(".nba-tree > li").count() == 1  # one tree across the pause
+    lab.screenshot("resumed")
+    assert not lab.dialogs, lab.dialogs
