@@ -2,7 +2,7 @@
 
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace
-from nbagents.approvals import pending_approvals
+from nbagents.approvals import pending_approvals, resume
 from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
@@ -32,6 +32,7 @@ __all__ = [
     "create_sub_agent",
     "load_subagents",
     "pending_approvals",
+    "resume",
     "trace",
 ]
 __version__ = "0.1.0"

@@ -20,12 +20,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from langgraph.types import Command, Interrupt
 from pydantic import TypeAdapter
 
-__all__ = ["ApprovalError", "ApprovalRequest", "Approvals", "pending_approvals"]
+from nbagents._resumable import AnswerError, paused_agent, run_resumed
+from nbagents.tracing._tracer import Tracer
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = [
+    "AnswerError",
+    "ApprovalError",
+    "ApprovalRequest",
+    "Approvals",
+    "pending_approvals",
+    "resume",
+]
 
 DecisionType = Literal["approve", "edit", "reject", "respond"]
 _ALL_DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respond")
@@ -231,3 +244,29 @@ def _type_constants(schema: Any) -> Iterator[str]:
     elif isinstance(schema, list):
         for value in schema:
             yield from _type_constants(value)
+
+
+def resume(trace: Trace, decisions: Approvals) -> Any:
+    """Resume the paused run recorded in ``trace`` with ``decisions``; returns its result.
+
+    The code twin of the live view's Submit button: the run continues the same tree (recorded
+    by the tracer that recorded the pause), in the live view if one shows the trace.
+    ``decisions`` is what :func:`~nbagents.pending_approvals` returned, every request decided::
+
+        requests = nbagents.pending_approvals(paused)
+        requests[0].approve()
+        result = nbagents.resume(t, requests)
+    """
+    agent, config = paused_agent(trace)
+    command = decisions.resume()
+    try:
+        from nbagents.display.live import LiveView
+    except ImportError:  # no widget install: nothing to follow the run in
+        view = None
+    else:
+        view = LiveView.of(trace)
+    if view is not None:
+        return view.resume_with(agent, command, config)
+    recorder = trace._recorder
+    tracer = recorder if isinstance(recorder, Tracer) else Tracer(trace)
+    return run_resumed(tracer, agent, command, config)

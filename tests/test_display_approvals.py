@@ -19,9 +19,10 @@ from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+import nbagents
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
 from nbagents._resumable import agent_for
-from nbagents.display._answer import AnswerError
+from nbagents.approvals import AnswerError, pending_approvals
 from nbagents.display._viewmodel import build_view
 from nbagents.display.live import LiveView
 from nbagents.models import call, delegate, parallel, say
@@ -233,3 +234,37 @@ def test_a_deleted_agent_is_forgotten() -> None:
     assert agent_for(thread) is None
     view.sync(whole=True)
     assert not view.widget.answerable
+
+
+def test_resume_in_code_continues_the_same_tree_in_the_view() -> None:
+    agent, config, tracer, view = paused_run(TWO)
+    requests = pending_approvals(agent.get_state(config))
+    for request in requests:
+        request.approve() if request.args["target"] == "a" else request.reject("Not today.")
+    result = nbagents.resume(tracer.trace, requests)
+    assert result["messages"][-1].text == "done" and deployed == ["a@1.0"]
+    (root,) = tracer.trace.visible_roots()
+    assert root.status == "ok" and tracer.trace.finished
+    assert view.last_result is result and requests_by_title(view) == {}
+
+
+def test_resume_in_code_without_a_view_continues_the_same_tree() -> None:
+    deployed.clear()
+    agent = create_deep_agent(
+        ScriptedChatModel(script=TWO),
+        [deploy],
+        subagents=[OPS],
+        interrupt_on={"deploy": True},
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": f"view-approvals-{next(_threads)}"}}
+    with nbagents.trace(display=False) as t:
+        paused = agent.invoke({"messages": [("user", "release")]}, config)
+    requests = pending_approvals(paused)
+    requests.approve_all()
+    result = nbagents.resume(t, requests)
+    assert sorted(deployed) == ["a@1.0", "b@1.0"] and result["messages"][-1].text == "done"
+    (root,) = t.visible_roots()
+    assert root.status == "ok" and len(root.attributes["paused"]) == 1
+    with pytest.raises(AnswerError, match="not waiting"):
+        nbagents.resume(t, requests)

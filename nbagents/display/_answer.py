@@ -15,45 +15,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from nbagents._resumable import agent_for
+from nbagents._resumable import AnswerError, paused_agent
 from nbagents.approvals import ApprovalError, ApprovalRequest, pending_approvals
-from nbagents.tracing._pending import THREAD
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["AnswerError", "decide", "waiting_thread"]
-
-
-class AnswerError(ValueError):
-    """Decisions from the view that cannot be applied; the message says why."""
-
-
-def waiting_thread(trace: Trace) -> str | None:
-    """The thread of the trace's paused run, if its last run is paused on one."""
-    roots = trace.visible_roots()
-    if not roots:
-        return None
-    last = roots[-1]
-    if last.status != "interrupted" or last.error is not None:
-        return None
-    thread = last.attributes.get(THREAD)
-    return str(thread) if thread is not None else None
+__all__ = ["decide"]
 
 
 def decide(trace: Trace, decisions: Sequence[Mapping[str, Any]]) -> tuple[Any, Any, Any]:
     """Apply the view's decisions; returns ``(agent, command, config)`` to resume with."""
-    thread = waiting_thread(trace)
-    if thread is None:
-        raise AnswerError("The run is not waiting for a decision any more.")
-    found = agent_for(thread)
-    if found is None:
-        raise AnswerError(
-            f"The agent that paused on thread {thread!r} is not known here: only agents built "
-            "by create_deep_agent can be resumed from the view (or it was deleted). Answer in "
-            "code: nbagents.pending_approvals(...)."
-        )
-    agent, config = found
+    agent, config = paused_agent(trace)
     approvals = pending_approvals(cast(Any, agent).get_state(config))
     by_key = _keyed(approvals)
     for entry in decisions:

@@ -36,12 +36,11 @@ import traitlets
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
-from nbagents._resumable import agent_for
-from nbagents.display._answer import AnswerError, decide, waiting_thread
+from nbagents._resumable import AnswerError, agent_for, run_resumed, waiting_thread
+from nbagents.display._answer import decide
 from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
 from nbagents.display._viewmodel import ViewBuilder
-from nbagents.tracing._recording import active_tracers, recording
 from nbagents.tracing._tracer import Tracer
 
 if TYPE_CHECKING:
@@ -206,18 +205,20 @@ class LiveView:
         cannot be applied (nothing is resumed then).
         """
         agent, command, config = decide(self.trace, decisions)
+        return self.resume_with(agent, command, config)
+
+    def resume_with(self, agent: Any, command: Any, config: Any) -> Any:
+        """Run ``agent.invoke(command, config)`` (a resumption) and follow it in this view."""
         self.widget.notice = ""
         following = not self._finished
         if not following:
             self._reopen()
-        tracer = self.tracer if self.tracer is not None else Tracer(self.trace)
-        self.trace.finished = False
+        tracer = self.tracer
+        if tracer is None:
+            recorder = self.trace._recorder
+            tracer = recorder if isinstance(recorder, Tracer) else Tracer(self.trace)
         try:
-            if any(t is tracer for t in active_tracers()):
-                result = agent.invoke(command, config)
-            else:
-                with recording(tracer):
-                    result = agent.invoke(command, config)
+            result = run_resumed(tracer, agent, command, config)
         finally:
             if following:
                 self._guard(self.sync)

@@ -72,6 +72,7 @@ class Tracer(BaseCallbackHandler):
     def __init__(self, trace: Trace | None = None, *, title: str = "") -> None:
         super().__init__()
         self.trace = trace if trace is not None else Trace(title=title)
+        self.trace._recorder = self
         self.guard = Guard(
             "nbagents Tracer failed in {name}; the run goes on, the trace may be incomplete "
             "(further failures are not logged).",

@@ -141,6 +141,8 @@ class Trace:
         self.title = title
         self.finished = False
         """True once the traced block or run has ended."""
+        self._recorder: object | None = None
+        """The Tracer writing this trace, if any: a resumed run continues with it."""
         for span in spans or []:
             self.add(span)
 
