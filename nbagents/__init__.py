@@ -1,7 +1,7 @@
 """nbagents: the DeepAgents sub-agent pattern for LangChain, made visible inside Jupyter."""
 
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
-from nbagents._notebook import trace
+from nbagents._notebook import trace, wait_for_decisions
 from nbagents.approvals import pending_approvals, resume
 from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
@@ -34,5 +34,6 @@ __all__ = [
     "pending_approvals",
     "resume",
     "trace",
+    "wait_for_decisions",
 ]
 __version__ = "0.1.0"

@@ -14,6 +14,8 @@ Nothing heavy is imported until needed, and a view that fails never stops the ru
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Container, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,7 @@ __all__ = [
     "trace_bundle",
     "trace_cell",
     "unload_ipython_extension",
+    "wait_for_decisions",
 ]
 
 DEFAULT_NAME = "_trace"
@@ -80,6 +83,65 @@ def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
         # After recording() has finished the trace, so the snapshot shows its final state.
         if view is not None:
             view.finish()
+
+
+async def wait_for_decisions(trace: Trace, *, timeout: float | None = None) -> Any:
+    """Wait, inside the running cell, until the paused run of ``trace`` is answered in its view.
+
+    For one cell that runs, pauses, lets the user decide in the live view and carries on::
+
+        with nbagents.trace() as t:
+            paused = agent.invoke(inputs, config)
+            result = await nbagents.wait_for_decisions(t)
+
+    A busy kernel takes messages from the view only while the cell awaits (ipykernel 7.4 and
+    later dispatch widget messages during an async cell), hence ``await``. The run resumed from
+    the view goes on in the same output, and if it pauses again this waits again. Returns what
+    the resumed run returned (``None`` when the run was not waiting). Raises ``TimeoutError``
+    after ``timeout`` seconds without an answer, and ``RuntimeError`` outside a notebook, with
+    an older ipykernel, or when no live view shows the trace: answer in code then, with
+    :func:`nbagents.resume`.
+    """
+    from nbagents._resumable import waiting_thread
+
+    if waiting_thread(trace) is None:
+        return None
+    shell = kernel_shell()
+    try:
+        from nbagents.display.live import LiveView
+    except ImportError as error:
+        raise RuntimeError(
+            f"The live view is unavailable ({error}); answer with nbagents.resume."
+        ) from error
+    view = LiveView.of(trace)
+    if view is None or view.display_id is None or shell is None:
+        raise RuntimeError(
+            "wait_for_decisions needs the live view of this trace in a notebook (inside "
+            "nbagents.trace() or %%trace, in JupyterLab). Without one, answer in code: "
+            "requests = nbagents.pending_approvals(result); ...; nbagents.resume(t, requests)."
+        )
+    if not _dispatches_comms_while_busy(shell):
+        raise RuntimeError(
+            "This kernel does not take widget messages while a cell runs (ipykernel >= 7.4 "
+            "does): answer in the view after the cell ends, or in code with nbagents.resume."
+        )
+    view.sync(whole=True)  # the view must say it can be answered before anyone clicks
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while waiting_thread(trace) is not None:
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"No decision within {timeout:g} s.")
+        await asyncio.sleep(0.05)
+    return view.last_result
+
+
+def _dispatches_comms_while_busy(shell: Any) -> bool:
+    import inspect
+
+    dispatch = getattr(getattr(shell, "kernel", None), "dispatch_shell", None)
+    try:
+        return dispatch is not None and "concurrent" in inspect.signature(dispatch).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 # -- %load_ext nbagents ----------------------------------------------------------------------------

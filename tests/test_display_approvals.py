@@ -225,15 +225,26 @@ def test_an_agent_not_built_by_create_deep_agent_is_answered_in_code() -> None:
     assert deployed == []
 
 
-def test_a_deleted_agent_is_forgotten() -> None:
+def test_the_view_keeps_its_paused_agent_alive() -> None:
     agent, config, _, view = paused_run(TWO)
     thread = config["configurable"]["thread_id"]
-    assert agent_for(thread) is not None
     del agent
     gc.collect()
-    assert agent_for(thread) is None
-    view.sync(whole=True)
-    assert not view.widget.answerable
+    assert agent_for(thread) is not None  # the output can still resume it
+    requests = requests_by_title(view)
+    send(view, *({"key": r["key"], "decision": "approve"} for r in requests.values()))
+    assert sorted(deployed) == ["a@1.0", "b@1.0"]
+
+
+def test_an_agent_no_view_holds_is_forgotten_when_deleted() -> None:
+    agent = create_deep_agent(
+        ScriptedChatModel(script={"main": ["hi"]}), checkpointer=InMemorySaver()
+    )
+    agent.invoke({"messages": [("user", "hello")]}, {"configurable": {"thread_id": "gone"}})
+    assert agent_for("gone") is not None
+    del agent
+    gc.collect()
+    assert agent_for("gone") is None
 
 
 def test_resume_in_code_continues_the_same_tree_in_the_view() -> None:
@@ -268,3 +279,16 @@ def test_resume_in_code_without_a_view_continues_the_same_tree() -> None:
     assert root.status == "ok" and len(root.attributes["paused"]) == 1
     with pytest.raises(AnswerError, match="not waiting"):
         nbagents.resume(t, requests)
+
+
+async def test_waiting_in_the_cell_needs_a_notebook_view_and_returns_at_once_when_not_paused() -> (
+    None
+):
+    _, _, tracer, _ = paused_run(TWO)
+    with pytest.raises(RuntimeError, match="needs the live view of this trace in a notebook"):
+        await nbagents.wait_for_decisions(tracer.trace)
+    with nbagents.trace(display=False) as done:
+        create_deep_agent(ScriptedChatModel(script={"main": ["hi"]})).invoke(
+            {"messages": [("user", "hello")]}
+        )
+    assert await nbagents.wait_for_decisions(done) is None

@@ -127,6 +127,7 @@ class LiveView:
         self._finished = False
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
         self._unregister_cell_hook: Callable[[], None] | None = None
+        self._paused_agent: Any = None
         self.widget.on_msg(self._on_msg)
         _views[trace] = self
 
@@ -188,7 +189,12 @@ class LiveView:
             self.sent_bytes += len(text)
             self.updates += 1
             thread = waiting_thread(self.trace)
-            self.widget.answerable = thread is not None and agent_for(thread) is not None
+            found = agent_for(thread) if thread is not None else None
+            if found is not None:
+                # The view keeps the paused agent alive: its output can resume it later even
+                # when the notebook dropped its own reference.
+                self._paused_agent = found[0]
+            self.widget.answerable = found is not None
             return True
 
     # -- answering a paused run ----------------------------------------------------------------

@@ -83,3 +83,36 @@ def test_approve_one_request_and_edit_another_from_the_view(lab: LabPage) -> Non
     assert out.locator(".nba-tree > li").count() == 1  # one tree across the pause
     lab.screenshot("resumed")
     assert not lab.dialogs, lab.dialogs
+
+
+def test_one_cell_waits_for_the_decision_and_carries_on(lab: LabPage) -> None:
+    """``wait_for_decisions`` inside the cell: the user answers while the cell is busy."""
+    cell = (
+        SETUP
+        + "    result = await nbagents.wait_for_decisions(t, timeout=120)\nprint('cell done')\n"
+    )
+    after = "print(sorted(deployed), result['messages'][-1].text)"
+    path = lab.server.add_notebook("approvals_wait.ipynb", [cell, after])
+    lab.open_notebook(path)
+    lab.run_all(wait=False)
+    out = lab.outputs(0)
+    alpha = out.locator(".nba-request", has_text="target='alpha'")
+    beta = out.locator(".nba-request", has_text="target='beta'")
+    beta.wait_for(state="visible", timeout=60_000)
+    submit = out.locator(".nba-submit")
+    lab.page.wait_for_function(
+        "el => !el.querySelector('.nba-choice').disabled", arg=out.first.element_handle()
+    )
+    alpha.locator(".nba-choice[data-decision='reject']").click()
+    alpha.locator("input.nba-message").fill("Not on a Friday.")
+    beta.locator(".nba-choice[data-decision='edit']").click()
+    beta.locator("textarea.nba-edit-args").fill('{"target": "gamma"}')
+    submit.click()
+    lab.wait_for_idle()
+    printed = lab.outputs(1).inner_text()
+    assert "['gamma@1.0'] all shipped" in printed, printed
+    assert "cell done" in out.all_inner_texts()[-1] or "cell done" in " ".join(
+        out.all_inner_texts()
+    )
+    assert out.locator(".nba-request").count() == 0
+    assert not lab.dialogs, lab.dialogs
