@@ -292,3 +292,14 @@ async def test_waiting_in_the_cell_needs_a_notebook_view_and_returns_at_once_whe
             {"messages": [("user", "hello")]}
         )
     assert await nbagents.wait_for_decisions(done) is None
+
+
+def test_hostile_arguments_in_a_request_are_escaped_in_the_snapshot() -> None:
+    payload = '<img src=x onerror="alert(1)">'
+    script = {"main": [call("deploy", target=payload), "done"]}
+    _, _, tracer, view = paused_run(script)
+    (request,) = requests_by_title(view).values()
+    assert payload in request["title"]  # the record holds the text; each renderer escapes it
+    html = tracer.trace.to_html()
+    assert payload not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
