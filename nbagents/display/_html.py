@@ -34,6 +34,7 @@ from nbagents.display._records import (
     View,
     ViewNode,
 )
+from nbagents.display._textbar import LEGEND, text_bar
 from nbagents.display._viewmodel import build_view
 
 if TYPE_CHECKING:
@@ -384,8 +385,12 @@ def _timeline(view: View) -> str:
     horizon = view["duration"]
     for row in view["timeline"][:ROW_LIMIT]:
         indent = "\u2003" * row["depth"]
+        end = row["end"] if row["end"] is not None else horizon
+        # The times the bar stands for, for tools and tests that check the layout against them.
+        times = f'data-start="{row["start"]:g}" data-end="{end:g}" data-horizon="{horizon:g}"'
         rows.append(
-            f'<div class="nba-tl-row {_status_cls(row["status"])}">'
+            f'<div class="nba-tl-row {_status_cls(row["status"])}" {times}>'
+            f'<code class="nba-tl-text" style="display:none">{_e(text_bar(row, horizon))} </code>'
             f'<span class="nba-tl-label">{indent}{_dot(row["status"], row["glyph"])} '
             f"{_e(row['name'])}</span> "
             f'<span class="nba-tl-time">{_t(row["time"])}</span>'
@@ -395,7 +400,8 @@ def _timeline(view: View) -> str:
         )
     extra = len(view["timeline"]) - ROW_LIMIT
     legend = (
-        '<div class="nba-legend">bar: agent run, '
+        f'<div class="nba-legend"><code class="nba-tl-text" style="display:none">{LEGEND}</code>'
+        "bar: agent run, "
         + _swatch("model")
         + " model call, "
         + _swatch("tool")

@@ -8,6 +8,8 @@ place and of the right width, calls inside them.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,6 +64,11 @@ def test_the_timeline_is_placed_right_in_an_untrusted_notebook(lab: LabPage) -> 
     root.wait_for(state="visible")
     # the sanitizer did its work: no stylesheet, so only inline layout can place the bars
     assert out.locator("style").count() == 0
+    # the character bars meant for style-less renderers stay hidden: inline styles survived
+    assert (
+        out.locator(".nba-tl-text").count() == 6
+        and not out.locator(".nba-tl-text").first.is_visible()
+    )
     assert root.locator("details").count() > 10  # the tree still folds
     assert root.locator("table.nba-tokens tbody tr").count() == 6
 
@@ -84,3 +91,132 @@ def test_the_timeline_is_placed_right_in_an_untrusted_notebook(lab: LabPage) -> 
             s = _box(seg)
             assert s["width"] > 0 and bar["x"] - 1 <= s["x"] <= bar["x"] + bar["width"] + 1
     assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
+
+
+# -- every committed tutorial, as a newcomer opens it ---------------------------------------------
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+ROW_TIMES = re.compile(
+    r'class="nba-tl-row [^"]*" data-start="([^"]+)" data-end="([^"]+)" data-horizon="([^"]+)"'
+)
+
+
+def _saved_rows(nb: dict[str, Any]) -> dict[tuple[int, int], list[tuple[float, float, float]]]:
+    """(code cell, output) -> the times of each timeline row its saved ``text/html`` draws."""
+    found = {}
+    code_cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    for i, cell in enumerate(code_cells):
+        for j, output in enumerate(cell.get("outputs", [])):
+            html = "".join(output.get("data", {}).get("text/html", ""))
+            rows = [tuple(map(float, m)) for m in ROW_TIMES.findall(html)]
+            if rows:
+                found[(i, j)] = rows
+    return found
+
+
+def _placed(row: Any) -> tuple[float, float]:
+    """A row's bar as fractions of its track, measured in one go once the layout is still
+    (JupyterLab lays a notebook out in steps while it opens and scrolls)."""
+    row.scroll_into_view_if_needed()
+    measure = """r => {
+        const t = r.querySelector('.nba-tl-track').getBoundingClientRect();
+        const b = r.querySelector('.nba-bar').getBoundingClientRect();
+        return [(b.left - t.left) / t.width, b.width / t.width];
+    }"""
+    last = row.evaluate(measure)
+    for _ in range(50):
+        row.page.wait_for_timeout(50)
+        now = row.evaluate(measure)
+        if now == last:
+            return float(now[0]), float(now[1])
+        last = now
+    raise AssertionError("the timeline never stopped moving")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_each_tutorial_timeline_matches_its_times_untrusted(lab: LabPage, name: str) -> None:
+    nb = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+    saved = _saved_rows(nb)
+    if not saved:
+        pytest.skip(f"{name} shows no timeline")  # a fact about the notebook, not a failure
+    (lab.server.root_dir / name).write_text(json.dumps(nb))  # copied: untrusted here
+    lab.open_notebook(name)
+    code_cells = lab.page.locator(".jp-Notebook .jp-CodeCell")
+    checked = 0
+    for (i, j), rows in saved.items():
+        output = code_cells.nth(i).locator(".jp-OutputArea-output").nth(j)
+        drawn = output.locator(".nba-trace .nba-tl-row")
+        if drawn.count() == 0:
+            continue  # drawn as the widget (its saved state), not from the snapshot
+        drawn.first.wait_for(state="visible")
+        assert drawn.count() == len(rows), (name, i, j)
+        for k, (start, end, horizon) in enumerate(rows):
+            left, width = _placed(drawn.nth(k))
+            # within a few pixels (2 % of the track), as the saved times say
+            assert left == pytest.approx(min(start / horizon, 0.995), abs=0.02), (name, i, k)
+            expected = max((end - start) / horizon, 0.005)
+            assert width == pytest.approx(expected, abs=0.02), (name, i, k)
+            checked += 1
+    assert checked, f"no timeline of {name} was drawn from its snapshot"
+    assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
+
+
+# -- readable in JupyterLab's dark theme ----------------------------------------------------------
+
+CONTRAST = """root => {
+    const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+    const opaque = el => {
+        for (; el; el = el.parentElement) {
+            const c = rgb(getComputedStyle(el).backgroundColor);
+            if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c;
+        }
+        return [255, 255, 255];
+    };
+    const lum = c => {
+        const [r, g, b] = c.slice(0, 3).map(v => {
+            v /= 255;
+            return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const ratio = (a, b) => {
+        const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+        return (hi + 0.05) / (lo + 0.05);
+    };
+    const texts = [...root.querySelectorAll('.nba-name, .nba-tl-label, td, th, .nba-kind')]
+        .filter(el => el.textContent.trim())
+        .map(el => [el.className || el.tagName,
+                    ratio(rgb(getComputedStyle(el).color), opaque(el))]);
+    const bars = [...root.querySelectorAll('.nba-bar, .nba-seg')]
+        .map(el => [el.className, ratio(rgb(getComputedStyle(el).backgroundColor),
+                                        opaque(el.closest('.nba-tl-row')))]);
+    return {texts, bars, page: opaque(root)};
+}"""
+
+
+def _theme(lab: LabPage, name: str) -> None:
+    lab.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Settings$")).click()
+    lab.page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).click()
+    lab.page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{name}$")).click()
+    lab.page.wait_for_function(
+        "dark => document.body.dataset.jpThemeLight === String(!dark)", arg="Dark" in name
+    )
+    lab.page.locator("#jupyterlab-splash").wait_for(state="detached")
+
+
+def test_the_snapshot_stays_readable_in_the_dark_theme_untrusted(lab: LabPage) -> None:
+    trace = build_trace()
+    lab.open_notebook(_write_untrusted(lab, "dark.ipynb", trace.to_html()))
+    root = lab.page.locator(OUTPUT).first.locator(".nba-trace")
+    root.wait_for(state="visible")
+    try:
+        _theme(lab, "JupyterLab Dark")
+        lab.screenshot("dark")
+        seen = root.evaluate(CONTRAST)
+        assert sum(seen["page"][:3]) < 3 * 128, seen["page"]  # the page did turn dark
+        low = [t for t in seen["texts"] if t[1] < 4.5]  # WCAG AA for text
+        assert seen["texts"] and not low, low
+        faint = [b for b in seen["bars"] if b[1] < 1.5]  # bars stand out from the page
+        assert seen["bars"] and not faint, faint
+    finally:
+        _theme(lab, "JupyterLab Light")

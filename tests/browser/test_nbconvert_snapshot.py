@@ -1,0 +1,100 @@
+"""A committed tutorial exported with nbconvert (as nbviewer and many sites show notebooks),
+opened in Chromium: the snapshot's timeline bars sit where the saved times say, with the
+exporter's HTML sanitizer off (the default) and on (``--sanitize-html``, what nbviewer-like
+tools should use), which strips the stylesheet and keeps only the inline layout.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from labharness import unavailable
+
+from nbagents.display._textbar import CELLS
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03_parallel_fanout.ipynb"
+ROW_TIMES = re.compile(r'data-start="([^"]+)" data-end="([^"]+)" data-horizon="([^"]+)"')
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        unavailable("Chromium is not installed")
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def _saved_times() -> list[tuple[float, float, float]]:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    rows: list[tuple[float, float, float]] = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:
+                continue  # exported as the widget, not as its snapshot
+            html = "".join(data.get("text/html", ""))
+            rows += [(float(a), float(b), float(c)) for a, b, c in ROW_TIMES.findall(html)]
+    return rows
+
+
+@pytest.mark.parametrize("sanitize", [False, True], ids=["as-exported", "sanitized"])
+def test_an_exported_tutorial_places_its_timeline_by_the_saved_times(
+    browser: Any, tmp_path: Path, sanitize: bool
+) -> None:
+    expected = _saved_times()
+    assert expected, "the tutorial shows no static timeline"
+    command = [sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(tmp_path)]
+    if sanitize:
+        command.append("--sanitize-html")
+    subprocess.run([*command, str(NOTEBOOK)], check=True, capture_output=True, timeout=120)
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((tmp_path / NOTEBOOK.with_suffix(".html").name).as_uri())
+        rows = page.locator(".nba-trace .nba-tl-row")
+        rows.first.wait_for(state="visible")
+        assert rows.count() == len(expected)
+        if sanitize:
+            # Every style is gone: the bars are drawn in characters instead.
+            assert page.locator(".nba-trace style, .nba-trace [style]").count() == 0
+            for k, (start, end, horizon) in enumerate(expected):
+                text = rows.nth(k).locator(".nba-tl-text")
+                assert text.is_visible(), k
+                cells = text.inner_text().strip().strip("\u2595\u258f")
+                assert len(cells) == CELLS
+                drawn = [i for i, c in enumerate(cells) if c != "\u00b7"]
+                assert abs(drawn[0] / CELLS - start / horizon) <= 1 / CELLS, (k, cells)
+                assert abs((drawn[-1] + 1) / CELLS - end / horizon) <= 1 / CELLS, (k, cells)
+            assert page.locator(".nba-legend .nba-tl-text").is_visible()
+            return
+        assert not rows.first.locator(".nba-tl-text").is_visible()  # hidden where styles live
+        for k, (start, end, horizon) in enumerate(expected):
+            left, width = rows.nth(k).evaluate(
+                """r => {
+                    const t = r.querySelector('.nba-tl-track').getBoundingClientRect();
+                    const b = r.querySelector('.nba-bar').getBoundingClientRect();
+                    return [(b.left - t.left) / t.width, b.width / t.width];
+                }"""
+            )
+            assert left == pytest.approx(min(start / horizon, 0.995), abs=0.02), k
+            assert width == pytest.approx(max((end - start) / horizon, 0.005), abs=0.02), k
+        assert page.locator(".nba-trace .nba-name").first.is_visible()
+        assert not errors, errors
+    finally:
+        page.close()
