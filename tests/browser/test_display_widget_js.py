@@ -341,6 +341,11 @@ def test_the_filter_keeps_matches_and_their_ancestors(page: Any) -> None:
     assert "1 matching" in page.locator("#host .nba-filter-count").inner_text()
     page.locator("#host .nba-filter-kind").select_option("")
     assert rows.count() == all_rows
+    # text a row does not show is found in its details: a tool's output, a task's result
+    page.locator("#host .nba-filter-text").fill("results for a")
+    assert [r.locator(".nba-name").inner_text() for r in rows.all()][-1] == "search"
+    assert "1 matching" in page.locator("#host .nba-filter-count").inner_text()
+    page.locator("#host .nba-filter-text").fill("")
     assert not page.errors
 
 

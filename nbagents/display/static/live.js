@@ -85,6 +85,7 @@ function applyPatch(data, patch) {
   (patch.nodes || []).forEach((n) => {
     const old = data.nodes.get(n.id);
     const merged = Object.assign(old ? {} : { children: [], details: [] }, old || {}, n);
+    delete merged._search;
     data.nodes.set(n.id, merged);
     touched.nodes.add(n.id);
     if (n.children) touched.kids.add(n.id);
@@ -98,6 +99,22 @@ function applyPatch(data, patch) {
     touched.timeline.add(r.id);
   });
   return touched;
+}
+
+// What the filter's text searches: the row, and the details' texts (a task's description, a
+// result, a tool's arguments and output, an error), not the model's message lists. Kept on the
+// node until a patch replaces it.
+const SEARCHED = new Set(["text", "code", "error"]);
+
+function searchText(node) {
+  if (node._search === undefined) {
+    const parts = [node.name, node.preview];
+    (node.details || []).forEach((f) => {
+      if (SEARCHED.has(f.type) && typeof f.value === "string") parts.push(f.value);
+    });
+    node._search = parts.join("\n").toLowerCase();
+  }
+  return node._search;
 }
 
 // -- drawing ------------------------------------------------------------------------------------
@@ -312,7 +329,7 @@ class TraceView {
     if (f.kind && node.kind !== f.kind) return false;
     if (f.status && node.status !== f.status) return false;
     if (!f.text) return true;
-    return (node.name + "\n" + node.preview).toLowerCase().includes(f.text);
+    return searchText(node).includes(f.text);
   }
 
   computeKeep() {
