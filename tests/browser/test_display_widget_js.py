@@ -364,7 +364,7 @@ def test_a_10000_span_trace_draws_a_page_of_children_and_more_on_request(page: A
     rows = page.locator("#host .nba-live-tree .nba-row")
     # 100 tasks open with their sub-agents and calls; the other 2,400 wait behind a button
     assert rows.count() == 1 + 100 * 4
-    more = page.locator("#host .nba-more-button")
+    more = page.locator("#host .nba-live-tree .nba-more-button")
     assert more.inner_text() == "show 100 more of 2400"
     more.click()
     assert rows.count() == 1 + 200 * 4
@@ -372,4 +372,76 @@ def test_a_10000_span_trace_draws_a_page_of_children_and_more_on_request(page: A
     page.locator("#host .nba-filter-text").fill("s2499")
     names = [r.locator(".nba-name").inner_text() for r in rows.all()]
     assert names == ["main", "task → general-purpose", "s2499"]
+    assert not page.errors
+
+
+def test_a_10000_span_run_arriving_live_keeps_the_page_answering(page: Any) -> None:
+    """Patches of a run growing to 10,001 spans arrive ten times a second while the page is
+    asked for a round trip again and again; the page keeps answering (no frozen tab), the user's
+    selection stays, and the filter finds a step added at the very end."""
+    import json as _json
+    import time
+
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    patches = []
+    for batch in range(25):  # 25 updates of 100 tasks, each with a sub-agent and two calls
+        for i in range(batch * 100, batch * 100 + 100):
+            trace.add(_span(f"t{i}", "main", "task", 0.001 * i, end=1.0, status="ok"))
+            trace.add(_span(f"s{i}", f"t{i}", "subagent", 0.001 * i, end=1.0, status="ok"))
+            trace.add(_span(f"m{i}", f"s{i}", "model", 0.001 * i, end=0.5, status="ok"))
+            trace.add(_span(f"x{i}", f"s{i}", "tool", 0.5, end=0.9, status="ok"))
+        patches.append(_json.dumps(builder.patch(builder.update())))
+    page.locator("#host .nba-row", has_text="main").first.click()  # a selection to keep
+    # The page applies one patch every 100 ms on its own, as widget messages would arrive.
+    page.evaluate(
+        """(patches) => {
+            window.nbaFeeding = true;
+            let i = 0;
+            const next = () => {
+                if (i >= patches.length) { window.nbaFeeding = false; return; }
+                window.nbaModel.set('patch_json', patches[i++]);
+                setTimeout(next, 100);
+            };
+            next();
+        }""",
+        patches,
+    )
+    round_trips = []
+    while page.evaluate("() => window.nbaFeeding"):
+        started = time.perf_counter()
+        page.evaluate("() => document.querySelectorAll('#host .nba-row').length")
+        round_trips.append(time.perf_counter() - started)
+    round_trips.sort()
+    print(
+        f"round trips while 25 patches arrived: {len(round_trips)}, "
+        f"median {round_trips[len(round_trips) // 2] * 1000:.0f} ms, "
+        f"max {round_trips[-1] * 1000:.0f} ms"
+    )
+    # A hang detector, not a speed claim (benchmarks measure speed): a tab that stops
+    # answering for seconds while updates arrive is broken.
+    assert len(round_trips) >= 10 and round_trips[-1] < 5.0
+    assert page.locator("#host .nba-row.nba-selected .nba-name").inner_text() == "main"
+    assert (
+        "show 100 more of 2400"
+        in page.locator("#host .nba-live-tree .nba-more-button").inner_text()
+    )
+    # the token table and the timeline draw the first 200 of 2,501 agents, and more on request
+    assert page.locator("#host table.nba-tokens tbody tr").count() == 200 + 1
+    assert page.locator("#host .nba-tl-row").count() == 200
+    page.locator("#host .nba-tl .nba-more-button").click()
+    assert page.locator("#host .nba-tl-row").count() == 400
+    assert page.locator("#host table.nba-tokens tbody tr").count() == 400 + 1
+    assert (
+        "show 200 more of 2101 agents"
+        in page.locator("#host .nba-tl .nba-more-button").inner_text()
+    )
+    page.locator("#host .nba-filter-text").fill("x2499")
+    names = [r.locator(".nba-name").inner_text() for r in page.locator("#host .nba-row").all()]
+    assert names[-1] == "x2499" and len(names) == 4
     assert not page.errors

@@ -12,6 +12,7 @@ const STATUSES = new Set(["running", "ok", "error", "interrupted"]);
 const LEAF_KINDS = new Set(["model", "tool", "skill"]);
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering
+const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
 
 function kindCls(kind) {
   return "nba-k-" + (KINDS.has(kind) ? kind : "chain");
@@ -242,6 +243,7 @@ class TraceView {
       touched.kids.forEach((id) => this.updateChildren(id));
     }
     if (this.selected && touched.nodes.has(this.selected)) this.drawDetails();
+    if (patch.columns) this.tokenIds = null; // new columns (cost): the table is drawn again
     this.updateTokens(touched.rows, Boolean(patch.agents || patch.columns));
     this.updateTimeline(touched.timeline, Boolean(patch.agents));
   }
@@ -250,6 +252,8 @@ class TraceView {
     const root = this.root;
     root.replaceChildren();
     this.items.clear();
+    this.tokenIds = null;
+    this.timelineIds = null;
     if (!this.data) {
       root.appendChild(h("div", "nba-empty", "Waiting for the trace…"));
       this.built = false;
@@ -719,11 +723,32 @@ class TraceView {
 
   // -- token table --
 
+  // The agents drawn in the tables: the first ROW_PAGE (more on request), in run order.
+  tableIds() {
+    return this.data.agents.slice(0, Math.max(this.tableLimit || ROW_PAGE, ROW_PAGE));
+  }
+
+  moreAgents(box, drawn, redraw) {
+    const rest = this.data.agents.length - drawn;
+    if (rest <= 0) return null;
+    const button = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " agents");
+    button.addEventListener("click", () => {
+      this.tableLimit = drawn + ROW_PAGE;
+      redraw();
+    });
+    box.appendChild(button);
+    return button;
+  }
+
   updateTokens(touched, reorder) {
     const data = this.data;
     this.tokensSec.style.display = data.agents.length ? "" : "none";
     if (!data.agents.length) return;
-    if (reorder || !this.tokensBody) {
+    const ids = this.tableIds();
+    // New agents past the drawn page only change the "show more" count: no redraw.
+    const same = this.tokenIds && ids.length === this.tokenIds.length && ids.every((id, i) => id === this.tokenIds[i]);
+    if (reorder && !same) this.tokenIds = null;
+    if (!this.tokenIds || !this.tokensBody) {
       const table = h("table", "nba-table nba-tokens");
       const head = h("tr");
       data.columns.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
@@ -734,15 +759,24 @@ class TraceView {
       this.tokenRows = new Map();
       table.appendChild(this.tokensBody);
       this.tokensBox.replaceChildren(table);
-      data.agents.forEach((id) => this.tokensBody.appendChild(this.tokenRow(id)));
+      ids.forEach((id) => this.tokensBody.appendChild(this.tokenRow(id)));
       this.totalRow = h("tr", "nba-total");
       this.tokensBody.appendChild(this.totalRow);
+      this.tokenIds = ids;
+      this.tokensMore = null;
     } else {
       touched.forEach((id) => {
         const old = this.tokenRows.get(id);
         if (old) old.replaceWith(this.tokenRow(id));
       });
     }
+    if (this.tokensMore) this.tokensMore.remove();
+    this.tokensMore = this.moreAgents(this.tokensBox, ids.length, () => {
+      this.tokenIds = null;
+      this.updateTokens(new Set(), true);
+      this.timelineIds = null;
+      this.updateTimeline(new Set(), true);
+    });
     this.totalRow.replaceChildren(...data.totals.map((t, i) => h("td", i >= 4 ? "nba-num" : null, t)));
   }
 
@@ -769,23 +803,36 @@ class TraceView {
     const data = this.data;
     this.timelineSec.style.display = data.agents.length ? "" : "none";
     if (!data.agents.length) return;
-    if (reorder || !this.tlRows) {
+    const ids = this.tableIds();
+    const same = this.timelineIds && ids.length === this.timelineIds.length && ids.every((id, i) => id === this.timelineIds[i]);
+    if (reorder && !same) this.timelineIds = null;
+    if (!this.timelineIds || !this.tlRows) {
       this.tlRows = new Map();
       this.timelineBox.replaceChildren();
-      data.agents.forEach((id) => this.timelineBox.appendChild(this.timelineRow(id)));
+      ids.forEach((id) => this.timelineBox.appendChild(this.timelineRow(id)));
+      this.timelineMoreBox = h("div");
+      this.timelineBox.appendChild(this.timelineMoreBox);
       const legend = h("div", "nba-legend", "bar: agent run");
       legend.appendChild(h("span", "nba-swatch nba-seg-model"));
       legend.appendChild(document.createTextNode("model call"));
       legend.appendChild(h("span", "nba-swatch nba-seg-tool"));
       legend.appendChild(document.createTextNode("tool call"));
       this.timelineBox.appendChild(legend);
+      this.timelineIds = ids;
     } else {
       touched.forEach((id) => {
         const old = this.tlRows.get(id);
         if (old) old.el.replaceWith(this.timelineRow(id));
       });
     }
-    // The time axis grows with the run: every bar is placed again (numbers only).
+    this.timelineMoreBox.replaceChildren();
+    this.moreAgents(this.timelineMoreBox, ids.length, () => {
+      this.tokenIds = null;
+      this.updateTokens(new Set(), true);
+      this.timelineIds = null;
+      this.updateTimeline(new Set(), true);
+    });
+    // The time axis grows with the run: every drawn bar is placed again (numbers only).
     this.tlRows.forEach((entry) => this.place(entry));
   }
 
