@@ -7,6 +7,7 @@ from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
     SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY,
+    BackgroundSubAgentMiddleware,
     CompiledSubAgent,
     RemoteSubAgent,
     SubAgent,
@@ -20,6 +21,7 @@ from nbagents.tracing import Span, Trace, Tracer
 __all__ = [
     "GENERAL_PURPOSE_SUBAGENT",
     "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
+    "BackgroundSubAgentMiddleware",
     "CompiledSubAgent",
     "RemoteSubAgent",
     "ScriptedChatModel",

@@ -1,5 +1,6 @@
 """The sub-agent system: specs, the ``task`` tool's middleware and ``create_deep_agent``."""
 
+from nbagents.subagents._background import BackgroundSubAgentMiddleware, BackgroundTask
 from nbagents.subagents._factory import create_deep_agent
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
@@ -19,6 +20,8 @@ __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
     "GENERAL_PURPOSE_SUBAGENT",
     "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
+    "BackgroundSubAgentMiddleware",
+    "BackgroundTask",
     "CompiledSubAgent",
     "RemoteSubAgent",
     "RemoteSubAgentError",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware, InterruptOnConfig
@@ -15,6 +15,7 @@ from langgraph.graph.state import CompiledStateGraph
 from nbagents._contract import MAX_PARALLEL_SUBAGENTS
 from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend
 from nbagents.skills import SkillsMiddleware
+from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
@@ -86,10 +87,12 @@ def create_deep_agent(
     if skills and backend is None:
         # Skills then live in the state's files, e.g. given with the input: {"files": {...}}.
         backend = StateBackend.from_runtime
+    # Validation (in the middlewares) names a spec that is not a dict; do not trip on it here.
+    background = [s for s in subagents if isinstance(s, Mapping) and s.get("background")]
     subagent_middleware = SubAgentMiddleware(
         default_model=chat_model,
         default_tools=tools,
-        subagents=subagents,
+        subagents=[s for s in subagents if not any(s is b for b in background)],
         backend=backend,
         default_skills=skills,
         default_interrupt_on=interrupt_on,
@@ -104,7 +107,10 @@ def create_deep_agent(
         stack.append(FilesystemMiddleware(backend=backend))
     if skills and backend is not None:
         stack.append(SkillsMiddleware(backend, sources=list(skills)))
-    stack += [subagent_middleware, *middleware]
+    stack.append(subagent_middleware)
+    if background:
+        stack.append(BackgroundSubAgentMiddleware(cast(list[RemoteSubAgent], background)))
+    stack += list(middleware)
     if interrupt_on:
         stack.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
     agent = create_agent(

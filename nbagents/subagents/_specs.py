@@ -83,6 +83,9 @@ class RemoteSubAgent(TypedDict):
     remote run is cancelled (default 300)."""
     connect_timeout: NotRequired[float]
     """Seconds to wait for the server to accept a connection (default 5)."""
+    background: NotRequired[bool]
+    """Run it in the background: not through ``task`` but with ``start_async_task`` and its
+    companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
 
 
 #: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
@@ -107,6 +110,7 @@ DEFAULT_EXCLUDED_STATE_KEYS: frozenset[str] = frozenset(
         SKILLS_METADATA_KEY,
         SKILLS_WARNINGS_KEY,
         "memory_contents",
+        "background_tasks",
     }
 )
 """Withheld from every sub-agent: each starts from its task and loads its own skills."""
@@ -188,6 +192,8 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
     env = spec.get("api_key_env")
     if env is not None and (not isinstance(env, str) or not env.strip()):
         raise ValueError(f"{label}: 'api_key_env' must name an environment variable.")
+    if not isinstance(spec.get("background", False), bool):
+        raise ValueError(f"{label}: 'background' must be True or False.")
     for key in ("timeout", "connect_timeout"):
         value = spec.get(key)
         if value is not None and (

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
 from nbagents.models import ScriptedChatModel, call, say
@@ -51,10 +51,12 @@ work = StructuredTool.from_function(
 
 
 def _reply(agent: str, messages: list[BaseMessage]) -> Any:
-    turn = sum(isinstance(m, AIMessage) for m in messages)
-    if turn == 0:
-        return call("work", job=messages[0].text)
-    done = [m.text for m in messages if isinstance(m, ToolMessage)]
+    # Each user message (the task, or a follow-up on the same thread) is one job.
+    asked = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
+    since = messages[asked + 1 :]
+    if not any(isinstance(m, AIMessage) for m in since):
+        return call("work", job=messages[asked].text)
+    done = [m.text for m in since if isinstance(m, ToolMessage)]
     return say(f"{agent} says: {done[-1]}")
 
 
