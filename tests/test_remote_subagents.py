@@ -251,6 +251,29 @@ async def test_cancelling_the_caller_cancels_the_remote_run(server: Server) -> N
     assert wait_for_status(server.url, thread_id, run_id, {"interrupted"}) == "interrupted"
 
 
+def test_ctrl_c_in_a_sync_invoke_cancels_the_remote_run(server: Server) -> None:
+    import os
+    import signal
+    import threading
+
+    agent = create_deep_agent(delegating("long job sleep=60"), subagents=[remote(server.url)])
+    tracer = Tracer()
+
+    def press_ctrl_c_once_the_remote_tool_runs() -> None:
+        for _ in range(400):
+            if any(s.name == "work" for s in tracer.trace.spans):
+                break
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=press_ctrl_c_once_the_remote_tool_runs, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
+    thread_id, run_id = remote_ids(tracer.trace)
+    # Not left to run for its 60 s (or the spec's timeout): cancelled on the server.
+    assert wait_for_status(server.url, thread_id, run_id, {"interrupted"}) == "interrupted"
+
+
 def test_server_killed_mid_run_is_an_error_not_a_hang(tmp_path: Path) -> None:
     doomed = Server(tmp_path)
     spec = remote(doomed.url, timeout=60)

@@ -34,6 +34,7 @@ from langchain_core.runnables.config import (
 from nbagents._contract import REMOTE_KEY, RemoteRecord
 from nbagents.subagents._relay import Call, Relay, Start, revive
 from nbagents.subagents._specs import RemoteSubAgent
+from nbagents.subagents._stop import check_not_stopped
 
 if TYPE_CHECKING:
     from langgraph_sdk.client import LangGraphClient, SyncLangGraphClient
@@ -48,6 +49,8 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
+STOP_POLL = 0.25
+"""Seconds between checks whether the user stopped the run (Ctrl-C) while waiting."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
 STREAM_MODES: list[StreamMode] = ["events", "values"]
@@ -437,8 +440,12 @@ def _bounded(parts: Iterator[tuple[str, Any]], seconds: float) -> Iterator[tuple
         try:
             if remaining <= 0:
                 raise queue.Empty
-            item = found.get(timeout=remaining)
+            # In slices: Ctrl-C on the notebook's run must also stop (and cancel) this one.
+            item = found.get(timeout=min(remaining, STOP_POLL))
         except queue.Empty:
+            check_not_stopped()
+            if time.monotonic() < deadline:
+                continue
             raise _Timeout from None
         if item is _DONE:
             return
