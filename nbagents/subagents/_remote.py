@@ -20,9 +20,7 @@ import os
 import queue
 import threading
 import time
-import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
@@ -31,8 +29,7 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 
-from nbagents._contract import REMOTE_KEY, RemoteRecord
-from nbagents.subagents._relay import Call, Relay, Start, revive
+from nbagents.subagents._remote_run import RemoteRun, RemoteSubAgentError, aperform, perform
 from nbagents.subagents._specs import RemoteSubAgent
 from nbagents.subagents._stop import check_not_stopped
 
@@ -56,10 +53,6 @@ CANCEL_TIMEOUT = 3.0
 STREAM_MODES: list[StreamMode] = ["events", "values"]
 
 
-class RemoteSubAgentError(RuntimeError):
-    """A remote sub-agent's run failed; the message names the server and the cause."""
-
-
 class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     """Runs one graph on a LangGraph server as a sub-agent (see :class:`RemoteSubAgent`)."""
 
@@ -79,20 +72,20 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = _Run(self, input, config)
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
         manager = get_callback_manager_for_config(config)
         client = self._sync_client()
         try:
             for event, data in _bounded(self._sync_parts(client, run, input), self.timeout):
                 for op in run.accept(event, data):
-                    _perform(op, manager, run)
+                    perform(op, manager, run)
             result = run.result()
         except BaseException as error:
             failure = self._explain(error, run)
             if run.active:
                 _cancel_in_background(client, run.thread_id, run.run_id)
             for op in run.fail(failure):
-                _perform(op, manager, run)
+                perform(op, manager, run)
             if failure is error:
                 raise
             raise failure from error
@@ -100,11 +93,11 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             if not run.active:
                 client.close()
         for op in run.succeed(result):
-            _perform(op, manager, run)
+            perform(op, manager, run)
         return result
 
     def _sync_parts(
-        self, client: SyncLangGraphClient, run: _Run, input: dict[str, Any]
+        self, client: SyncLangGraphClient, run: RemoteRun, input: dict[str, Any]
     ) -> Iterator[tuple[str, Any]]:
         run.thread_id = str(client.threads.create(metadata=run.thread_metadata())["thread_id"])
         for part in client.runs.stream(run.thread_id, self.graph_id, **_stream_options(run, input)):
@@ -123,32 +116,32 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = _Run(self, input, config)
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
         manager = get_async_callback_manager_for_config(config)
         client = self._async_client()
         try:
             async with asyncio.timeout(self.timeout):
                 async for event, data in self._async_parts(client, run, input):
                     for op in run.accept(event, data):
-                        await _aperform(op, manager, run)
+                        await aperform(op, manager, run)
             result = run.result()
         except BaseException as error:
             failure = self._explain(error, run)
             if run.active:
                 await _acancel(client, run.thread_id, run.run_id)
             for op in run.fail(failure):
-                await _aperform(op, manager, run)
+                await aperform(op, manager, run)
             if failure is error:
                 raise
             raise failure from error
         finally:
             await client.aclose()
         for op in run.succeed(result):
-            await _aperform(op, manager, run)
+            await aperform(op, manager, run)
         return result
 
     async def _async_parts(
-        self, client: LangGraphClient, run: _Run, input: dict[str, Any]
+        self, client: LangGraphClient, run: RemoteRun, input: dict[str, Any]
     ) -> AsyncIterator[tuple[str, Any]]:
         thread = await client.threads.create(metadata=run.thread_metadata())
         run.thread_id = str(thread["thread_id"])
@@ -187,7 +180,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             options["api_key"] = key
         return options
 
-    def _explain(self, error: BaseException, run: _Run) -> BaseException:
+    def _explain(self, error: BaseException, run: RemoteRun) -> BaseException:
         """The error to report: one naming the server and the cause, or ``error`` itself when
         it is not the server's doing (cancellation, Ctrl-C, a bug)."""
         if isinstance(error, RemoteSubAgentError | asyncio.CancelledError | KeyboardInterrupt):
@@ -227,180 +220,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return error
 
 
-class _Run:
-    """What one remote run has said so far, and which callbacks that calls for."""
-
-    def __init__(self, owner: RemoteGraphRunnable, input: dict[str, Any], config: RunnableConfig):
-        self.owner = owner
-        self.input = input
-        self.name = str(config.get("run_name") or owner.spec["name"])
-        self.metadata: Mapping[str, Any] = config.get("metadata") or {}
-        self.thread_id = ""
-        self.run_id = ""
-        self.ended = False
-        self.final: dict[str, Any] | None = None
-        self.root: Any = None
-        self.relay: Relay | None = None
-
-    @property
-    def active(self) -> bool:
-        """Created on the server and not known to have ended there."""
-        return bool(self.run_id) and not self.ended
-
-    def thread_metadata(self) -> dict[str, Any]:
-        return {"nbagents_subagent": self.owner.spec["name"]}
-
-    def created(self, info: Mapping[str, Any]) -> None:
-        self.run_id = str(info.get("run_id") or "")
-        self.thread_id = str(info.get("thread_id") or self.thread_id)
-
-    def accept(self, event: str, data: Any) -> list[_Op]:
-        """The callbacks one stream part calls for."""
-        if event == "metadata" and isinstance(data, Mapping) and not self.run_id:
-            self.run_id = str(data.get("run_id") or "")
-        elif event == "values" and isinstance(data, Mapping):
-            self.final = dict(data)
-        elif event == "error":
-            self.ended = True
-            raise RemoteSubAgentError(
-                f"LangGraph server {self.owner.url}: the run of graph {self.owner.graph_id!r} "
-                f"failed there: {_remote_error(data)}"
-            )
-        elif event == "end":
-            self.ended = True
-        elif event == "events" and isinstance(data, Mapping):
-            ops: list[_Op] = []
-            if self.root is None:
-                ops.append(_OpenRoot("streamed", _integration(data)))
-            ops.append(_Event(data))
-            return ops
-        return []
-
-    def result(self) -> dict[str, Any]:
-        self.ended = True
-        if self.final is None:
-            raise RemoteSubAgentError(
-                f"LangGraph server {self.owner.url}: the run of graph {self.owner.graph_id!r} "
-                f"ended without a final state."
-            )
-        return {k: revive(v) for k, v in self.final.items()}
-
-    def succeed(self, result: dict[str, Any]) -> list[_Op]:
-        ops: list[_Op] = []
-        if self.root is None:
-            ops.append(_OpenRoot("not streamed: the server sent no run events", {}))
-        ops.append(_EndRoot(result))
-        return ops
-
-    def fail(self, error: BaseException) -> list[_Op]:
-        ops: list[_Op] = []
-        if self.root is None:
-            if not self.run_id:
-                return []  # nothing ran remotely: the task call's error says it all
-            ops.append(_OpenRoot("not streamed: the run failed before its first step", {}))
-        ops.append(_FailRoot(error))
-        return ops
-
-    def record(self, steps: str) -> RemoteRecord:
-        return RemoteRecord(
-            url=self.owner.url,
-            graph_id=self.owner.graph_id,
-            thread_id=self.thread_id,
-            run_id=self.run_id,
-            steps=steps,
-        )
-
-
-@dataclass(frozen=True)
-class _OpenRoot:
-    """Open the sub-agent's chain run: the remote graph's run, as the parent sees it."""
-
-    steps: str
-    extra: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _Event:
-    """A run event for the relay to mirror."""
-
-    data: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class _EndRoot:
-    result: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _FailRoot:
-    error: BaseException
-
-
-_Op = _OpenRoot | _Event | _EndRoot | _FailRoot
-
-
-def _opening(op: _OpenRoot, manager: Any, run: _Run) -> tuple[Any, dict[str, Any]]:
-    """The callback manager that opens the sub-agent's chain run, and its keyword arguments."""
-    opening = manager.copy()
-    opening.add_metadata({**op.extra, REMOTE_KEY: run.record(op.steps)}, inherit=False)
-    return opening, {"run_id": uuid.uuid4(), "name": run.name}
-
-
-def _perform(op: _Op | Start | Call, manager: Any, run: _Run) -> None:
-    """Make one planned callback on sync managers."""
-    if isinstance(op, _OpenRoot):
-        opening, kwargs = _opening(op, manager, run)
-        run.root = opening.on_chain_start(None, run.input, **kwargs)
-        run.relay = Relay(run.root)
-    elif isinstance(op, _Event):
-        planned = run.relay.plan(op.data) if run.relay is not None else None
-        if planned is not None:
-            _perform(planned, manager, run)
-    elif isinstance(op, _EndRoot):
-        run.root.on_chain_end(op.result)
-    elif isinstance(op, _FailRoot):
-        for call in run.relay.abandon(op.error) if run.relay is not None else ():
-            _perform(call, manager, run)
-        run.root.on_chain_error(op.error)
-    elif isinstance(op, Start):
-        child = op.parent.get_child()
-        child.add_tags(op.tags)
-        child.add_metadata(op.metadata)
-        opened = getattr(child, op.method)(*op.args, **op.kwargs)
-        if run.relay is not None:
-            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
-    else:
-        getattr(op.manager, op.method)(*op.args)
-
-
-async def _aperform(op: _Op | Start | Call, manager: Any, run: _Run) -> None:
-    """Make one planned callback on async managers (the same steps as :func:`_perform`)."""
-    if isinstance(op, _OpenRoot):
-        opening, kwargs = _opening(op, manager, run)
-        run.root = await opening.on_chain_start(None, run.input, **kwargs)
-        run.relay = Relay(run.root)
-    elif isinstance(op, _Event):
-        planned = run.relay.plan(op.data) if run.relay is not None else None
-        if planned is not None:
-            await _aperform(planned, manager, run)
-    elif isinstance(op, _EndRoot):
-        await run.root.on_chain_end(op.result)
-    elif isinstance(op, _FailRoot):
-        for call in run.relay.abandon(op.error) if run.relay is not None else ():
-            await _aperform(call, manager, run)
-        await run.root.on_chain_error(op.error)
-    elif isinstance(op, Start):
-        child = op.parent.get_child()
-        child.add_tags(op.tags)
-        child.add_metadata(op.metadata)
-        opened = await getattr(child, op.method)(*op.args, **op.kwargs)
-        if run.relay is not None:
-            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
-    else:
-        await getattr(op.manager, op.method)(*op.args)
-
-
-def _stream_options(run: _Run, input: dict[str, Any]) -> dict[str, Any]:
+def _stream_options(run: RemoteRun, input: dict[str, Any]) -> dict[str, Any]:
     # A run the client stops reading is cancelled on the server, not left running.
     return {
         "input": input,
@@ -487,20 +307,6 @@ def _no_reconnect(response: Any) -> None:
 
 async def _ano_reconnect(response: Any) -> None:
     _no_reconnect(response)
-
-
-def _integration(event: Mapping[str, Any]) -> dict[str, Any]:
-    """Keys of the remote graph's own run that say what kind of graph it is."""
-    metadata = event.get("metadata") or {}
-    found = metadata.get("ls_integration") if isinstance(metadata, Mapping) else None
-    return {"ls_integration": found} if found else {}
-
-
-def _remote_error(data: Any) -> str:
-    if isinstance(data, Mapping):
-        kind, message = data.get("error"), data.get("message")
-        return f"{kind}: {message}" if kind and message else str(message or kind or data)
-    return str(data)
 
 
 def _http_status(error: BaseException) -> int | None:

@@ -1,0 +1,219 @@
+"""One remote run as the parent's callbacks see it: what the server said, and which callbacks
+that calls for.
+
+:class:`RemoteRun` turns the parts of a run's stream (``events`` and ``values``) into planned
+callback operations: open the sub-agent's chain run (with a :class:`RemoteRecord` naming the
+server, graph, thread and run), mirror each run event through the
+:class:`~nbagents.subagents._relay.Relay`, end or fail it. :func:`perform` and :func:`aperform`
+make them on sync or async callback managers. Kept apart from the transport
+(:mod:`nbagents.subagents._remote`), which only reads the stream and cancels runs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from nbagents._contract import REMOTE_KEY, RemoteRecord
+from nbagents.subagents._relay import Call, Relay, Start, revive
+
+__all__ = ["RemoteRun", "RemoteSubAgentError", "aperform", "perform"]
+
+
+class RemoteSubAgentError(RuntimeError):
+    """A remote sub-agent's run failed; the message names the server and the cause."""
+
+
+class RemoteRun:
+    """What one remote run has said so far, and which callbacks that calls for."""
+
+    def __init__(
+        self, subagent: str, url: str, graph_id: str, input: dict[str, Any], config: RunnableConfig
+    ) -> None:
+        self.subagent = subagent
+        self.url = url
+        self.graph_id = graph_id
+        self.input = input
+        self.name = str(config.get("run_name") or subagent)
+        self.metadata: Mapping[str, Any] = config.get("metadata") or {}
+        self.thread_id = ""
+        self.run_id = ""
+        self.ended = False
+        self.final: dict[str, Any] | None = None
+        self.root: Any = None
+        self.relay: Relay | None = None
+
+    @property
+    def active(self) -> bool:
+        """Created on the server and not known to have ended there."""
+        return bool(self.run_id) and not self.ended
+
+    def thread_metadata(self) -> dict[str, Any]:
+        return {"nbagents_subagent": self.subagent}
+
+    def created(self, info: Mapping[str, Any]) -> None:
+        self.run_id = str(info.get("run_id") or "")
+        self.thread_id = str(info.get("thread_id") or self.thread_id)
+
+    def accept(self, event: str, data: Any) -> list[_Op]:
+        """The callbacks one stream part calls for."""
+        if event == "metadata" and isinstance(data, Mapping) and not self.run_id:
+            self.run_id = str(data.get("run_id") or "")
+        elif event == "values" and isinstance(data, Mapping):
+            self.final = dict(data)
+        elif event == "error":
+            self.ended = True
+            raise RemoteSubAgentError(
+                f"LangGraph server {self.url}: the run of graph {self.graph_id!r} "
+                f"failed there: {_remote_error(data)}"
+            )
+        elif event == "end":
+            self.ended = True
+        elif event == "events" and isinstance(data, Mapping):
+            ops: list[_Op] = []
+            if self.root is None:
+                ops.append(_OpenRoot("streamed", _integration(data)))
+            ops.append(_Event(data))
+            return ops
+        return []
+
+    def result(self) -> dict[str, Any]:
+        self.ended = True
+        if self.final is None:
+            raise RemoteSubAgentError(
+                f"LangGraph server {self.url}: the run of graph {self.graph_id!r} "
+                f"ended without a final state."
+            )
+        return {k: revive(v) for k, v in self.final.items()}
+
+    def succeed(self, result: dict[str, Any]) -> list[_Op]:
+        ops: list[_Op] = []
+        if self.root is None:
+            ops.append(_OpenRoot("not streamed: the server sent no run events", {}))
+        ops.append(_EndRoot(result))
+        return ops
+
+    def fail(self, error: BaseException) -> list[_Op]:
+        ops: list[_Op] = []
+        if self.root is None:
+            if not self.run_id:
+                return []  # nothing ran remotely: the task call's error says it all
+            ops.append(_OpenRoot("not streamed: the run failed before its first step", {}))
+        ops.append(_FailRoot(error))
+        return ops
+
+    def record(self, steps: str) -> RemoteRecord:
+        return RemoteRecord(
+            url=self.url,
+            graph_id=self.graph_id,
+            thread_id=self.thread_id,
+            run_id=self.run_id,
+            steps=steps,
+        )
+
+
+@dataclass(frozen=True)
+class _OpenRoot:
+    """Open the sub-agent's chain run: the remote graph's run, as the parent sees it."""
+
+    steps: str
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Event:
+    """A run event for the relay to mirror."""
+
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class _EndRoot:
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _FailRoot:
+    error: BaseException
+
+
+_Op = _OpenRoot | _Event | _EndRoot | _FailRoot
+
+
+def _opening(op: _OpenRoot, manager: Any, run: RemoteRun) -> tuple[Any, dict[str, Any]]:
+    """The callback manager that opens the sub-agent's chain run, and its keyword arguments."""
+    opening = manager.copy()
+    opening.add_metadata({**op.extra, REMOTE_KEY: run.record(op.steps)}, inherit=False)
+    return opening, {"run_id": uuid.uuid4(), "name": run.name}
+
+
+def perform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None:
+    """Make one planned callback on sync managers."""
+    if isinstance(op, _OpenRoot):
+        opening, kwargs = _opening(op, manager, run)
+        run.root = opening.on_chain_start(None, run.input, **kwargs)
+        run.relay = Relay(run.root)
+    elif isinstance(op, _Event):
+        planned = run.relay.plan(op.data) if run.relay is not None else None
+        if planned is not None:
+            perform(planned, manager, run)
+    elif isinstance(op, _EndRoot):
+        run.root.on_chain_end(op.result)
+    elif isinstance(op, _FailRoot):
+        for call in run.relay.abandon(op.error) if run.relay is not None else ():
+            perform(call, manager, run)
+        run.root.on_chain_error(op.error)
+    elif isinstance(op, Start):
+        child = op.parent.get_child()
+        child.add_tags(op.tags)
+        child.add_metadata(op.metadata)
+        opened = getattr(child, op.method)(*op.args, **op.kwargs)
+        if run.relay is not None:
+            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
+    else:
+        getattr(op.manager, op.method)(*op.args)
+
+
+async def aperform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None:
+    """Make one planned callback on async managers (the same steps as :func:`perform`)."""
+    if isinstance(op, _OpenRoot):
+        opening, kwargs = _opening(op, manager, run)
+        run.root = await opening.on_chain_start(None, run.input, **kwargs)
+        run.relay = Relay(run.root)
+    elif isinstance(op, _Event):
+        planned = run.relay.plan(op.data) if run.relay is not None else None
+        if planned is not None:
+            await aperform(planned, manager, run)
+    elif isinstance(op, _EndRoot):
+        await run.root.on_chain_end(op.result)
+    elif isinstance(op, _FailRoot):
+        for call in run.relay.abandon(op.error) if run.relay is not None else ():
+            await aperform(call, manager, run)
+        await run.root.on_chain_error(op.error)
+    elif isinstance(op, Start):
+        child = op.parent.get_child()
+        child.add_tags(op.tags)
+        child.add_metadata(op.metadata)
+        opened = await getattr(child, op.method)(*op.args, **op.kwargs)
+        if run.relay is not None:
+            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
+    else:
+        await getattr(op.manager, op.method)(*op.args)
+
+
+def _integration(event: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys of the remote graph's own run that say what kind of graph it is."""
+    metadata = event.get("metadata") or {}
+    found = metadata.get("ls_integration") if isinstance(metadata, Mapping) else None
+    return {"ls_integration": found} if found else {}
+
+
+def _remote_error(data: Any) -> str:
+    if isinstance(data, Mapping):
+        kind, message = data.get("error"), data.get("message")
+        return f"{kind}: {message}" if kind and message else str(message or kind or data)
+    return str(data)
