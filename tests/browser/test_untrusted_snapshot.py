@@ -220,3 +220,35 @@ def test_the_snapshot_stays_readable_in_the_dark_theme_untrusted(lab: LabPage) -
         assert seen["bars"] and not faint, faint
     finally:
         _theme(lab, "JupyterLab Light")
+
+
+def test_the_timeline_is_placed_right_in_notebook_7_untrusted(lab: LabPage) -> None:
+    """The same saved snapshot in Jupyter Notebook 7 (its own page, the same server)."""
+    # Notebook 7 logs page errors of its own (seen with a plain <b> output too): open a control
+    # notebook first, so that only errors our output adds count.
+    control = _write_untrusted(lab, "control_nb7.ipynb", "<b>plain output</b>")
+    other = lab.page.context.new_page()
+    its_own: set[str] = set()
+    other.on("pageerror", lambda exc: its_own.add(f"pageerror: {exc}"))
+    other.goto(lab.server.url(f"notebooks/{control}"))
+    other.locator(OUTPUT).first.wait_for(state="visible", timeout=60_000)
+    other.wait_for_timeout(1000)
+    other.close(run_before_unload=False)
+    trace = build_trace()
+    name = _write_untrusted(lab, "untrusted_nb7.ipynb", trace.to_html())
+    lab.page.goto(lab.server.url(f"notebooks/{name}"))
+    out = lab.page.locator(OUTPUT).first
+    root = out.locator(".nba-trace")
+    root.wait_for(state="visible", timeout=60_000)
+    assert out.locator("style").count() == 0  # untrusted: the stylesheet is gone here too
+    expected_rows = build_view(trace)["timeline"]
+    horizon = max(s.end or s.start for s in trace.spans)
+    rows = root.locator(".nba-tl-row")
+    assert rows.count() == len(expected_rows)
+    for i, expected in enumerate(expected_rows):
+        left, width = _placed(rows.nth(i))
+        end = expected["end"] if expected["end"] is not None else horizon
+        assert left == pytest.approx(expected["start"] / horizon, abs=0.02), (i, left)
+        assert width == pytest.approx((end - expected["start"]) / horizon, abs=0.02), (i, width)
+    ours = {c for c in lab.console if c.startswith("pageerror")} - its_own
+    assert not ours, ours
