@@ -80,7 +80,9 @@ def record(agent: Any, handler: Any) -> float:
 def one_span_update(trace: Trace) -> tuple[float, int, float, int]:
     builder = ViewBuilder(trace)
     builder.update()
-    target = next(s for s in reversed(trace.spans) if s.kind == "tool")
+    # A task's result changing: a step that is not settled (finished model and tool calls are
+    # never looked at again).
+    target = next(s for s in reversed(trace.spans) if s.kind == "task")
 
     def incremental() -> str:
         target.outputs = {"content": f"changed at {time.perf_counter()}"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from nbagents.display._html import NODE_LIMIT
 from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.models import ScriptedChatModel
@@ -32,10 +34,12 @@ def big_trace(tasks: int) -> Trace:
 
 def test_a_one_span_change_in_a_3000_span_trace_sends_a_small_patch() -> None:
     trace = big_trace(750)
+    tool = trace.get("x400")
+    tool.status, tool.end = "running", None  # the one step still going on
     builder = ViewBuilder(trace)
     builder.update()
     whole = len(json.dumps(builder.view()))
-    trace.get("x400").outputs = {"content": "done"}
+    tool.status, tool.end, tool.outputs = "ok", 1.0, {"content": "done"}
     patch = builder.patch(builder.update())
     size = len(json.dumps(patch))
     assert [n["name"] for n in patch["nodes"]] == ["x400"]
@@ -72,3 +76,20 @@ def test_a_streaming_reply_grows_in_the_running_model_node() -> None:
     (span,) = [s for s in tracer.trace.spans if s.kind == "model"]
     assert STREAMED not in span.attributes  # the finished reply is in the outputs
     assert build_view(tracer.trace)["nodes"][0]["preview"] == reply
+
+
+def test_finished_model_and_tool_calls_are_not_looked_at_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nbagents.display import _viewmodel
+
+    trace = big_trace(750)  # 3,001 spans: every model and tool call has ended
+    builder = ViewBuilder(trace)
+    builder.update()
+    seen: list[str] = []
+    real = _viewmodel._fingerprint
+    monkeypatch.setattr(_viewmodel, "_fingerprint", lambda span: seen.append(span.id) or real(span))
+    assert not builder.update()
+    # only the agent, the tasks and the sub-agents, which may still change (a result, a pause)
+    assert len(seen) == 1 + 2 * 750
+    assert not any(sid[0] in "mx" and sid[1:].isdigit() for sid in seen)

@@ -64,6 +64,12 @@ def build_view(trace: Trace) -> View:
     return builder.view()
 
 
+_FINAL = frozenset({"ok", "error"})
+_SETTLING = frozenset({"model", "tool", "chain", "skill"})
+"""Kinds the tracer never touches once they ended ok or failed (an agent, a task or a sub-agent
+may still get a result, a pause or a resumption; an interrupted step may be answered)."""
+
+
 def _fingerprint(span: Span) -> tuple[Any, ...]:
     # What the tracer changes on a span after adding it: its end, status and results, its
     # usage, and attributes (a sub-agent's result, a streaming reply).
@@ -147,6 +153,8 @@ class ViewBuilder:
         self._details: dict[str, list[DetailField]] = {}
         self._diffs: dict[str, StateDiffView] = {}
         self._errors: set[str] = set()
+        self._settled: set[str] = set()
+        """Spans that cannot change any more: not fingerprinted again (most of a large run)."""
         self._agent_names: Counter[str] = Counter()
         self._spawns = 0
         self._agents: list[str] = []
@@ -159,21 +167,31 @@ class ViewBuilder:
         self._title = ""
         self._waiting = False
 
+    @property
+    def waiting(self) -> bool:
+        """Whether the last run is paused, waiting for a decision (as of the last update)."""
+        return self._waiting
+
     # -- reading the trace ---------------------------------------------------------------------
 
     def update(self) -> _Changes:
         """Take in what changed in the trace since the last call; returns what it touched."""
         changes = _Changes()
         trace = self.trace
+        settled = self._settled
         with trace.lock:
             dirty = []
             for span in trace.spans:
+                if span.id in settled:
+                    continue
                 fp = _fingerprint(span)
                 if self._fp.get(span.id) != fp:
                     self._fp[span.id] = fp
                     copied = copy.copy(span)
                     copied.attributes = dict(span.attributes)
                     dirty.append(copied)
+                    if span.end is not None and span.status in _FINAL and span.kind in _SETTLING:
+                        settled.add(span.id)
             self._status = _status(trace.status)
             self._finished = bool(trace.finished)
             self._title = trace.title

@@ -188,7 +188,7 @@ class LiveView:
             self._last_size = len(text)
             self.sent_bytes += len(text)
             self.updates += 1
-            thread = waiting_thread(self.trace)
+            thread = waiting_thread(self.trace) if self.builder.waiting else None
             found = agent_for(thread) if thread is not None else None
             if found is not None:
                 # The view keeps the paused agent alive: its output can resume it later even
