@@ -284,6 +284,8 @@ def test_a_patch_updates_rows_in_place_and_keeps_selection_focus_and_scroll(page
     trace = Trace([_span("main", None, "agent", 0.0)])
     for i in range(60):
         trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
+    running = trace.get("tool30")
+    running.status, running.end = "running", None
     builder = ViewBuilder(trace)
     builder.update()
     _set(page, builder.view())
@@ -298,7 +300,8 @@ def test_a_patch_updates_rows_in_place_and_keeps_selection_focus_and_scroll(page
     )
 
     trace.add(_span("late", "main", "tool", 70.0))
-    trace.get("tool30").outputs = {"content": "new output of tool30"}
+    running.status, running.end = "ok", 30.5
+    running.outputs = {"content": "new output of tool30"}
     changes = builder.update()
     patch = builder.patch(changes)
     assert len(patch["nodes"]) == 3  # the new tool, tool30, and main (its children)
