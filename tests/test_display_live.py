@@ -430,3 +430,44 @@ def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
     main = next(n for n in build_view(trace)["nodes"] if n["name"] == "main")
     by_id = {v: k for k, v in late.items()}
     assert [by_id[k] for k in main["children"]] == ["m", "t0", "t1", "t2"]
+
+
+def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
+    # The builder keeps each record's text from update to update: a whole view made after
+    # patches (tokens rolling up into running agents, children arriving out of order, results
+    # landing) must not show any record as it was before.
+    agent = make_agent(latency=0.05, fail_writer=True)
+    updates = 0
+    with recording() as tracer:
+        builder = ViewBuilder(tracer.trace)
+
+        one_at_a_time = threading.Lock()  # listeners run on the agent's threads
+
+        def follow_run(trace: Trace) -> None:
+            nonlocal updates
+            with one_at_a_time:
+                builder.update()
+                updates += 1
+                if updates % 5 == 0:
+                    builder.view_json()  # whole views mid-run fill the caches
+
+        tracer.trace.subscribe(follow_run)
+        agent.invoke(INPUT)
+    builder.update()
+    assert updates > 20
+    assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
+
+
+def test_a_closed_view_does_not_keep_its_trace_alive() -> None:
+    import gc
+    import weakref
+
+    trace = build_trace()
+    view = LiveView(trace).start()
+    assert LiveView.of(trace) is view
+    view.finish()
+    view.widget.close()  # what closing the output does; a shown widget lives until then
+    gone = weakref.ref(trace)
+    del trace, view
+    gc.collect()
+    assert gone() is None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from nbagents._tokens import TokenUsage
-from nbagents.export._cost import Cost, default_prices, span_cost
+from nbagents.export._cost import Cost, default_prices, priced_call
 from nbagents.tracing.model import Span
 
 __all__ = ["CostBook", "format_cost", "load_prices"]
@@ -54,13 +54,17 @@ class CostBook:
         self._trace = _Sum()
         self._priced: set[str] = set()
 
-    def set(self, call: Span, agents: Sequence[str]) -> None:
-        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first."""
-        cost = span_cost(call, self._prices)
-        before = self._calls.get(call.id)
+    def set(self, call: Span, agents: Sequence[str], *, final: bool = False) -> None:
+        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first.
+
+        ``final``: the call will not change again, so its cost is not kept to be taken back.
+        """
+        cost = priced_call(call, self._prices) if call.usage else Cost()
+        before = self._calls.pop(call.id, None)
         if before is not None:
             self._book(*before, sign=-1)
-        self._calls[call.id] = (cost, tuple(agents))
+        if not final:
+            self._calls[call.id] = (cost, tuple(agents))
         self._book(cost, tuple(agents), sign=1)
         if call.usage and cost.known:
             self._priced.add(call.id)

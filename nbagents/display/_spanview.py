@@ -61,8 +61,7 @@ def _as_message(value: Any) -> MessageView | None:
         return None
     if "content" not in value:
         return None
-    raw_role = value.get("type") or value.get("role") or "message"
-    role = _ROLES.get(str(raw_role), "other")
+    role = _role(value)
     calls: list[ToolCallView] = []
     for call in value.get("tool_calls") or ():
         if isinstance(call, Mapping):
@@ -84,6 +83,10 @@ def _as_message(value: Any) -> MessageView | None:
     return msg
 
 
+def _role(message: Mapping[str, Any]) -> str:
+    return _ROLES.get(str(message.get("type") or message.get("role") or "message"), "other")
+
+
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -100,17 +103,16 @@ def _content_text(content: Any) -> str:
     return as_text(content)
 
 
-def _messages(value: Any, depth: int = 0) -> list[MessageView]:
-    """Every message found in ``value`` (a message, a list of them, ``{"messages": …}``)."""
+def _found(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
+    """Every message in ``value`` (a message, a list of them, ``{"messages": …}``), as stored."""
     if depth > 4 or value is None:
         return []
-    single = _as_message(value)
-    if single is not None:
-        return [single]
     if isinstance(value, Mapping):
+        if "content" in value:
+            return [value]
         for key in ("messages", "update", "generations", "output", "message"):
             if key in value:
-                return _messages(value[key], depth + 1)
+                return _found(value[key], depth + 1)
         return []
     if (  # LangChain's ("user", "text") shorthand
         isinstance(value, list | tuple)
@@ -119,26 +121,37 @@ def _messages(value: Any, depth: int = 0) -> list[MessageView]:
         and value[0] in _ROLES
         and isinstance(value[1], str)
     ):
-        pair = _as_message({"type": value[0], "content": value[1]})
-        return [pair] if pair is not None else []
+        return [{"type": value[0], "content": value[1]}]
     if isinstance(value, list | tuple):
-        out: list[MessageView] = []
+        out: list[Mapping[str, Any]] = []
         for item in value:
-            out.extend(_messages(item, depth + 1))
+            out.extend(_found(item, depth + 1))
         return out
     return []
 
 
-def _model_inputs(inputs: list[MessageView]) -> DetailField:
-    """A model call's input: its system prompt (cut) and its latest messages."""
-    system = [m for m in inputs if m["role"] == "system"][:1]
-    rest = [m for m in inputs if m["role"] != "system"]
+def _converted(found: list[Mapping[str, Any]]) -> list[MessageView]:
+    return [m for m in map(_as_message, found) if m is not None]
+
+
+def _messages(value: Any) -> list[MessageView]:
+    return _converted(_found(value))
+
+
+def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
+    """A model call's input: its system prompt (cut) and its latest messages.
+
+    Only those are converted: a long run's calls each carry the whole conversation so far.
+    """
+    system = [m for m in inputs if _role(m) == "system"][:1]
+    rest = [m for m in inputs if _role(m) != "system"]
     hidden = max(len(rest) - INPUT_MESSAGES, 0)
     label = "Input messages"
     if hidden:
         label += f" (the last {INPUT_MESSAGES} of {len(rest)}"
         label += " and the system prompt)" if system else ")"
-    shown = _cap_messages(system, SYSTEM_LIMIT) + _cap_messages(rest[hidden:], MESSAGE_LIMIT)
+    shown = _cap_messages(_converted(system), SYSTEM_LIMIT)
+    shown += _cap_messages(_converted(rest[hidden:]), MESSAGE_LIMIT)
     return _field(label, "messages", shown)
 
 
@@ -182,9 +195,9 @@ def details(span: Span) -> list[DetailField]:
         tools = attrs.get("tools")
         if tools:
             fields.append(_text_field("Tools offered", ", ".join(map(str, _keys(tools)))))
-        inputs = _messages(span.inputs)
-        if inputs:
-            fields.append(_model_inputs(inputs))
+        given = _found(span.inputs)
+        if given:
+            fields.append(_model_inputs(given))
         outputs = _messages(span.outputs)
         if outputs:
             fields.append(_field("Reply", "messages", _cap_messages(outputs, DETAIL_LIMIT)))

@@ -2,10 +2,17 @@
 
 :class:`ViewBuilder` follows one trace. Each :meth:`~ViewBuilder.update` takes, under the
 trace's lock, a copy of only the spans that changed since the last one (a cheap fingerprint per
-span says which), then updates the tree, the token roll-ups (along the changed span's ancestors
-only), costs, agent rows and timeline rows that depend on them, and returns what changed.
-:meth:`~ViewBuilder.view` is the whole view (the static HTML draws it);
-:meth:`~ViewBuilder.patch` is what changed (the live widget applies it in place).
+span says which; a finished model or tool call never changes again and is read in place), then
+updates the tree, the token roll-ups (along the changed span's ancestors only), costs, agent
+rows and timeline rows that depend on them, and returns what changed.
+:meth:`~ViewBuilder.view_json` is the whole view (the static HTML draws it, the live widget
+gets it first); :meth:`~ViewBuilder.patch_json` is what changed (the widget applies it in
+place). :meth:`~ViewBuilder.view` and :meth:`~ViewBuilder.patch` are the same records parsed.
+
+The builder keeps each record as JSON text, made when its span changes: a whole view of a large
+run is then a join of unchanged texts, and the builder adds few objects for the garbage
+collector to walk while the agent runs (every such object slows each full collection of the
+agent's own process).
 
 Node ids are handed out in the order spans are first seen and never change, so a late
 parallel sibling never shifts the ids of the others; the order of children is the call order
@@ -15,7 +22,7 @@ parallel sibling never shifts the ids of the others; the order of children is th
 
 from __future__ import annotations
 
-import copy
+import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
@@ -29,11 +36,9 @@ from nbagents.display._records import (
     STATUSES,
     VIEW_VERSION,
     AgentRow,
-    DetailField,
     Header,
     Segment,
     Stat,
-    StateDiffView,
     TimelineRow,
     View,
     ViewNode,
@@ -49,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ViewBuilder", "build_view"]
 
+_ZERO = TokenUsage()
+
 AGENT_KINDS = ("agent", "subagent")
 CALL_KINDS = ("model", "tool", "skill")
 """Drawn as segments of their agent's timeline bar (a skill load is a file read: a tool)."""
@@ -62,6 +69,22 @@ def build_view(trace: Trace) -> View:
     builder = ViewBuilder(trace)
     builder.update()
     return builder.view()
+
+
+def _dumps(record: object) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
+    """``head`` (a JSON object's text) with ``parts`` (key, JSON text) added to it."""
+    extra = "".join(f',"{key}":{text}' for key, text in parts)
+    if head == "{}":
+        return "{" + extra[1:] + "}"
+    return head[:-1] + extra + "}"
+
+
+def _array(texts: Iterable[str]) -> str:
+    return "[" + ",".join(texts) + "]"
 
 
 _FINAL = frozenset({"ok", "error"})
@@ -86,6 +109,15 @@ def _fingerprint(span: Span) -> tuple[Any, ...]:
         id(attrs.get("result")),
         len(streamed) if isinstance(streamed, str) else 0,
     )
+
+
+def _snapshot(span: Span) -> Span:
+    """A copy of ``span`` the tracer's threads cannot change under the view (and that much
+    faster than ``copy.copy``, which goes through pickling's protocol)."""
+    copied = object.__new__(type(span))
+    copied.__dict__.update(span.__dict__)
+    copied.attributes = dict(span.attributes)
+    return copied
 
 
 def _minus(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -146,18 +178,29 @@ class ViewBuilder:
         self._depth: dict[str, int] = {}
         self._agent_depth: dict[str, int] = {}
         self._incl: dict[str, TokenUsage] = {}
+        """Tokens including descendants; absent while zero."""
         self._model_usage: dict[str, TokenUsage] = {}
         self._agent_own: dict[str, TokenUsage] = {}
         self._calls: dict[str, list[str]] = {}
         self._owner: dict[str, str] = {}
-        self._details: dict[str, list[DetailField]] = {}
-        self._diffs: dict[str, StateDiffView] = {}
+        self._details: dict[str, str] = {}
+        """Each visible span's details, as JSON text."""
+        self._diffs: dict[str, str] = {}
+        self._node_text: dict[str, str] = {}
+        self._row_text: dict[str, str] = {}
+        self._bar_text: dict[str, str] = {}
+        """Whole records as JSON text, dropped when they change and made again when asked."""
         self._errors: set[str] = set()
-        self._settled: set[str] = set()
-        """Spans that cannot change any more: not fingerprinted again (most of a large run)."""
+        self._seen = 0
+        """How many of the trace's spans the builder has taken in."""
+        self._open: dict[str, Span] = {}
+        """Spans taken in that may still change (the trace's own objects): the only ones
+        fingerprinted again. Most of a large run settles and is never looked at again."""
         self._agent_names: Counter[str] = Counter()
         self._spawns = 0
         self._agents: list[str] = []
+        self._agentful: set[str] = set()
+        """Agents and the steps above them: the part of the tree the agents' order needs."""
         self._horizon = 0.0
         self._total = TokenUsage()
         self._costs = CostBook()
@@ -178,38 +221,47 @@ class ViewBuilder:
         """Take in what changed in the trace since the last call; returns what it touched."""
         changes = _Changes()
         trace = self.trace
-        settled = self._settled
         with trace.lock:
-            dirty = []
-            for span in trace.spans:
-                if span.id in settled:
-                    continue
+            fresh = trace.spans_from(self._seen)
+            self._seen += len(fresh)
+            dirty: list[tuple[Span, bool]] = []
+            for span in [*self._open.values(), *fresh]:
                 fp = _fingerprint(span)
-                if self._fp.get(span.id) != fp:
-                    self._fp[span.id] = fp
-                    copied = copy.copy(span)
-                    copied.attributes = dict(span.attributes)
-                    dirty.append(copied)
-                    if span.end is not None and span.status in _FINAL and span.kind in _SETTLING:
-                        settled.add(span.id)
+                if self._fp.get(span.id) == fp:
+                    continue
+                if span.end is not None and span.status in _FINAL and span.kind in _SETTLING:
+                    # Never changed again: read in place, no copy, no fingerprint kept.
+                    self._open.pop(span.id, None)
+                    self._fp.pop(span.id, None)
+                    dirty.append((span, True))
+                    continue
+                self._open[span.id] = span
+                self._fp[span.id] = fp
+                dirty.append((_snapshot(span), False))
             self._status = _status(trace.status)
             self._finished = bool(trace.finished)
             self._title = trace.title
         reorder: set[str | None] = set()
-        for span in dirty:
-            self._take(span, changes, reorder)
+        for span, final in dirty:
+            self._take(span, changes, reorder, final)
         for parent in reorder:
             kids = call_order([self._span[k] for k in self._vkids[parent]])
             self._vkids[parent] = [k.id for k in kids]
             if parent is not None:
                 changes.kids.add(parent)
+        for sid in changes.nodes | changes.kids:
+            self._node_text.pop(sid, None)
         if changes.agents:
-            self._agents = [s for s in self._walk() if self._span[s].kind in AGENT_KINDS]
+            self._agents = self._agents_in_order()
         priced = self._costs.priced
         if priced != self._priced:
             self._priced = priced
             changes.columns = True
             changes.agent_rows.update(self._agents)
+        for sid in changes.agent_rows:
+            self._row_text.pop(sid, None)
+        for sid in changes.timeline:
+            self._bar_text.pop(sid, None)
         roots = self._vkids[None]
         last = self._span[roots[-1]] if roots else None
         self._waiting = bool(last and last.status == "interrupted" and last.error is None)
@@ -217,7 +269,7 @@ class ViewBuilder:
             self.rev += 1
         return changes
 
-    def _take(self, span: Span, changes: _Changes, reorder: set[str | None]) -> None:
+    def _take(self, span: Span, changes: _Changes, reorder: set[str | None], final: bool) -> None:
         sid = span.id
         old = self._span.get(sid)
         self._span[sid] = span
@@ -227,9 +279,9 @@ class ViewBuilder:
         if not span.hidden:
             changes.nodes.add(sid)
             changes.details.add(sid)
-            self._details[sid] = details(span)
+            self._details[sid] = _dumps(details(span))
             if span.kind == "subagent":
-                self._diffs[sid] = state_diff(span)
+                self._diffs[sid] = _dumps(state_diff(span))
             if span.status == "error":
                 self._errors.add(sid)
             else:
@@ -241,7 +293,7 @@ class ViewBuilder:
             if owner is not None:
                 changes.timeline.add(owner)
         if span.kind == "model":
-            self._model_changed(span, changes)
+            self._model_changed(span, changes, final)
 
     def _add(self, span: Span, changes: _Changes, reorder: set[str | None]) -> None:
         sid = span.id
@@ -250,12 +302,10 @@ class ViewBuilder:
             grand = self._span[parent].parent_id
             parent = grand if grand in self._span else None
         self._vparent[sid] = parent
-        self._incl[sid] = TokenUsage()
         if span.hidden:
             return
         self._key[sid] = str(len(self._key))
         self._vkids.setdefault(parent, []).append(sid)
-        self._vkids[sid] = []
         reorder.add(parent)
         self._depth[sid] = 0 if parent is None else self._depth[parent] + 1
         if parent is None:
@@ -264,6 +314,10 @@ class ViewBuilder:
             changes.nodes.add(parent)
         if span.kind in AGENT_KINDS:
             changes.agents = True
+            above: str | None = sid
+            while above is not None and above not in self._agentful:
+                self._agentful.add(above)
+                above = self._vparent[above]
             self._agent_names[span.name] += 1
             self._spawns += span.kind == "subagent"
             self._agent_depth[sid] = sum(1 for _ in self._visible_agents_above(sid))
@@ -287,41 +341,56 @@ class ViewBuilder:
             yield parent
             parent = self._span[parent].parent_id
 
-    def _model_changed(self, span: Span, changes: _Changes) -> None:
+    def _model_changed(self, span: Span, changes: _Changes, final: bool) -> None:
         sid = span.id
         agents = [a for a in self._ancestors(sid) if self._span[a].kind in AGENT_KINDS]
-        self._costs.set(span, agents)
-        before = self._model_usage.get(sid, TokenUsage())
+        self._costs.set(span, agents, final=final)
+        before = (self._model_usage.pop if final else self._model_usage.get)(sid, _ZERO)
         if span.usage == before:
             return
         delta = _minus(span.usage, before)
-        self._model_usage[sid] = span.usage
+        if not final:
+            self._model_usage[sid] = span.usage
         self._total = self._total + delta
         self._incl[sid] = span.usage
         for ancestor in self._ancestors(sid):
-            self._incl[ancestor] = self._incl[ancestor] + delta
             if not self._span[ancestor].hidden:
+                self._incl[ancestor] = self._incl.get(ancestor, _ZERO) + delta
                 changes.nodes.add(ancestor)
         for agent in agents:
             changes.agent_rows.add(agent)
         if agents:
-            self._agent_own[agents[0]] = self._agent_own.get(agents[0], TokenUsage()) + delta
+            self._agent_own[agents[0]] = self._agent_own.get(agents[0], _ZERO) + delta
 
     def _walk(self) -> list[str]:
+        """Visible spans in tree order."""
         out: list[str] = []
         stack = list(reversed(self._vkids[None]))
         while stack:
             sid = stack.pop()
             out.append(sid)
-            stack.extend(reversed(self._vkids[sid]))
+            stack.extend(reversed(self._vkids.get(sid, ())))
+        return out
+
+    def _agents_in_order(self) -> list[str]:
+        """Agent spans in tree order, walking only the branches that lead to one."""
+        within = self._agentful
+        out: list[str] = []
+        stack = [r for r in reversed(self._vkids[None]) if r in within]
+        while stack:
+            sid = stack.pop()
+            if self._span[sid].kind in AGENT_KINDS:
+                out.append(sid)
+            stack.extend(k for k in reversed(self._vkids.get(sid, ())) if k in within)
         return out
 
     # -- the records ---------------------------------------------------------------------------
 
-    def _node(self, sid: str, with_details: bool, with_children: bool = True) -> ViewNode:
+    def _node(self, sid: str, with_details: bool, with_children: bool) -> str:
+        """A :class:`ViewNode` as JSON text."""
         span = self._span[sid]
         name, preview = label(span)
-        tokens = self._incl[sid]
+        tokens = self._incl.get(sid, _ZERO)
         status = _status(span.status)
         parent = self._vparent[sid]
         node: ViewNode = {
@@ -345,16 +414,36 @@ class ViewBuilder:
         if pending:
             node["pending"] = [pending_view(r) for r in pending]
         if with_children:
-            node["children"] = [self._key[k] for k in self._vkids[sid]]
-        if with_details:
-            node["details"] = self._details[sid]
-            if sid in self._diffs:
-                node["diff"] = self._diffs[sid]
-        return node
+            node["children"] = [self._key[k] for k in self._vkids.get(sid, ())]
+        text = _dumps(node)
+        if not with_details:
+            return text
+        parts = [("details", self._details[sid])]
+        if sid in self._diffs:
+            parts.append(("diff", self._diffs[sid]))
+        return _object(text, parts)
+
+    def _whole_node(self, sid: str) -> str:
+        text = self._node_text.get(sid)
+        if text is None:
+            text = self._node_text[sid] = self._node(sid, True, True)
+        return text
+
+    def _row(self, sid: str) -> str:
+        text = self._row_text.get(sid)
+        if text is None:
+            text = self._row_text[sid] = _dumps(self._agent_row(sid))
+        return text
+
+    def _bar(self, sid: str) -> str:
+        text = self._bar_text.get(sid)
+        if text is None:
+            text = self._bar_text[sid] = _dumps(self._timeline_row(sid))
+        return text
 
     def _agent_row(self, sid: str) -> AgentRow:
         span = self._span[sid]
-        own, total = self._agent_own.get(sid, TokenUsage()), self._incl[sid]
+        own, total = self._agent_own.get(sid, _ZERO), self._incl.get(sid, _ZERO)
         status = _status(span.status)
         cells = [
             short(span.name, 40),
@@ -454,45 +543,53 @@ class ViewBuilder:
             "totals": self._totals(),
         }
 
+    def view_json(self) -> str:
+        """The whole :class:`View` as JSON text, as of the last :meth:`update`."""
+        return _object(
+            _dumps(self._summary()),
+            [
+                ("columns", _dumps(self._columns())),
+                ("roots", _dumps([self._key[r] for r in self._vkids[None]])),
+                ("nodes", _array(self._whole_node(s) for s in self._walk())),
+                ("agents", _dumps([self._key[a] for a in self._agents])),
+                ("agent_rows", _array(self._row(a) for a in self._agents)),
+                ("timeline", _array(self._bar(a) for a in self._agents)),
+            ],
+        )
+
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`."""
-        order = self._walk()
-        return {
-            **self._summary(),
-            "columns": self._columns(),
-            "roots": [self._key[r] for r in self._vkids[None]],
-            "nodes": [self._node(s, with_details=True) for s in order],
-            "agents": [self._key[a] for a in self._agents],
-            "agent_rows": [self._agent_row(a) for a in self._agents],
-            "timeline": [self._timeline_row(a) for a in self._agents],
-        }
+        return cast(View, json.loads(self.view_json()))
 
-    def patch(self, changes: _Changes) -> ViewPatch:
-        """What :meth:`update` changed, to apply to the view of the revision before."""
+    def patch_json(self, changes: _Changes) -> str:
+        """What :meth:`update` changed (a :class:`ViewPatch`) as JSON text, to apply to the
+        view of the revision before."""
 
         def order(ids: Iterable[str]) -> list[str]:
             return sorted((s for s in ids if s in self._key), key=lambda s: int(self._key[s]))
 
-        # cast: mypy wants a TypedDict's optional keys spelled out when ``**`` builds it
-        patch = cast(
-            ViewPatch,
-            {
-                **self._summary(),
-                "nodes": [
-                    self._node(s, s in changes.details, s in changes.kids)
-                    for s in order(changes.nodes | changes.kids)
-                ],
-                "agent_rows": [self._agent_row(a) for a in order(changes.agent_rows)],
-                "timeline": [self._timeline_row(a) for a in order(changes.timeline)],
-            },
+        # A node whose details changed goes whole (children too): the next whole view
+        # reuses that text.
+        nodes = (
+            self._whole_node(s) if s in changes.details else self._node(s, False, s in changes.kids)
+            for s in order(changes.nodes | changes.kids)
         )
+        parts = [
+            ("nodes", _array(nodes)),
+            ("agent_rows", _array(self._row(a) for a in order(changes.agent_rows))),
+            ("timeline", _array(self._bar(a) for a in order(changes.timeline))),
+        ]
         if changes.roots:
-            patch["roots"] = [self._key[r] for r in self._vkids[None]]
+            parts.append(("roots", _dumps([self._key[r] for r in self._vkids[None]])))
         if changes.agents:
-            patch["agents"] = [self._key[a] for a in self._agents]
+            parts.append(("agents", _dumps([self._key[a] for a in self._agents])))
         if changes.columns:
-            patch["columns"] = self._columns()
-        return patch
+            parts.append(("columns", _dumps(self._columns())))
+        return _object(_dumps(self._summary()), parts)
+
+    def patch(self, changes: _Changes) -> ViewPatch:
+        """:meth:`patch_json`, parsed."""
+        return cast(ViewPatch, json.loads(self.patch_json(changes)))
 
 
 def _stat(

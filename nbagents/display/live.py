@@ -8,8 +8,8 @@ a second (ipykernel forwards widget messages from worker threads while the cell 
 
 The widget gets the whole view once (``view_json``), then patches (``patch_json``): only the
 steps, agent rows and timeline rows that changed, which the front end updates in place. The
-whole view is sent again when the patches since it add up to more than it (so a view that
-renders late, e.g. after a page reload, catches up) and when the run ends.
+whole view is sent again when the patches since it add up to :data:`REBASE` times its size (so
+a view that renders late, e.g. after a page reload, catches up) and when the run ends.
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output's ``text/html`` with the final snapshot.
 
@@ -20,7 +20,6 @@ Nothing here can break the agent run: every failure of the view goes through one
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -46,7 +45,9 @@ from nbagents.tracing._tracer import Tracer
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-_views: weakref.WeakKeyDictionary[Trace, LiveView] = weakref.WeakKeyDictionary()
+_views: weakref.WeakKeyDictionary[Trace, weakref.ref[LiveView]] = weakref.WeakKeyDictionary()
+"""The view shown for each trace. Weak both ways: a view holds its trace, so a strong value
+would keep every trace ever shown alive for the kernel's lifetime."""
 
 __all__ = ["LIVE_TEXT_PREFIX", "LiveView", "TraceWidget", "live_view"]
 
@@ -56,8 +57,12 @@ LIVE_TEXT_PREFIX = "nbagents live view: "
 """Starts the live output's ``text/plain``; ``notebooks/sanitize.cfg`` normalises that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
-MAX_DUTY = 10
+MAX_DUTY = 20
 """The flusher waits at least this many times as long as its last view took to build."""
+REBASE = 3
+"""Patches adding up to this many times the last whole view's size make the next update a
+whole view. Higher sends fewer whole views of a growing run (each costs the agent's threads
+time), lower lets a view that renders late catch up sooner."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
@@ -129,7 +134,7 @@ class LiveView:
         self._unregister_cell_hook: Callable[[], None] | None = None
         self._paused_agent: Any = None
         self.widget.on_msg(self._on_msg)
-        _views[trace] = self
+        _views[trace] = weakref.ref(self)
 
     # -- following the trace -------------------------------------------------------------------
 
@@ -177,12 +182,12 @@ class LiveView:
             first = self._base_size == 0
             if not (changes or first or whole):
                 return False
-            if first or whole or self._since_base > max(self._base_size, 64_000):
-                text = _dumps(self.builder.view())
+            if first or whole or self._since_base > max(REBASE * self._base_size, 64_000):
+                text = self.builder.view_json()
                 self.widget.view_json = text
                 self._base_size, self._since_base = len(text), 0
             else:
-                text = _dumps(self.builder.patch(changes))
+                text = self.builder.patch_json(changes)
                 self.widget.patch_json = text
                 self._since_base += len(text)
             self._last_size = len(text)
@@ -202,7 +207,8 @@ class LiveView:
     @classmethod
     def of(cls, trace: Trace) -> LiveView | None:
         """The live view shown for ``trace``, if any."""
-        return _views.get(trace)
+        ref = _views.get(trace)
+        return ref() if ref is not None else None
 
     def answer(self, decisions: Sequence[Mapping[str, Any]]) -> Any:
         """Apply decisions sent from the view, resume the paused run and follow it here.
@@ -339,10 +345,6 @@ class LiveView:
 
     def __exit__(self, *exc: object) -> None:
         self.finish()
-
-
-def _dumps(record: object) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
 def live_view(

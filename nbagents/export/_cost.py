@@ -19,6 +19,7 @@ __all__ = [
     "cost_of_spans",
     "default_prices",
     "own_model_spans",
+    "priced_call",
     "span_cost",
     "trace_cost",
 ]
@@ -78,7 +79,13 @@ def span_cost(span: Span, prices: Prices | None = None) -> Cost:
     """
     if span.kind != "model" or not span.usage:
         return Cost()
-    amount = as_price_source(prices).price_of(span.model, span.usage)
+    return priced_call(span, as_price_source(prices))
+
+
+def priced_call(span: Span, table: PriceSource) -> Cost:
+    """The cost of a model call that used tokens, from a resolved price source (what
+    :func:`span_cost` does after its checks; a view pricing thousands of calls skips them)."""
+    amount = table.price_of(span.model, span.usage)
     if amount is None:
         return Cost(unknown=frozenset({span.model or f"<no model name: {span.name}>"}))
     return Cost(amount)

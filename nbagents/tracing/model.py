@@ -5,6 +5,7 @@ Plain data only: views render it, the tracer fills it, JSON stores it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Container, Iterator, Mapping
@@ -187,6 +188,12 @@ class Trace:
         """Every span, in the order they started."""
         with self._lock:
             return list(self._spans.values())
+
+    def spans_from(self, start: int) -> list[Span]:
+        """The spans after the first ``start``, in the order they started: with ``len(trace)``
+        remembered, a reader takes only what was added since it last looked."""
+        with self._lock:
+            return list(itertools.islice(self._spans.values(), start, None))
 
     def __len__(self) -> int:
         return len(self._spans)
