@@ -9,11 +9,13 @@ their model twice, on the scripted model) is recorded, and then:
 - **static HTML**: build time and size of ``trace.to_html()`` (bounded snapshot);
 - **trace memory**: what the recorder keeps, nbagents' ``Tracer`` beside LangChain's
   ``RunCollectorCallbackHandler`` (the peer every LangChain tracer builds on), same run;
-- **agent wall time** with a live view following the trace vs without one (``display=False``).
+- **agent wall time** with a live view following the trace vs without one (``display=False``);
+  with ``--kernel`` also inside a real IPython kernel, the view shown in a cell, so every update
+  goes out as a widget message as in a notebook.
 
 Figures vary with the machine and its load; read them side by side, not against a constant.
 
-    python benchmarks/bench_views.py [--sizes 1000,3000,10000]
+    python benchmarks/bench_views.py [--sizes 1000,3000,10000] [--kernel]
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import tool
@@ -100,24 +104,66 @@ def one_span_update(trace: Trace) -> tuple[float, int, float, int]:
     return inc, inc_bytes, whole, len(full())
 
 
-def wall(agent: Any, live: bool) -> float:
+def wall(agent: Any, live: bool, show: bool = False) -> float:
     gc.collect()  # each run starts from the same heap: garbage of the last one costs it nothing
     tracer = Tracer(Trace())
-    view = LiveView(tracer.trace).start() if live else None
+    view = None
+    if live:
+        view = LiveView(tracer.trace)
+        view.show(auto_finish=False) if show else view.start()
     seconds, _ = timed(
         lambda: agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
     )
     if view is not None:
         view.finish()
-        # A displayed widget lives as long as its output; this one was never displayed, and
-        # keeping it would make every later run's garbage collections walk its trace.
+        # A displayed widget lives as long as its output; keeping these would make every
+        # later run's garbage collections walk their traces.
         view.widget.close()
     return seconds
+
+
+def walls(agent: Any, *, show: bool = False) -> tuple[float, float]:
+    """Best of three (off, on) wall times, alternated: the machine's load drifts meanwhile."""
+    runs = [(wall(agent, live=False), wall(agent, live=True, show=show)) for _ in range(3)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def kernel_walls(workers: int) -> tuple[float, float]:
+    """:func:`walls` run in a fresh IPython kernel with the view displayed in the cell."""
+    from jupyter_client.manager import start_new_kernel
+
+    here = str(Path(__file__).resolve().parent)
+    code = (
+        f"import sys; sys.path.insert(0, {here!r})\n"
+        "import json, bench_views as b\n"
+        f"print(json.dumps(b.walls(b.build_agent({workers}), show=True)))\n"
+    )
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply = client.execute_interactive(code, timeout=1800, output_hook=_keep_stdout)
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"the kernel run failed: {reply['content'].get('evalue')}")
+        off, on = json.loads(_stdout.pop())
+        return float(off), float(on)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+_stdout: list[str] = []
+
+
+def _keep_stdout(msg: dict[str, Any]) -> None:
+    if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+        _stdout.append(msg["content"]["text"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,3000,10000")
+    parser.add_argument(
+        "--kernel", action="store_true", help="also time the run with the view shown in a kernel"
+    )
     args = parser.parse_args()
     header = (
         f"{'spans':>6} | {'patch ms':>8} {'patch KB':>8} | {'full ms':>8} {'full KB':>8} | "
@@ -134,15 +180,17 @@ def main() -> None:
         trace = tracer.trace
         inc, inc_bytes, whole, whole_bytes = one_span_update(trace)
         html_s, html = timed(trace.to_html)
-        # Alternated, best of three: the machine's load drifts during a benchmark.
-        runs = [(wall(agent, live=False), wall(agent, live=True)) for _ in range(3)]
-        off, on = min(r[0] for r in runs), min(r[1] for r in runs)
+        off, on = walls(agent)
         print(
             f"{len(trace):>6} | {inc * 1e3:>8.1f} {inc_bytes / 1e3:>8.1f} | "
             f"{whole * 1e3:>8.0f} {whole_bytes / 1e3:>8.0f} | "
             f"{html_s:>6.2f} {len(html) / 1e3:>7.0f} | "
             f"{ours_mb:>8.1f} {peer_mb:>7.1f} | {on:>6.2f} {off:>6.2f} {on / off:>5.2f}"
         )
+        if args.kernel:
+            off, on = kernel_walls(max(size // SPANS_PER_WORKER, 1))
+            print(f"{'':>6}   in a kernel, the view shown: {on:>6.2f} {off:>6.2f} {on / off:>5.2f}")
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":
