@@ -8,8 +8,10 @@ that kills a server mid-run starts its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import json
+import socket
 import threading
 import time
 import urllib.request
@@ -310,6 +312,8 @@ def test_server_killed_mid_run_is_an_error_not_a_hang(tmp_path: Path) -> None:
         ({"graph_id": ""}, "needs 'graph_id'"),
         ({"system_prompt": "x"}, "belong to a local SubAgent"),
         ({"timeout": 0}, "'timeout' must be a positive number"),
+        ({"connect_retries": -1}, "'connect_retries' must be a whole number"),
+        ({"connect_retries": 1.5}, "'connect_retries' must be a whole number"),
         ({"headers": {"x-api-key": 3}}, "'headers' must map"),
     ],
 )
@@ -317,3 +321,40 @@ def test_invalid_remote_specs_are_refused(change: dict[str, Any], problem: str) 
     spec = {**remote("http://127.0.0.1:2024"), **change}
     with pytest.raises(ValueError, match=problem):
         create_deep_agent(ScriptedChatModel(), subagents=[spec])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_a_server_that_is_not_running_is_reported_after_the_set_retries(mode: str) -> None:
+    # Each retry waits longer (httpx's backoff): with none, a refused connection is reported
+    # at once; with two (the default) it is tried again twice, where the SDK's own client
+    # tries five more times over 7.5 s.
+    url = f"http://127.0.0.1:{free_port()}"
+    tried: dict[int, int] = {}
+    for retries in (0, 2):
+        agent = create_deep_agent(
+            delegating("job"), subagents=[remote(url, connect_retries=retries)]
+        )
+        with _connects_to(url) as attempts:
+            [message] = task_results(asyncio.run(run(agent, mode, Tracer())))
+        assert "cannot be reached" in message.text
+        tried[retries] = len(attempts)
+    assert tried == {0: 1, 2: 3}
+
+
+@contextlib.contextmanager
+def _connects_to(url: str) -> Iterator[list[object]]:
+    """Every attempt to open a connection to ``url`` while the block runs."""
+    port = int(url.rsplit(":", 1)[1])
+    attempts: list[object] = []
+    real = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if isinstance(address, tuple) and address[1] == port:
+            attempts.append(address)
+        real(self, address)
+
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    try:
+        yield attempts
+    finally:
+        socket.socket.connect = real  # type: ignore[method-assign]

@@ -83,6 +83,10 @@ class RemoteSubAgent(TypedDict):
     remote run is cancelled (default 300)."""
     connect_timeout: NotRequired[float]
     """Seconds to wait for the server to accept a connection (default 5)."""
+    connect_retries: NotRequired[int]
+    """New attempts after a refused or timed-out connection, with growing pauses (default 2:
+    a server that is not running is reported within about half a second; 5, the SDK's own
+    client's setting, waits 7.5 s)."""
     background: NotRequired[bool]
     """Run it in the background: not through ``task`` but with ``start_async_task`` and its
     companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
@@ -194,6 +198,11 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
         raise ValueError(f"{label}: 'api_key_env' must name an environment variable.")
     if not isinstance(spec.get("background", False), bool):
         raise ValueError(f"{label}: 'background' must be True or False.")
+    retries = spec.get("connect_retries")
+    if retries is not None and (
+        isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
+    ):
+        raise ValueError(f"{label}: 'connect_retries' must be a whole number, 0 or more.")
     for key in ("timeout", "connect_timeout"):
         value = spec.get(key)
         if value is not None and (
