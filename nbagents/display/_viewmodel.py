@@ -345,7 +345,9 @@ class ViewBuilder:
         sid = span.id
         agents = [a for a in self._ancestors(sid) if self._span[a].kind in AGENT_KINDS]
         self._costs.set(span, agents, final=final)
-        before = (self._model_usage.pop if final else self._model_usage.get)(sid, _ZERO)
+        # A finished call's usage is not kept: nothing will be taken back from it.
+        usage = self._model_usage
+        before = usage.pop(sid, _ZERO) if final else usage.get(sid, _ZERO)
         if span.usage == before:
             return
         delta = _minus(span.usage, before)
