@@ -93,3 +93,18 @@ def test_finished_model_and_tool_calls_are_not_looked_at_again(
     # only the agent, the tasks and the sub-agents, which may still change (a result, a pause)
     assert len(seen) == 1 + 2 * 750
     assert not any(sid[0] in "mx" and sid[1:].isdigit() for sid in seen)
+
+
+def test_a_late_model_call_shows_the_system_prompt_and_the_last_messages() -> None:
+    # Each call of a long run carries the whole conversation so far: its details pane shows
+    # the system prompt (cut) and the latest messages, and says how many it left out.
+    system = {"type": "system", "content": "You research. " * 100}
+    talk = [{"type": "human" if i % 2 == 0 else "ai", "content": f"message {i}"} for i in range(10)]
+    trace = Trace([_span("m", None, "model", 0.0, inputs={"messages": [[system, *talk]]})])
+    [node] = build_view(trace)["nodes"]
+    [field] = [f for f in node["details"] if f["type"] == "messages"]
+    assert field["label"] == "Input messages (the last 4 of 10 and the system prompt)"
+    shown = field["value"]
+    assert [m["role"] for m in shown] == ["system", "human", "ai", "human", "ai"]
+    assert [m["content"] for m in shown[1:]] == [f"message {i}" for i in range(6, 10)]
+    assert len(shown[0]["content"]) < len(system["content"])  # the prompt is cut
