@@ -20,7 +20,8 @@ CONTRAST = """(root, texts) => {
         const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
         return (hi + 0.05) / (lo + 0.05);
     };
-    const found = [...root.querySelectorAll(texts || '.nba-name, .nba-tl-label, td, th, .nba-kind')]
+    const sel = texts || '.nba-name, .nba-badge, .nba-tl-label, td, th, .nba-kind';
+    const found = [...root.querySelectorAll(sel)]
         .filter(el => el.textContent.trim())
         .map(el => [el.className || el.tagName,
                     ratio(rgb(getComputedStyle(el).color), opaque(el))]);

@@ -59,7 +59,7 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"></head>
 <script>document.querySelector('.output').innerHTML = {html};</script>
 </body></html>"""
 
-TEXTS = ".nba-name, .nba-preview, .nba-stat, .nba-tl-label, td, th, .nba-kind, summary"
+TEXTS = ".nba-name, .nba-preview, .nba-stat, .nba-badge, .nba-tl-label, td, th, .nba-kind, summary"
 """Every kind of text the snapshot shows, muted ones included."""
 
 
