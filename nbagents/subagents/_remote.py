@@ -114,15 +114,11 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         from langgraph_sdk import get_sync_client
         from langgraph_sdk.client import SyncLangGraphClient
 
-        # The SDK's client resolves the URL, headers and API key; ours only changes how often a
-        # connection is retried and never reconnects a broken stream.
         made = get_sync_client(url=self.url, **self._client_options()).http.client
         made.close()
         return SyncLangGraphClient(
             httpx.Client(
-                base_url=made.base_url,
-                headers=made.headers,
-                timeout=made.timeout,
+                **_resolved(made),
                 transport=httpx.HTTPTransport(retries=self.connect_retries, verify=_tls()),
                 event_hooks={"response": [_no_reconnect]},
             )
@@ -176,9 +172,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         made = get_client(url=self.url, **self._client_options()).http.client
         return LangGraphClient(
             httpx.AsyncClient(
-                base_url=made.base_url,
-                headers=made.headers,
-                timeout=made.timeout,
+                **_resolved(made),
                 transport=httpx.AsyncHTTPTransport(retries=self.connect_retries, verify=_tls()),
                 event_hooks={"response": [_ano_reconnect]},
             )
@@ -299,6 +293,12 @@ def _bounded(parts: Iterator[tuple[str, Any]], seconds: float) -> Iterator[tuple
         if isinstance(item, BaseException):
             raise item
         yield item
+
+
+def _resolved(made: Any) -> dict[str, Any]:
+    """What the SDK's client resolved (URL, headers with the API key, timeouts), for ours: ours
+    only changes how often a connection is retried and never reconnects a broken stream."""
+    return {"base_url": made.base_url, "headers": made.headers, "timeout": made.timeout}
 
 
 @functools.cache
