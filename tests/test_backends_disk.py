@@ -1,4 +1,5 @@
-"""The disk backend: confinement to its root, access rules, binary and huge files."""
+"""The disk backend: confinement to its root, access rules, binary and huge files;
+``FilesystemBackend``, its deepagents-named form."""
 
 from __future__ import annotations
 
@@ -6,15 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from backend_kit import failed, ok, paths
 
-from nbagents.backends import (
-    AccessDeniedError,
-    AccessRule,
-    DiskBackend,
-    FileMissingError,
-    FileTooLargeError,
-    InvalidPathError,
-)
+from nbagents.backends import AccessRule, DiskBackend, FilesystemBackend
 
 
 @pytest.fixture
@@ -30,24 +25,23 @@ def root(tmp_path: Path) -> Path:
 
 def test_reads_lists_and_writes_inside_the_root(root: Path) -> None:
     disk = DiskBackend(root)
-    assert [(i.path, i.is_dir) for i in disk.ls("/")] == [("/docs", True), ("/secrets", True)]
-    content = disk.read("/docs/a.md", offset=1, limit=5)
-    assert content.lines == ("two", "three") and content.total_lines == 3
-    disk.write("/new/dir/b.md", "bee")
+    assert [(i["path"], i["is_dir"]) for i in ok(disk.ls("/")).entries] == [
+        ("/docs/", True),
+        ("/secrets/", True),
+    ]
+    content = ok(disk.read("/docs/a.md", offset=1, limit=5))
+    assert content.file_data["content"] == "two\nthree" and content.total_lines == 3
+    ok(disk.write("/new/dir/b.md", "bee"))
     assert (root / "new" / "dir" / "b.md").read_text() == "bee"
-    assert disk.edit("/new/dir/b.md", "bee", "wasp").replacements == 1
+    assert ok(disk.edit("/new/dir/b.md", "bee", "wasp")).occurrences == 1
     assert (root / "new" / "dir" / "b.md").read_text() == "wasp"
-    assert disk.write("/x.md", "x").files_update is None
 
 
 def test_dotdot_and_nul_are_refused(root: Path) -> None:
     disk = DiskBackend(root)
-    with pytest.raises(InvalidPathError, match=r"'\.\.'"):
-        disk.read("/docs/../../outside.txt")
-    with pytest.raises(InvalidPathError, match=r"'\.\.'"):
-        disk.write("/../outside.txt", "overwrite")
-    with pytest.raises(InvalidPathError, match="NUL"):
-        disk.read("/docs/a.md\x00.png")
+    failed(disk.read("/docs/../../outside.txt"), r"'\.\.'")
+    failed(disk.write("/../outside.txt", "overwrite"), r"'\.\.'")
+    failed(disk.read("/docs/a.md\x00.png"), "NUL")
     assert (root.parent / "outside.txt").read_text() == "not yours"
 
 
@@ -55,10 +49,8 @@ def test_absolute_host_paths_stay_inside_the_root(root: Path) -> None:
     disk = DiskBackend(root)
     outside = str(root.parent / "outside.txt")
     # A host path is read as a virtual path under the root: it can never reach the host file.
-    with pytest.raises(FileMissingError, match="does not exist"):
-        disk.read(outside)
-    with pytest.raises(FileMissingError):
-        disk.read("/etc/passwd")
+    failed(disk.read(outside), "does not exist")
+    failed(disk.read("/etc/passwd"), "does not exist")
 
 
 def test_symlinks_leaving_the_root_are_refused(root: Path) -> None:
@@ -66,18 +58,15 @@ def test_symlinks_leaving_the_root_are_refused(root: Path) -> None:
     os.symlink(root.parent, root / "escape")
     os.symlink(root / "docs" / "a.md", root / "docs" / "inner-link.md")
     disk = DiskBackend(root)
-    with pytest.raises(InvalidPathError, match="outside the backend root"):
-        disk.read("/docs/link.txt")
-    with pytest.raises(InvalidPathError, match="outside the backend root"):
-        disk.write("/escape/planted.txt", "x")
-    with pytest.raises(InvalidPathError, match="outside the backend root"):
-        disk.ls("/escape")
+    failed(disk.read("/docs/link.txt"), "outside the backend root")
+    failed(disk.write("/escape/planted.txt", "x"), "outside the backend root")
+    failed(disk.ls("/escape"), "outside the backend root")
     assert not (root.parent / "planted.txt").exists()
     # Links that stay inside work; escaping ones are left out of listings and searches.
-    assert disk.read("/docs/inner-link.md").lines[0] == "one"
-    assert "/docs/link.txt" not in [i.path for i in disk.ls("/docs")]
-    assert [m.path for m in disk.grep("not yours")] == []
-    assert "/docs/link.txt" not in [i.path for i in disk.glob("**")]
+    assert ok(disk.read("/docs/inner-link.md")).file_data["content"].startswith("one")
+    assert "/docs/link.txt" not in paths(disk.ls("/docs").entries)
+    assert disk.grep("not yours").matches == []
+    assert "/docs/link.txt" not in paths(disk.glob("**").matches)
 
 
 def test_access_rules_last_match_wins(root: Path) -> None:
@@ -89,27 +78,25 @@ def test_access_rules_last_match_wins(root: Path) -> None:
             AccessRule.deny("/docs/**", "write"),
         ],
     )
-    with pytest.raises(AccessDeniedError, match=r"read of /secrets/key.txt is not permitted"):
-        disk.read("/secrets/key.txt")
-    assert disk.read("/secrets/public.txt").text == "hello"
-    with pytest.raises(AccessDeniedError, match=r"write of /secrets/public.txt"):
-        disk.write("/secrets/public.txt", "x")
-    with pytest.raises(AccessDeniedError, match=r"write of /docs/a.md"):
-        disk.edit("/docs/a.md", "one", "1")
-    assert disk.read("/docs/a.md").lines[0] == "one"
-    # Denied files are hidden from listings and searches.
-    assert [i.path for i in disk.ls("/secrets")] == ["/secrets/public.txt"]
-    assert [m.path for m in disk.grep("hunter2")] == []
-    assert [i.path for i in disk.glob("/secrets/*")] == ["/secrets/public.txt"]
+    failed(disk.read("/secrets/key.txt"), r"read of /secrets/key.txt is not permitted")
+    assert disk.read("/secrets/public.txt").file_data["content"] == "hello"
+    failed(disk.write("/secrets/public.txt", "x"), r"write of /secrets/public.txt")
+    failed(disk.edit("/docs/a.md", "one", "1"), r"write of /docs/a.md")
+    failed(disk.delete("/docs/a.md"), r"write of /docs/a.md")
+    assert disk.read("/docs/a.md").file_data["content"].startswith("one")
+    # Denied files are hidden from listings, searches and downloads.
+    assert paths(disk.ls("/secrets").entries) == ["/secrets/public.txt"]
+    assert disk.grep("hunter2").matches == []
+    assert paths(disk.glob("/secrets/*").matches) == ["/secrets/public.txt"]
+    assert disk.download_files(["/secrets/key.txt"])[0].error == "permission_denied"
+    assert disk.upload_files([("/docs/b.md", b"x")])[0].error == "permission_denied"
 
 
 def test_default_deny_with_an_allow_list(root: Path) -> None:
     disk = DiskBackend(root, rules=[AccessRule.allow("/docs/**")], default="deny")
     assert disk.read("/docs/a.md").total_lines == 3
-    with pytest.raises(AccessDeniedError):
-        disk.read("/secrets/public.txt")
-    with pytest.raises(AccessDeniedError):
-        disk.write("/top.md", "x")
+    failed(disk.read("/secrets/public.txt"), "not permitted")
+    failed(disk.write("/top.md", "x"), "not permitted")
 
 
 @pytest.mark.parametrize(
@@ -130,14 +117,42 @@ def test_binary_and_huge_files(root: Path) -> None:
     (root / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     (root / "huge.txt").write_text("x" * 2000)
     disk = DiskBackend(root, max_file_bytes=1000)
-    blob = disk.read("/blob.bin")
-    assert blob.is_binary and blob.size == 4 and blob.lines == ()
-    assert disk.read("/latin1.txt").is_binary
-    with pytest.raises(FileTooLargeError, match="2000 bytes, over this backend's limit of 1000"):
-        disk.read("/huge.txt")
-    assert disk.grep("x") == []
+    blob = ok(disk.read("/blob.bin"))
+    assert blob.file_data["encoding"] == "base64" and blob.start_line is None
+    assert disk.download_files(["/blob.bin"])[0].content == b"\x00\x01\x02\xff"
+    assert disk.read("/latin1.txt").file_data["encoding"] == "base64"
+    failed(disk.read("/huge.txt"), "2000 bytes, over this backend's limit of 1000")
+    assert disk.grep("x").matches == []
 
 
 def test_root_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not a directory"):
         DiskBackend(tmp_path / "missing")
+
+
+def test_filesystem_backend_is_a_confined_disk_backend_by_default(root: Path) -> None:
+    fs = FilesystemBackend(root_dir=root)
+    assert fs.virtual_mode is True
+    assert ok(fs.read("/docs/a.md")).total_lines == 3
+    failed(fs.read("/../outside.txt"), r"'\.\.'")
+    failed(fs.read(str(root.parent / "outside.txt")), "does not exist")
+
+
+def test_filesystem_backend_defaults_to_the_working_directory(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(root)
+    assert FilesystemBackend().cwd == root.resolve()
+    assert ok(FilesystemBackend().read("/docs/a.md")).total_lines == 3
+
+
+def test_filesystem_backend_without_virtual_mode_uses_host_paths(root: Path) -> None:
+    fs = FilesystemBackend(root_dir=root, virtual_mode=False)
+    outside = root.parent / "outside.txt"
+    # No confinement: an absolute path is the host's, a relative one is under root_dir.
+    assert ok(fs.read(str(outside))).file_data["content"] == "not yours"
+    assert ok(fs.read("docs/a.md")).total_lines == 3
+    assert ok(fs.read("docs/../../outside.txt")).file_data["content"] == "not yours"
+    ok(fs.write(str(root / "made.md"), "made"))
+    assert (root / "made.md").read_text() == "made"
+    assert str(root / "docs" / "a.md") in paths(fs.glob("**/*.md", str(root)).matches)

@@ -1,64 +1,92 @@
-"""The state backend and the ``files`` reducer."""
+"""What every file backend does the same way, checked on the state and the disk backend.
+
+The state backend runs inside a real graph step (``in_graph``): that is the only place it works.
+"""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 import pytest
+from backend_kit import failed, in_graph, ok, paths, record
 
 from nbagents.backends import (
-    BinaryFileError,
-    EditConflictError,
-    FileMissingError,
-    FileRecord,
-    InvalidPathError,
-    InvalidPatternError,
+    FILE_NOT_FOUND,
+    IS_DIRECTORY,
+    BackendProtocol,
+    DiskBackend,
     StateBackend,
     files_reducer,
 )
 
+PNG = b"\x89PNG\x00\x01"
+FILES = {
+    "/notes/a.md": "alpha\nbeta\ngamma",
+    "/notes/deep/b.md": "beta again",
+    "/img.png": PNG,
+}
 
-def record(content: str, encoding: str = "utf-8") -> FileRecord:
-    return {
-        "content": content,
-        "encoding": encoding,  # type: ignore[typeddict-item]
-        "created_at": "2026-01-01T00:00:00+00:00",
-        "modified_at": "2026-01-01T00:00:00+00:00",
+Run = Callable[[Callable[[BackendProtocol], Any]], Any]
+
+
+def _state(files: Mapping[str, str | bytes]) -> Run:
+    seeded = {
+        path: record(base64.b64encode(v).decode(), "base64") if isinstance(v, bytes) else record(v)
+        for path, v in files.items()
     }
+    return lambda op: in_graph(seeded, op)[0]
 
 
-@pytest.fixture
-def backend() -> StateBackend:
-    return StateBackend(
-        {
-            "/notes/a.md": record("alpha\nbeta\ngamma"),
-            "/notes/deep/b.md": record("beta again"),
-            "/img.png": record(base64.b64encode(b"\x89PNG\x00\x01").decode(), "base64"),
-        }
-    )
+def _disk(root: Path, files: Mapping[str, str | bytes]) -> Run:
+    for path, content in files.items():
+        host = root / path.lstrip("/")
+        host.parent.mkdir(parents=True, exist_ok=True)
+        host.write_bytes(content if isinstance(content, bytes) else content.encode())
+    disk = DiskBackend(root)
+    return lambda op: op(disk)
 
 
-def test_ls_lists_direct_children_with_directories(backend: StateBackend) -> None:
-    assert [(i.path, i.is_dir) for i in backend.ls("/")] == [
+@pytest.fixture(params=["state", "disk"])
+def run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
+    """``run(op)``: ``op(backend)`` on a backend holding FILES."""
+    if request.param == "state":
+        return _state(FILES)
+    return _disk(tmp_path, FILES)
+
+
+def test_ls_lists_direct_children_with_directories(run: Run) -> None:
+    listing = ok(run(lambda b: b.ls("/")))
+    assert [(e["path"], e.get("is_dir")) for e in listing.entries] == [
         ("/img.png", False),
-        ("/notes", True),
+        ("/notes/", True),
     ]
-    assert [i.path for i in backend.ls("/notes/")] == ["/notes/a.md", "/notes/deep"]
-    with pytest.raises(FileMissingError, match="Directory /nowhere does not exist"):
-        backend.ls("/nowhere")
-    with pytest.raises(InvalidPathError, match="is a file"):
-        backend.ls("/img.png")
+    assert paths(ok(run(lambda b: b.ls("/notes/"))).entries) == ["/notes/a.md", "/notes/deep/"]
+    failed(run(lambda b: b.ls("/nowhere")), "Directory /nowhere does not exist")
+    failed(run(lambda b: b.ls("/img.png")), "is a file")
 
 
-def test_read_windows_lines_and_reports_binary(backend: StateBackend) -> None:
-    part = backend.read("/notes/a.md", offset=1, limit=1)
-    assert (part.lines, part.offset, part.total_lines) == (("beta",), 1, 3)
-    binary = backend.read("/img.png")
-    assert binary.is_binary and binary.lines == () and binary.size == 6
-    with pytest.raises(FileMissingError, match=r"File /missing.md does not exist"):
-        backend.read("/missing.md")
-    with pytest.raises(FileMissingError, match="is a directory"):
-        backend.read("/notes")
+def test_read_windows_lines_and_gives_binary_whole(run: Run) -> None:
+    part = ok(run(lambda b: b.read("/notes/a.md", offset=1, limit=1)))
+    assert part.file_data["content"] == "beta"
+    assert (part.start_line, part.end_line, part.total_lines, part.next_offset) == (2, 2, 3, 2)
+    last = ok(run(lambda b: b.read("/notes/a.md", offset=2)))
+    assert (last.file_data["content"], last.next_offset) == ("gamma", None)
+    binary = ok(run(lambda b: b.read("/img.png")))
+    assert binary.file_data["encoding"] == "base64"
+    assert base64.b64decode(binary.file_data["content"]) == PNG
+    failed(run(lambda b: b.read("/missing.md")), "File /missing.md does not exist")
+    failed(run(lambda b: b.read("/notes")), "is a directory")
+    failed(run(lambda b: b.read("/notes/a.md", offset=9)), "past the end of /notes/a.md")
+
+
+def test_a_negative_offset_or_empty_limit_is_no_error(run: Run) -> None:
+    top = ok(run(lambda b: b.read("/notes/a.md", offset=-4, limit=1)))
+    assert (top.file_data["content"], top.start_line) == ("alpha", 1)
+    none = ok(run(lambda b: b.read("/notes/a.md", limit=0)))
+    assert (none.file_data["content"], none.start_line) == ("", None)
 
 
 @pytest.mark.parametrize(
@@ -71,57 +99,122 @@ def test_read_windows_lines_and_reports_binary(backend: StateBackend) -> None:
         ("\\notes\\a.md", "backslash"),
     ],
 )
-def test_bad_paths_are_refused(backend: StateBackend, path: str, message: str) -> None:
-    with pytest.raises(InvalidPathError, match=message):
-        backend.read(path)
+def test_bad_paths_are_refused(run: Run, path: str, message: str) -> None:
+    failed(run(lambda b: b.read(path)), message)
+    failed(run(lambda b: b.write(path, "x")), message)
 
 
-def test_write_returns_the_update_and_keeps_created_at(backend: StateBackend) -> None:
-    result = backend.write("/notes/a.md", "new")
-    assert result.files_update is not None
-    (new,) = result.files_update.values()
-    assert new is not None and new["content"] == "new"
-    assert new["created_at"] == "2026-01-01T00:00:00+00:00"
-    assert new["modified_at"] != new["created_at"]
-    # The backend sees its own write.
-    assert backend.read("/notes/a.md").text == "new"
-    with pytest.raises(InvalidPathError, match="is a directory"):
-        backend.write("/notes", "x")
+def test_a_write_is_seen_by_a_read_in_the_same_step(run: Run) -> None:
+    def write_then_read(b: BackendProtocol) -> tuple[Any, Any]:
+        return b.write("/notes/a.md", "new"), b.read("/notes/a.md")
+
+    written, read = run(write_then_read)
+    assert ok(written).path == "/notes/a.md"
+    assert ok(read).file_data["content"] == "new"
+    failed(run(lambda b: b.write("/notes", "x")), "is a directory")
+    failed(run(lambda b: b.write("/notes/a.md/x", "x")), r"/notes/a\.md is a file, so")
 
 
-def test_edit_requires_a_unique_match_unless_replace_all() -> None:
-    backend = StateBackend({"/a.txt": record("x y x")})
-    with pytest.raises(EditConflictError, match=r"occurs 2 times.*replace_all"):
-        backend.edit("/a.txt", "x", "z")
-    with pytest.raises(EditConflictError, match="not found"):
-        backend.edit("/a.txt", "q", "z")
-    with pytest.raises(EditConflictError, match="empty"):
-        backend.edit("/a.txt", "", "z")
-    assert backend.edit("/a.txt", "y", "w").replacements == 1
-    result = backend.edit("/a.txt", "x", "z", replace_all=True)
-    assert result.replacements == 2
-    assert backend.read("/a.txt").text == "z w z"
+def test_edit_requires_a_unique_match_unless_replace_all(run: Run) -> None:
+    def edits(b: BackendProtocol) -> list[Any]:
+        b.write("/a.txt", "x y x")
+        return [
+            b.edit("/a.txt", "x", "z"),
+            b.edit("/a.txt", "q", "z"),
+            b.edit("/a.txt", "", "z"),
+            b.edit("/a.txt", "y", "w"),
+            b.edit("/a.txt", "x", "z", replace_all=True),
+            b.read("/a.txt"),
+            b.edit("/img.png", "PNG", "GIF"),
+        ]
+
+    twice, absent, empty, once, every, read, binary = run(edits)
+    failed(twice, r"occurs 2 times.*replace_all")
+    failed(absent, "not found")
+    failed(empty, "empty")
+    assert ok(once).occurrences == 1
+    assert ok(every).occurrences == 2
+    assert read.file_data["content"] == "z w z"
+    failed(binary, "binary")
 
 
-def test_edit_of_binary_is_refused(backend: StateBackend) -> None:
-    with pytest.raises(BinaryFileError, match="binary"):
-        backend.edit("/img.png", "PNG", "GIF")
-
-
-def test_glob_and_grep(backend: StateBackend) -> None:
-    assert [i.path for i in backend.glob("**/*.md")] == ["/notes/a.md", "/notes/deep/b.md"]
-    assert [i.path for i in backend.glob("*.md", "/notes")] == ["/notes/a.md"]
-    assert [i.path for i in backend.glob("/notes/*/*.md")] == ["/notes/deep/b.md"]
-    hits = backend.grep("beta")
-    assert [(m.path, m.line, m.text) for m in hits] == [
+def test_glob_and_grep(run: Run) -> None:
+    assert paths(run(lambda b: b.glob("**/*.md")).matches) == ["/notes/a.md", "/notes/deep/b.md"]
+    assert paths(run(lambda b: b.glob("*.md", "/notes")).matches) == ["/notes/a.md"]
+    assert paths(run(lambda b: b.glob("/notes/*/*.md")).matches) == ["/notes/deep/b.md"]
+    hits = ok(run(lambda b: b.grep("beta")))
+    assert [(m["path"], m["line"], m["text"]) for m in hits.matches] == [
         ("/notes/a.md", 2, "beta"),
         ("/notes/deep/b.md", 1, "beta again"),
     ]
-    assert [m.path for m in backend.grep("beta", "/notes", glob="deep/*")] == ["/notes/deep/b.md"]
-    with pytest.raises(InvalidPatternError, match="Invalid regular expression"):
-        backend.grep("(unclosed")
-    with pytest.raises(InvalidPatternError, match="unclosed"):
-        backend.glob("[abc")
+    assert paths(run(lambda b: b.grep("beta", "/notes", glob="deep/*")).matches) == [
+        "/notes/deep/b.md"
+    ]
+    # grep matches text literally, as upstream's: a regex metacharacter is just a character.
+    assert ok(run(lambda b: b.grep("(unclosed"))).matches == []
+    assert paths(run(lambda b: b.grep("a.p")).matches) == []
+    failed(run(lambda b: b.glob("[abc")), "unclosed")
+
+
+def test_upload_and_download_round_trip_text_and_bytes(run: Run) -> None:
+    def round_trip(b: BackendProtocol) -> tuple[Any, Any]:
+        up = b.upload_files([("/up/t.txt", b"text\n"), ("/up/b.bin", b"\x00\xff"), ("bad", b"")])
+        down = b.download_files(["/up/t.txt", "/up/b.bin", "/nope", "/notes", "/img.png"])
+        return up, down
+
+    up, down = run(round_trip)
+    assert [(r.path, r.error) for r in up] == [
+        ("/up/t.txt", None),
+        ("/up/b.bin", None),
+        ("bad", "invalid_path"),
+    ]
+    assert [(d.content, d.error) for d in down] == [
+        (b"text\n", None),
+        (b"\x00\xff", None),
+        (None, FILE_NOT_FOUND),
+        (None, IS_DIRECTORY),
+        (PNG, None),
+    ]
+
+
+def test_delete_removes_a_file(run: Run) -> None:
+    def delete(b: BackendProtocol) -> tuple[Any, Any, Any]:
+        return b.delete("/notes/a.md"), b.read("/notes/a.md"), b.delete("/nope.md")
+
+    gone, read, missing = run(delete)
+    assert ok(gone).path == "/notes/a.md"
+    failed(read, "does not exist")
+    failed(missing, "does not exist")
+
+
+async def test_async_twins_give_the_same_results(run: Run) -> None:
+    import asyncio
+
+    def both(b: BackendProtocol) -> tuple[Any, Any]:
+        async def go() -> Any:
+            return await b.aread("/notes/a.md", 0, 1), await b.agrep("beta")
+
+        return asyncio.run(go())
+
+    read, grep = await asyncio.to_thread(run, both)
+    assert read.file_data["content"] == "alpha"
+    assert len(grep.matches) == 2
+
+
+def test_a_write_keeps_the_creation_time() -> None:
+    result, files = in_graph({"/a.md": record("old")}, lambda b: b.write("/a.md", "new"))
+    assert ok(result).path == "/a.md"
+    assert files["/a.md"]["content"] == "new"
+    assert files["/a.md"]["created_at"] == "2026-01-01T00:00:00+00:00"
+    assert files["/a.md"]["modified_at"] != files["/a.md"]["created_at"]
+
+
+def test_files_written_as_lines_by_older_deepagents_are_read() -> None:
+    legacy = {"/old.txt": {"content": ["hello", "world"], "encoding": "utf-8"}}
+    result, _ = in_graph(legacy, lambda b: (b.read("/old.txt"), b.grep("world")))
+    read, grep = result
+    assert ok(read).file_data["content"] == "hello\nworld"
+    assert grep.matches[0]["line"] == 2
 
 
 def test_reducer_merges_and_deletes_with_none() -> None:
@@ -132,6 +225,5 @@ def test_reducer_merges_and_deletes_with_none() -> None:
     assert files_reducer(merged, {"/a": None, "/zz": None}) == {"/b": b}
 
 
-def test_a_file_cannot_become_a_directory(backend: StateBackend) -> None:
-    with pytest.raises(InvalidPathError, match=r"/notes/a\.md is a file, so /notes/a\.md/x cannot"):
-        backend.write("/notes/a.md/x", "x")
+def test_state_backend_is_a_backend_protocol() -> None:
+    assert isinstance(StateBackend(), BackendProtocol)

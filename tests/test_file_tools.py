@@ -96,7 +96,6 @@ async def test_failures_are_error_results_and_the_run_goes_on(
             call("edit_file", file_path="/blob.bin", old_string="a", new_string="b"),
             call("grep", pattern="(oops"),
             call("read_file", file_path="/twice.txt", offset=5),
-            call("read_file", file_path="/twice.txt", offset=-1),
             call("read_file", file_path="/blob.bin"),
             "I give up",
         ],
@@ -115,11 +114,10 @@ async def test_failures_are_error_results_and_the_run_goes_on(
             "make it unique, or pass replace_all=true to replace every occurrence.",
         ),
         ("edit_file", "Error: /blob.bin is a binary file; it cannot be edited as text."),
-        ("grep", errors[5][1]),
         ("read_file", "Error: offset 5 is past the end of /twice.txt, which has 1 lines."),
-        ("read_file", "Error: offset must be >= 0, got -1"),
     ]
-    assert errors[5][1].startswith("Error: Invalid regular expression '(oops'")
+    # grep takes its pattern literally (as upstream's): no regex error to make.
+    assert [m.text for m in messages if m.name == "grep"] == ["No matches."]
     assert messages[-1].status == "success"
     assert messages[-1].text.startswith("/blob.bin is a binary file (2 bytes)")
     assert result["messages"][-1].text == "I give up"
@@ -160,17 +158,14 @@ async def test_huge_files_are_paged_with_a_note(run_agent: Any) -> None:
         "[Showing lines 1-99 of 300. To read more, call read_file with offset=99.]"
     )
     assert len(heavy.text) <= 100_200
-    assert (nothing.status, nothing.text) == ("error", "Error: limit must be at least 1, got 0.")
+    assert (nothing.status, nothing.text) == ("success", "No lines of /big.txt were asked for.")
 
 
 async def test_listing_and_searching_a_composite_backend(run_agent: Any, tmp_path: Path) -> None:
     (tmp_path / "pdf").mkdir()
     (tmp_path / "pdf" / "SKILL.md").write_text("---\nname: pdf\n---\nExtract text.\n")
 
-    def backend(runtime: Any) -> CompositeBackend:
-        return CompositeBackend(
-            StateBackend.from_runtime(runtime), {"/skills/": DiskBackend(tmp_path)}
-        )
+    backend = CompositeBackend(StateBackend(), {"/skills/": DiskBackend(tmp_path)})
 
     agent = agent_with(
         [

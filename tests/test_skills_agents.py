@@ -42,7 +42,7 @@ def backend_on(root: Path) -> Any:
     disk = DiskBackend(root)
 
     def backend(runtime: Any) -> BackendProtocol:
-        return CompositeBackend(StateBackend.from_runtime(runtime), {"/skills/": disk})
+        return CompositeBackend(StateBackend(), {"/skills/": disk})
 
     return backend
 
@@ -194,7 +194,7 @@ def test_skills_without_a_backend_or_of_the_wrong_shape_are_refused() -> None:
     with pytest.raises(ValueError, match="'skills' must be a list of skill source directories"):
         create_deep_agent(
             model,
-            backend=StateBackend.from_runtime,
+            backend=StateBackend,
             subagents=[{**SUBAGENTS[1], "skills": "/skills/a/"}],
         )
     with pytest.raises(ValueError, match="not one string"):
@@ -202,11 +202,10 @@ def test_skills_without_a_backend_or_of_the_wrong_shape_are_refused() -> None:
 
 
 def test_skills_in_the_state_backend_by_default() -> None:
-    files = StateBackend()
-    files.write("/skills/notes/SKILL.md", "---\nname: notes\ndescription: Take notes.\n---\nx\n")
+    skill = "---\nname: notes\ndescription: Take notes.\n---\nx\n"
     model = ScriptedChatModel(script={"main": [say("ok")]})
     agent = create_deep_agent(model, skills=["/skills/"])
-    seed = {path: record for path, record in files.files.items()}
+    seed = {"/skills/notes/SKILL.md": {"content": skill, "encoding": "utf-8"}}
     result = agent.invoke({"messages": [HumanMessage("go")], "files": seed})
     assert [s["name"] for s in result["skills_metadata"]] == ["notes"]
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from nbagents.backends import AccessRule, CompositeBackend, DiskBackend, FileContent, StateBackend
+from backend_kit import in_graph, record
+
+from nbagents.backends import AccessRule, CompositeBackend, DiskBackend, StateBackend
 from nbagents.skills import SkillSource, discover_skill_dirs, discover_skills
 
 
@@ -78,11 +81,13 @@ def test_denied_and_missing_sources(tmp_path: Path) -> None:
 
 
 def test_skills_on_the_state_backend_and_a_composite(tmp_path: Path) -> None:
-    state = StateBackend()
-    state.write("/skills/memo/SKILL.md", "---\nname: memo\ndescription: Memos.\n---\n")
+    memo = record("---\nname: memo\ndescription: Memos.\n---\n")
     write_skill(tmp_path, "pdf")
-    composite = CompositeBackend(state, {"/disk-skills/": DiskBackend(tmp_path)})
-    found = discover_skills(composite, ["/disk-skills", "/skills"])
+    composite = CompositeBackend(StateBackend(), {"/disk-skills/": DiskBackend(tmp_path)})
+    found, _ = in_graph(
+        {"/skills/memo/SKILL.md": memo},
+        lambda _: discover_skills(composite, ["/disk-skills", "/skills"]),
+    )
     assert [(s["name"], s["path"]) for s in found.skills] == [
         ("memo", "/skills/memo/SKILL.md"),
         ("pdf", "/disk-skills/pdf/SKILL.md"),
@@ -103,10 +108,10 @@ def test_discovery_from_host_directories(tmp_path: Path) -> None:
 def test_an_os_error_on_one_skill_is_a_warning(tmp_path: Path) -> None:
     # Simulated, since the tests may run as root, who can read a file of any mode.
     class Unreadable(DiskBackend):
-        def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
+        def _get(self, path: str) -> Any:
             if path.startswith("/locked/"):
                 raise PermissionError(13, "Permission denied", path)
-            return super().read(path, offset=offset, limit=limit)
+            return super()._get(path)
 
     write_skill(tmp_path, "locked")
     write_skill(tmp_path, "open")

@@ -42,7 +42,7 @@ def test_prompt_lists_skills_and_the_agent_reads_one(tmp_path: Path, model_calls
     disk = DiskBackend(tmp_path)
 
     def backend(runtime: Any) -> CompositeBackend:
-        return CompositeBackend(StateBackend.from_runtime(runtime), {"/skills/": disk})
+        return CompositeBackend(StateBackend(), {"/skills/": disk})
 
     skills = SkillsMiddleware(
         backend,
@@ -115,22 +115,19 @@ async def test_discovery_runs_once_and_respects_existing_state(
     assert CountingDisk.listings == 3
 
 
-async def test_skills_in_the_state_backend_through_a_factory(
-    run_agent: Any, model_calls: Any
-) -> None:
-    files = StateBackend()
-    update = files.write("/skills/memo/SKILL.md", "---\nname: memo\ndescription: Memos.\n---\n")
+async def test_skills_in_the_state_backend(run_agent: Any, model_calls: Any) -> None:
+    memo = {"content": "---\nname: memo\ndescription: Memos.\n---\n", "encoding": "utf-8"}
     model = ScriptedChatModel(script={"main": ["done"]})
     agent = create_agent(
         model,
         middleware=[
             FilesystemMiddleware(),
-            SkillsMiddleware(StateBackend.from_runtime, sources=["/skills"]),
+            SkillsMiddleware(StateBackend(), sources=["/skills"]),
         ],
         name="main",
     )
     result = await run_agent(
-        agent, {"messages": [HumanMessage("go")], "files": update.files_update}
+        agent, {"messages": [HumanMessage("go")], "files": {"/skills/memo/SKILL.md": memo}}
     )
     assert [s["path"] for s in result[SKILLS_METADATA_KEY]] == ["/skills/memo/SKILL.md"]
     assert result[SKILLS_WARNINGS_KEY] == []

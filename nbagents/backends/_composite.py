@@ -2,37 +2,50 @@
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Callable, Iterator, Mapping
-from typing import TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from nbagents.backends._globs import compile_glob, glob_matches
 from nbagents.backends._paths import as_directory, is_under, normalize
 from nbagents.backends._protocol import (
+    INVALID_PATH,
     BackendError,
     BackendProtocol,
-    FileContent,
+    DeleteResult,
+    EditResult,
+    FileDownloadResponse,
     FileInfo,
-    FileMissingError,
+    FileUploadResponse,
+    GlobResult,
     GrepMatch,
+    GrepResult,
+    LsResult,
+    ReadResult,
     WriteResult,
+    is_backend,
 )
 
-T = TypeVar("T")
 
-
-class CompositeBackend:
+class CompositeBackend(BackendProtocol):
     """Routes each path to the backend of its longest matching prefix, else to ``default``.
 
     A routed backend sees paths with its prefix removed (``/skills/a/SKILL.md`` reaches the skills
     backend as ``/a/SKILL.md``) and its results are given the prefix back. Listings, globs and
     greps that span several backends merge their results. A state backend routed under a prefix
     keeps its own (unprefixed) keys in the ``files`` state key, so it is usually the ``default``.
+    Any backend may be routed, also one that is not an nbagents class (an upstream deepagents
+    backend, for example).
     """
 
-    def __init__(self, default: BackendProtocol, routes: Mapping[str, BackendProtocol]) -> None:
-        self.default = default
+    def __init__(self, default: Any, routes: Mapping[str, Any]) -> None:
+        for where, backend in [("default", default), *routes.items()]:
+            if not is_backend(backend):
+                raise TypeError(
+                    f"CompositeBackend: the backend for {where!r} is {backend!r}, not a backend "
+                    "instance (a StateBackend(), FilesystemBackend(...), StoreBackend(...), ...)."
+                )
+        self.default: BackendProtocol = default
         self.routes: dict[str, BackendProtocol] = {}
         for prefix, backend in routes.items():
             normal = normalize(prefix)
@@ -41,6 +54,9 @@ class CompositeBackend:
             self.routes[as_directory(normal)] = backend
         # Longest first, so the first match is the longest prefix.
         self._ordered = sorted(self.routes.items(), key=lambda item: -len(item[0]))
+
+    def __repr__(self) -> str:
+        return f"CompositeBackend({self.default!r}, {self.routes!r})"
 
     def _route(self, path: str) -> tuple[str, BackendProtocol, str]:
         """(prefix, backend, path inside it) for a normalised path."""
@@ -55,28 +71,21 @@ class CompositeBackend:
             return inner
         return prefix.rstrip("/") + (inner if inner != "/" else "")
 
-    @contextlib.contextmanager
-    def _outer_errors(self, prefix: str, inner: str) -> Iterator[None]:
-        """Re-raise a routed backend's error naming the path the caller gave, not the inner one."""
-        try:
-            yield
-        except BackendError as error:
-            if not prefix or inner == "/":
-                raise
-            outer = self._outer(prefix, inner)
-            # Only whole paths: "/a" must not rewrite the start of "/ab".
-            pattern = r"(?<![\w./-])" + re.escape(inner) + r"(?![\w./-])"
-            message = re.sub(pattern, lambda _: outer, str(error))
-            raise type(error)(message) from error
+    def _outer_error(self, prefix: str, inner: str, error: str | None) -> str | None:
+        """A routed backend's error naming the path the caller gave, not the inner one."""
+        if error is None or not prefix or inner == "/":
+            return error
+        outer = self._outer(prefix, inner)
+        # Only whole paths: "/a" must not rewrite the start of "/ab".
+        pattern = r"(?<![\w./-])'?" + re.escape(inner) + r"'?(?![\w./-])"
+        return re.sub(pattern, lambda m: m.group(0).replace(inner, outer), error)
 
     def _shadowed(self, path: str) -> bool:
         """Whether a default-backend path is hidden by a route."""
-        return any(is_under(path, prefix.rstrip("/")) for prefix in self.routes)
+        return any(is_under(path.rstrip("/"), prefix.rstrip("/")) for prefix in self.routes)
 
-    def _relabel_info(self, prefix: str, infos: list[FileInfo]) -> list[FileInfo]:
-        return [
-            FileInfo(self._outer(prefix, i.path), i.is_dir, i.size, i.modified_at) for i in infos
-        ]
+    def _relabel(self, prefix: str, infos: list[FileInfo]) -> list[FileInfo]:
+        return [{**info, "path": self._outer(prefix, info["path"])} for info in infos]
 
     def _mounts_below(self, path: str) -> list[tuple[str, BackendProtocol]]:
         """Routes strictly inside ``path`` (their whole tree is below it)."""
@@ -86,111 +95,177 @@ class CompositeBackend:
             if prefix.rstrip("/") != path and is_under(prefix.rstrip("/"), path)
         ]
 
-    def ls(self, path: str) -> list[FileInfo]:
-        path = normalize(path)
-        prefix, backend, inner = self._route(path)
-        if prefix:
-            with self._outer_errors(prefix, inner):
-                return self._relabel_info(prefix, backend.ls(inner))
-        entries: dict[str, FileInfo] = {}
-        mounts = self._mounts_below(path)
+    def _normal(self, path: str | None) -> str | BackendError:
         try:
-            for info in backend.ls(inner):
-                if not self._shadowed(info.path):
-                    entries[info.path] = info
-        except FileMissingError:
-            if not mounts:
-                raise
-        base = as_directory(path)
-        for mount, _ in mounts:
-            child = base + mount[len(base) :].split("/", 1)[0]
-            entries.setdefault(child, FileInfo(child, is_dir=True))
-        return [entries[k] for k in sorted(entries)]
+            return normalize(path or "/")
+        except BackendError as error:
+            return error
 
-    def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
-        prefix, backend, inner = self._route(normalize(path))
-        with self._outer_errors(prefix, inner):
-            content = backend.read(inner, offset=offset, limit=limit)
-        if not prefix:
-            return content
-        return FileContent(
-            self._outer(prefix, content.path),
-            content.encoding,
-            content.lines,
-            content.offset,
-            content.total_lines,
-            content.size,
-        )
-
-    def write(self, path: str, content: str) -> WriteResult:
-        prefix, backend, inner = self._route(normalize(path))
-        with self._outer_errors(prefix, inner):
-            result = backend.write(inner, content)
-        return WriteResult(
-            self._outer(prefix, result.path), result.replacements, result.files_update
-        )
-
-    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> WriteResult:
-        prefix, backend, inner = self._route(normalize(path))
-        with self._outer_errors(prefix, inner):
-            result = backend.edit(inner, old, new, replace_all=replace_all)
-        return WriteResult(
-            self._outer(prefix, result.path), result.replacements, result.files_update
-        )
-
-    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        path = normalize(path)
-        compile_glob(pattern)
-        prefix, backend, inner = self._route(path)
+    def ls(self, path: str) -> LsResult:
+        where = self._normal(path)
+        if isinstance(where, BackendError):
+            return LsResult(error=str(where))
+        prefix, backend, inner = self._route(where)
+        result = backend.ls(inner)
         if prefix:
-            with self._outer_errors(prefix, inner):
-                inner_found = backend.glob("**", inner)
-            return self._filter(pattern, path, self._relabel_info(prefix, inner_found))
-        results = [
-            i
-            for i in _unless_missing(lambda: backend.glob(pattern, path))
-            if not self._shadowed(i.path)
-        ]
-        for mount, routed in self._mounts_below(path):
-            results.extend(
-                self._filter(pattern, path, self._relabel_info(mount, routed.glob("**")))
+            return LsResult(
+                error=self._outer_error(prefix, inner, result.error),
+                entries=None if result.entries is None else self._relabel(prefix, result.entries),
             )
-        return sorted(results, key=lambda i: i.path)
+        mounts = self._mounts_below(where)
+        if result.entries is None and not mounts:
+            return result
+        entries = {
+            info["path"]: info for info in result.entries or () if not self._shadowed(info["path"])
+        }
+        base = as_directory(where)
+        for mount, _ in mounts:
+            child = base + mount[len(base) :].split("/", 1)[0] + "/"
+            entries.setdefault(child, {"path": child, "is_dir": True})
+        return LsResult(entries=[entries[key] for key in sorted(entries)])
+
+    def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        where = self._normal(file_path)
+        if isinstance(where, BackendError):
+            return ReadResult(error=str(where))
+        prefix, backend, inner = self._route(where)
+        result = backend.read(inner, offset=offset, limit=limit)
+        result.error = self._outer_error(prefix, inner, result.error)
+        return result
+
+    def write(self, file_path: str, content: str) -> WriteResult:
+        where = self._normal(file_path)
+        if isinstance(where, BackendError):
+            return WriteResult(error=str(where))
+        prefix, backend, inner = self._route(where)
+        result = backend.write(inner, content)
+        return WriteResult(
+            error=self._outer_error(prefix, inner, result.error),
+            path=None if result.path is None else self._outer(prefix, result.path),
+        )
+
+    def edit(
+        self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> EditResult:
+        where = self._normal(file_path)
+        if isinstance(where, BackendError):
+            return EditResult(error=str(where))
+        prefix, backend, inner = self._route(where)
+        result = backend.edit(inner, old_string, new_string, replace_all=replace_all)
+        return EditResult(
+            error=self._outer_error(prefix, inner, result.error),
+            path=None if result.path is None else self._outer(prefix, result.path),
+            occurrences=result.occurrences,
+        )
+
+    def delete(self, file_path: str) -> DeleteResult:
+        where = self._normal(file_path)
+        if isinstance(where, BackendError):
+            return DeleteResult(error=str(where))
+        prefix, backend, inner = self._route(where)
+        result = backend.delete(inner)
+        return DeleteResult(
+            error=self._outer_error(prefix, inner, result.error),
+            path=None if result.path is None else self._outer(prefix, result.path),
+        )
+
+    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
+        where = self._normal(path)
+        if isinstance(where, BackendError):
+            return GlobResult(error=str(where))
+        try:
+            compile_glob(pattern)
+        except BackendError as error:
+            return GlobResult(error=str(error))
+        prefix, backend, inner = self._route(where)
+        if prefix:
+            # Routed backends are asked for everything and filtered here on the outer paths, so
+            # a pattern means the same thing whichever backend holds the files.
+            result = backend.glob("**", inner)
+            if result.matches is None:
+                return GlobResult(error=self._outer_error(prefix, inner, result.error))
+            found = self._filter(pattern, where, self._relabel(prefix, result.matches))
+            return GlobResult(matches=found, truncated=result.truncated)
+        own = backend.glob(pattern, where)
+        mounts = self._mounts_below(where)
+        if own.matches is None and not mounts:
+            return own
+        found = [i for i in own.matches or () if not self._shadowed(i["path"])]
+        truncated = own.truncated
+        for mount, routed in mounts:
+            result = routed.glob("**", "/")
+            truncated = truncated or result.truncated
+            found.extend(self._filter(pattern, where, self._relabel(mount, result.matches or [])))
+        return GlobResult(matches=sorted(found, key=lambda i: i["path"]), truncated=truncated)
 
     @staticmethod
     def _filter(pattern: str, path: str, infos: list[FileInfo]) -> list[FileInfo]:
-        # Routed backends are asked for everything and filtered here on the outer paths, so a
-        # pattern means the same thing whichever backend holds the files.
-        return [i for i in infos if glob_matches(pattern, i.path, path)]
+        return [i for i in infos if glob_matches(pattern, i["path"], path)]
 
-    def grep(self, pattern: str, path: str = "/", *, glob: str | None = None) -> list[GrepMatch]:
-        path = normalize(path)
-        if glob is not None:
-            compile_glob(glob)
-        prefix, backend, inner = self._route(path)
+    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+        where = self._normal(path)
+        if isinstance(where, BackendError):
+            return GrepResult(error=str(where))
+        try:
+            if glob is not None:
+                compile_glob(glob)
+        except BackendError as error:
+            return GrepResult(error=str(error))
+        prefix, backend, inner = self._route(where)
+        found: list[GrepMatch]
         if prefix:
-            with self._outer_errors(prefix, inner):
-                matched = backend.grep(pattern, inner)
-            found = [GrepMatch(self._outer(prefix, m.path), m.line, m.text) for m in matched]
+            result = backend.grep(pattern, inner)
+            if result.matches is None:
+                return GrepResult(error=self._outer_error(prefix, inner, result.error))
+            found = [{**m, "path": self._outer(prefix, m["path"])} for m in result.matches]
+            truncated = result.truncated
         else:
-            found = [
-                m
-                for m in _unless_missing(lambda: backend.grep(pattern, path, glob=glob))
-                if not self._shadowed(m.path)
-            ]
-            for mount, routed in self._mounts_below(path):
+            own = backend.grep(pattern, where, glob)
+            mounts = self._mounts_below(where)
+            if own.matches is None and not mounts:
+                return own
+            found = [m for m in own.matches or () if not self._shadowed(m["path"])]
+            truncated = own.truncated
+            for mount, routed in mounts:
+                result = routed.grep(pattern, "/")
+                truncated = truncated or result.truncated
                 found.extend(
-                    GrepMatch(self._outer(mount, m.path), m.line, m.text)
-                    for m in routed.grep(pattern)
+                    {**m, "path": self._outer(mount, m["path"])} for m in result.matches or ()
                 )
         if glob is not None:
-            found = [m for m in found if glob_matches(glob, m.path, path)]
-        return sorted(found, key=lambda m: (m.path, m.line))
+            found = [m for m in found if glob_matches(glob, m["path"], where)]
+        return GrepResult(
+            matches=sorted(found, key=lambda m: (m["path"], m["line"])), truncated=truncated
+        )
 
+    def _grouped(self, paths: list[str]) -> dict[int, tuple[str, BackendProtocol, list[int]]]:
+        """Positions of ``paths`` grouped by the backend that holds them."""
+        groups: dict[int, tuple[str, BackendProtocol, list[int]]] = {}
+        for position, path in enumerate(paths):
+            where = self._normal(path)
+            if isinstance(where, BackendError):
+                continue
+            prefix, backend, _ = self._route(where)
+            groups.setdefault(id(backend), (prefix, backend, []))[2].append(position)
+        return groups
 
-def _unless_missing(run: Callable[[], list[T]]) -> list[T]:
-    # The default backend may have nothing at a directory that only holds mounts.
-    try:
-        return run()
-    except FileMissingError:
-        return []
+    def _inner(self, path: str) -> str:
+        return self._route(normalize(path))[2]
+
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        responses = [FileUploadResponse(path=path, error=INVALID_PATH) for path, _ in files]
+        for _, backend, positions in self._grouped([path for path, _ in files]).values():
+            batch = [(self._inner(files[i][0]), files[i][1]) for i in positions]
+            for i, response in zip(positions, backend.upload_files(batch), strict=True):
+                responses[i] = FileUploadResponse(path=files[i][0], error=response.error)
+        return responses
+
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        responses = [FileDownloadResponse(path=path, error=INVALID_PATH) for path in paths]
+        for _, backend, positions in self._grouped(paths).values():
+            batch = [self._inner(paths[i]) for i in positions]
+            for i, response in zip(positions, backend.download_files(batch), strict=True):
+                responses[i] = FileDownloadResponse(
+                    path=paths[i], content=response.content, error=response.error
+                )
+        return responses

@@ -1,26 +1,19 @@
-"""Operations on file contents that every backend shares: decoding, windows, edits, regexes."""
+"""Operations on file contents that every backend shares: decoding, windows, edits."""
 
 from __future__ import annotations
 
 import base64
 import datetime
-import re
+from typing import Any
 
-from nbagents.backends._protocol import (
-    BinaryFileError,
-    EditConflictError,
-    Encoding,
-    FileContent,
-    FileRecord,
-    InvalidPatternError,
-)
+from nbagents.backends._protocol import EditConflictError, FileData, ReadResult
 
 
 def now_iso() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat()
 
 
-def decode(data: bytes) -> tuple[str, Encoding]:
+def decode(data: bytes) -> tuple[str, str]:
     """Text when the bytes are UTF-8 without NUL bytes, else base64."""
     if b"\x00" not in data:
         try:
@@ -30,35 +23,72 @@ def decode(data: bytes) -> tuple[str, Encoding]:
     return base64.b64encode(data).decode("ascii"), "base64"
 
 
-def text_record(content: str, created_at: str | None = None) -> FileRecord:
+def text_data(content: str, encoding: str = "utf-8", previous: FileData | None = None) -> FileData:
+    """A stored file with ``content``, keeping the creation time of the file it replaces."""
     stamp = now_iso()
+    created = previous.get("created_at") if previous is not None else None
     return {
         "content": content,
-        "encoding": "utf-8",
-        "created_at": created_at or stamp,
+        "encoding": encoding,
+        "created_at": created or stamp,
         "modified_at": stamp,
     }
 
 
-def record_size(record: FileRecord) -> int:
-    if record["encoding"] == "base64":
-        return len(record["content"]) * 3 // 4 - record["content"][-2:].count("=")
-    return len(record["content"].encode("utf-8"))
+def data_text(data: FileData | dict[str, Any]) -> str:
+    """The stored content as one string.
+
+    Files written by deepagents before 0.5 (and some checkpoints) hold a list of lines.
+    """
+    content = data.get("content", "")
+    if isinstance(content, list):
+        return "\n".join(str(line) for line in content)
+    return str(content)
 
 
-def window(
-    path: str, text: str, encoding: Encoding, size: int, offset: int, limit: int | None
-) -> FileContent:
-    """The lines ``offset`` to ``offset + limit`` of ``text`` (none for a binary file)."""
-    if offset < 0:
-        raise ValueError(f"offset must be >= 0, got {offset}")
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-    if encoding == "base64":
-        return FileContent(path, encoding, (), offset, 0, size)
+def data_bytes(data: FileData) -> bytes:
+    text = data_text(data)
+    if data.get("encoding", "utf-8") == "base64":
+        return base64.b64decode(text)
+    return text.encode("utf-8")
+
+
+def data_size(data: FileData) -> int:
+    text = data_text(data)
+    if data.get("encoding", "utf-8") == "base64":
+        return len(text) * 3 // 4 - text[-2:].count("=")
+    return len(text.encode("utf-8"))
+
+
+def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
+    """Lines ``offset`` to ``offset + limit`` of a text file (a binary file comes whole).
+
+    A negative offset reads from the top and a limit below 1 reads nothing, as upstream does:
+    the model asked for a window, not for an error.
+    """
+    text = data_text(data)
+    encoding = data.get("encoding", "utf-8")
+    whole: FileData = {**data, "content": text, "encoding": encoding}
+    if encoding != "utf-8":
+        return ReadResult(file_data=whole)
+    if limit < 1:
+        return ReadResult(file_data={**whole, "content": ""})
     lines = text.splitlines()
-    end = len(lines) if limit is None else offset + limit
-    return FileContent(path, encoding, tuple(lines[offset:end]), offset, len(lines), size)
+    if not lines:
+        return ReadResult(file_data=whole)
+    offset = max(offset, 0)
+    if offset >= len(lines):
+        raise ValueError(
+            f"offset {offset} is past the end of {path}, which has {len(lines)} lines."
+        )
+    end = min(offset + limit, len(lines))
+    return ReadResult(
+        file_data={**whole, "content": "\n".join(lines[offset:end])},
+        total_lines=len(lines),
+        start_line=offset + 1,
+        end_line=end,
+        next_offset=end if end < len(lines) else None,
+    )
 
 
 def replace_exact(path: str, text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
@@ -77,22 +107,3 @@ def replace_exact(path: str, text: str, old: str, new: str, replace_all: bool) -
             "it unique, or pass replace_all=true to replace every occurrence."
         )
     return text.replace(old, new), count
-
-
-def require_text(path: str, encoding: Encoding) -> None:
-    if encoding != "utf-8":
-        raise BinaryFileError(f"{path} is a binary file; it cannot be edited as text.")
-
-
-def compile_regex(pattern: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern)
-    except re.error as error:
-        raise InvalidPatternError(
-            f"Invalid regular expression {pattern!r}: {error}. Escape special characters "
-            "such as ( [ . * with a backslash to search for them literally."
-        ) from error
-
-
-def grep_lines(regex: re.Pattern[str], text: str) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if regex.search(line)]

@@ -9,25 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from nbagents.backends._content import (
-    compile_regex,
-    decode,
-    grep_lines,
-    replace_exact,
-    require_text,
-    window,
-)
-from nbagents.backends._globs import compile_glob, glob_matches
+from nbagents.backends._base import FileBackend
+from nbagents.backends._content import data_bytes, decode
+from nbagents.backends._globs import compile_glob
 from nbagents.backends._paths import normalize
 from nbagents.backends._protocol import (
     AccessDeniedError,
-    FileContent,
+    FileData,
     FileInfo,
-    FileMissingError,
     FileTooLargeError,
-    GrepMatch,
     InvalidPathError,
-    WriteResult,
 )
 
 Operation: TypeAlias = Literal["read", "write"]
@@ -80,11 +71,12 @@ def _iso(timestamp: float) -> str:
     return datetime.datetime.fromtimestamp(timestamp, datetime.UTC).isoformat()
 
 
-class DiskBackend:
+class DiskBackend(FileBackend):
     """Files under ``root`` on disk, seen by the model as ``/…`` virtual paths.
 
     Every absolute path is read inside the root (``/etc/passwd`` is ``<root>/etc/passwd``); ``..``,
-    NUL bytes and symlinks whose target lies outside the root are refused.
+    NUL bytes and symlinks whose target lies outside the root are refused. The files are the
+    disk's: every agent, thread and user given this backend shares them.
     """
 
     def __init__(
@@ -124,6 +116,12 @@ class DiskBackend:
         if not self.allows(path, operation):
             raise AccessDeniedError(f"Access denied: {operation} of {path} is not permitted.")
 
+    def _can_read(self, path: str) -> None:
+        self._check(path, "read")
+
+    def _can_write(self, path: str) -> None:
+        self._check(path, "write")
+
     def _host(self, path: str) -> Path:
         """The host path for a normalised virtual path, refusing symlink escapes."""
         host = self._real_root.joinpath(path.lstrip("/"))
@@ -143,82 +141,81 @@ class DiskBackend:
 
     def _info(self, host: Path) -> FileInfo:
         stat = host.stat()
-        return FileInfo(
-            self._virtual(host),
-            host.is_dir(),
-            0 if host.is_dir() else stat.st_size,
-            _iso(stat.st_mtime),
-        )
-
-    # -- operations ------------------------------------------------------------------------
-
-    def ls(self, path: str) -> list[FileInfo]:
-        path = normalize(path)
-        host = self._host(path)
-        if host.is_file():
-            raise InvalidPathError(f"{path} is a file, not a directory: use read_file.")
-        if not host.is_dir():
-            raise FileMissingError(f"Directory {path} does not exist.")
-        entries = []
-        for child in sorted(host.iterdir()):
-            if not self._inside(child) or not self.allows(self._virtual(child), "read"):
-                continue
-            entries.append(self._info(child))
-        return entries
-
-    def _load(self, path: str) -> tuple[str, bytes]:
-        path = normalize(path)
-        self._check(path, "read")
-        host = self._host(path)
         if host.is_dir():
-            raise FileMissingError(f"{path} is a directory, not a file: use ls to list it.")
+            return {
+                "path": self._virtual(host).rstrip("/") + "/",
+                "is_dir": True,
+                "size": 0,
+                "modified_at": _iso(stat.st_mtime),
+            }
+        return {
+            "path": self._virtual(host),
+            "is_dir": False,
+            "size": stat.st_size,
+            "modified_at": _iso(stat.st_mtime),
+        }
+
+    # -- storage primitives ----------------------------------------------------------------
+
+    def _is_file(self, path: str) -> bool:
+        return self._host(path).is_file()
+
+    def _is_dir(self, path: str) -> bool:
+        return self._host(path).is_dir()
+
+    def _get(self, path: str) -> FileData | None:
+        host = self._host(path)
         if not host.is_file():
-            raise FileMissingError(f"File {path} does not exist.")
+            return None
         size = host.stat().st_size
         if size > self.max_file_bytes:
             raise FileTooLargeError(
                 f"{path} is {size} bytes, over this backend's limit of {self.max_file_bytes}."
             )
-        return path, host.read_bytes()
+        content, encoding = decode(host.read_bytes())
+        return {
+            "content": content,
+            "encoding": encoding,
+            "modified_at": _iso(host.stat().st_mtime),
+        }
 
-    def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
-        path, data = self._load(path)
-        text, encoding = decode(data)
-        return window(path, text, encoding, len(data), offset, limit)
+    def _previous(self, path: str) -> FileData | None:
+        return None
 
-    def write(self, path: str, content: str) -> WriteResult:
-        path = normalize(path)
-        if path == "/":
-            raise InvalidPathError("/ is a directory; give a file path.")
-        self._check(path, "write")
+    def _put(self, path: str, data: FileData) -> None:
         host = self._host(path)
-        if host.is_dir():
-            raise InvalidPathError(f"{path} is a directory; give a file path.")
         host.parent.mkdir(parents=True, exist_ok=True)
         # mkdir may have followed a symlinked parent: check again before writing.
         self._host(path)
-        host.write_text(content, encoding="utf-8")
-        return WriteResult(path)
+        host.write_bytes(data_bytes(data))
 
-    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> WriteResult:
-        path = normalize(path)
-        self._check(path, "write")
-        path, data = self._load(path)
-        text, encoding = decode(data)
-        require_text(path, encoding)
-        text, count = replace_exact(path, text, old, new, replace_all)
-        self._host(path).write_text(text, encoding="utf-8")
-        return WriteResult(path, count)
+    def _remove(self, path: str) -> list[str]:
+        host = self._host(path)
+        if host.is_dir():
+            raise InvalidPathError(f"{path} is a directory; only files are deleted on disk.")
+        if not host.is_file():
+            return []
+        host.unlink()
+        return [path]
 
-    def _walk(self, base: str) -> Iterator[tuple[str, Path]]:
-        """Readable files under ``base``, in path order, never leaving the root."""
+    def _children(self, directory: str) -> list[FileInfo] | None:
+        host = self._host(directory)
+        if not host.is_dir():
+            return None
+        return [
+            self._info(child)
+            for child in sorted(host.iterdir())
+            if self._inside(child) and self.allows(self._virtual(child), "read")
+        ]
+
+    def _files(self, base: str) -> Iterator[FileInfo]:
+        """Files under ``base``, in path order, never leaving the root."""
         host = self._host(base)
         if host.is_file():
-            if self.allows(base, "read"):
-                yield base, host
+            yield self._info(host)
             return
         if not host.is_dir():
-            raise FileMissingError(f"Directory {base} does not exist.")
+            return
         for directory, dirs, files in os.walk(host):
             dirs.sort()
             here = Path(directory)
@@ -226,29 +223,47 @@ class DiskBackend:
                 child = here / name
                 if child.is_symlink() and not self._inside(child):
                     continue
-                virtual = self._virtual(child)
-                if self.allows(virtual, "read"):
-                    yield virtual, child
+                yield self._info(child)
 
-    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        base = normalize(path)
-        compile_glob(pattern)
-        return [
-            self._info(host)
-            for virtual, host in self._walk(base)
-            if glob_matches(pattern, virtual, base)
-        ]
+    def _grep_data(self, path: str) -> FileData | None:
+        if self._host(path).stat().st_size > self.max_file_bytes:
+            return None
+        return self._get(path)
 
-    def grep(self, pattern: str, path: str = "/", *, glob: str | None = None) -> list[GrepMatch]:
-        regex = compile_regex(pattern)
-        base = normalize(path)
-        matches: list[GrepMatch] = []
-        for virtual, host in self._walk(base):
-            if glob is not None and not glob_matches(glob, virtual, base):
-                continue
-            if host.stat().st_size > self.max_file_bytes:
-                continue
-            text, encoding = decode(host.read_bytes())
-            if encoding == "utf-8":
-                matches.extend(GrepMatch(virtual, n, line) for n, line in grep_lines(regex, text))
-        return matches
+
+class FilesystemBackend(DiskBackend):
+    """deepagents' name and arguments for a directory on disk.
+
+    ``virtual_mode=True`` (the default) is :class:`DiskBackend`: paths are virtual, rooted at
+    ``root_dir`` (default: the working directory), and cannot leave it. ``virtual_mode=False``
+    takes absolute paths as host paths and resolves relative ones under ``root_dir``, with no
+    confinement at all: an agent can then read and write anything this process can, so use it
+    only where that is meant. ``max_file_size_mb`` bounds the files read and searched.
+    """
+
+    def __init__(
+        self,
+        root_dir: str | os.PathLike[str] | None = None,
+        virtual_mode: bool = True,
+        max_file_size_mb: int = 10,
+        *,
+        rules: Sequence[AccessRule] = (),
+        default: Effect = "allow",
+    ) -> None:
+        self.cwd = Path(root_dir).resolve() if root_dir is not None else Path.cwd()
+        self.virtual_mode = virtual_mode
+        super().__init__(
+            self.cwd if virtual_mode else Path("/"),
+            rules=rules,
+            default=default,
+            max_file_bytes=max_file_size_mb * 1024 * 1024,
+        )
+
+    def __repr__(self) -> str:
+        return f"FilesystemBackend({str(self.cwd)!r}, virtual_mode={self.virtual_mode!r})"
+
+    def _normalize(self, path: str) -> str:
+        if self.virtual_mode:
+            return normalize(path)
+        host = Path(path) if Path(path).is_absolute() else self.cwd / path
+        return os.path.normpath(host).replace(os.sep, "/")

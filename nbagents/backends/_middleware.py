@@ -9,7 +9,7 @@ from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
 from nbagents.backends._prompt import with_prompt_section
-from nbagents.backends._protocol import BackendLike, FileRecord
+from nbagents.backends._protocol import BackendLike, FileData, check_backend
 from nbagents.backends._state import StateBackend, files_reducer
 from nbagents.backends._tools import build_file_tools
 
@@ -24,14 +24,15 @@ class FilesState(AgentState):
     """State with the ``files`` key of the state backend, merged path by path."""
 
     # Annotated outermost, so tools that look for reducers (get_type_hints) find this one.
-    files: Annotated[NotRequired[dict[str, FileRecord]], files_reducer]
+    files: Annotated[NotRequired[dict[str, FileData]], files_reducer]
 
 
 class FilesystemMiddleware(AgentMiddleware[FilesState, Any]):
     """Gives an agent the file tools, working on ``backend``.
 
-    ``backend`` is a backend instance or a factory called with each tool call's runtime; the
-    default, :meth:`StateBackend.from_runtime`, keeps files in the state key ``files``.
+    ``backend`` is a backend instance, a backend class that needs no arguments, or a factory
+    called with each tool call's runtime; the default, :class:`StateBackend`, keeps files in the
+    conversation's state key ``files``.
     ``system_prompt`` is appended to the agent's system prompt (``None`` adds nothing).
     """
 
@@ -44,7 +45,9 @@ class FilesystemMiddleware(AgentMiddleware[FilesState, Any]):
         system_prompt: str | None = FILESYSTEM_PROMPT,
     ) -> None:
         super().__init__()
-        self.backend: BackendLike = backend if backend is not None else StateBackend.from_runtime
+        self.backend: BackendLike = check_backend(
+            backend if backend is not None else StateBackend()
+        )
         self.system_prompt = system_prompt
         self.tools = build_file_tools(self.backend)
 

@@ -1,78 +1,136 @@
-"""The file backend protocol, its records and its errors."""
+"""The file backend protocol, its result records and its errors.
+
+The method names, arguments and result records are deepagents' (0.7), so a backend written for
+upstream works with nbagents' file tools and an nbagents backend works with upstream's. Results
+carry an ``error`` string instead of raising: the file tools hand it to the model, which can try
+again. Inside nbagents' own backends a failure is raised as a :class:`BackendError` and turned
+into that string at the method's boundary (see :class:`nbagents.backends._base.FileBackend`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, TypedDict, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 
 from langchain.tools import ToolRuntime
 
 Encoding: TypeAlias = Literal["utf-8", "base64"]
 
+FileOperationError: TypeAlias = Literal[
+    "file_not_found", "permission_denied", "is_directory", "invalid_path"
+]
+"""The error codes of :class:`FileUploadResponse` and :class:`FileDownloadResponse`."""
 
-class FileRecord(TypedDict):
-    """One file as the state backend stores it (the seed's shape)."""
+FILE_NOT_FOUND: Final = "file_not_found"
+PERMISSION_DENIED: Final = "permission_denied"
+IS_DIRECTORY: Final = "is_directory"
+INVALID_PATH: Final = "invalid_path"
+
+
+class FileData(TypedDict):
+    """One file as the state and store backends keep it."""
 
     content: str
     """Text (``utf-8``) or base64 of the bytes (``base64``)."""
-    encoding: Encoding
-    created_at: str
+    encoding: str
+    created_at: NotRequired[str]
     """ISO 8601 timestamp."""
-    modified_at: str
+    modified_at: NotRequired[str]
     """ISO 8601 timestamp."""
 
 
-FilesUpdate: TypeAlias = dict[str, FileRecord | None]
-"""What a write hands back for the state key ``files``; ``None`` removes a path."""
+FileRecord: TypeAlias = FileData
+"""nbagents' earlier name for :class:`FileData`."""
+
+FilesUpdate: TypeAlias = dict[str, FileData | None]
+"""An update of the state key ``files``: paths set one by one; ``None`` removes a path."""
 
 
-@dataclass(frozen=True)
-class FileInfo:
-    """An entry of a listing: a file or a directory, by its virtual path."""
+class FileInfo(TypedDict):
+    """An entry of a listing; only ``path`` is always there (directories end with ``/``)."""
 
     path: str
-    is_dir: bool = False
-    size: int = 0
-    modified_at: str | None = None
+    is_dir: NotRequired[bool]
+    size: NotRequired[int]
+    """Bytes."""
+    modified_at: NotRequired[str]
 
 
-@dataclass(frozen=True)
-class FileContent:
-    """A window of a file's lines (``offset`` is 0-based), or a binary file's description."""
-
-    path: str
-    encoding: Encoding
-    lines: tuple[str, ...]
-    offset: int
-    total_lines: int
-    size: int
-    """Size of the whole file in bytes."""
-
-    @property
-    def is_binary(self) -> bool:
-        return self.encoding == "base64"
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-
-@dataclass(frozen=True)
-class GrepMatch:
+class GrepMatch(TypedDict):
     path: str
     line: int
     """1-based line number."""
     text: str
 
 
-@dataclass(frozen=True)
-class WriteResult:
-    """A completed write or edit; ``files_update`` is set when the state must change."""
+@dataclass
+class ReadResult:
+    """A window of a file: ``file_data`` holds the raw lines asked for (or a binary's base64).
 
+    ``start_line`` and ``end_line`` are 1-based and inclusive; ``next_offset`` is set when lines
+    remain after the window (the ``offset`` to read on from).
+    """
+
+    error: str | None = None
+    file_data: FileData | None = None
+    total_lines: int | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    next_offset: int | None = None
+
+
+@dataclass
+class WriteResult:
+    error: str | None = None
+    path: str | None = None
+
+
+@dataclass
+class EditResult:
+    error: str | None = None
+    path: str | None = None
+    occurrences: int | None = None
+
+
+@dataclass
+class DeleteResult:
+    error: str | None = None
+    path: str | None = None
+
+
+@dataclass
+class LsResult:
+    error: str | None = None
+    entries: list[FileInfo] | None = None
+
+
+@dataclass
+class GrepResult:
+    error: str | None = None
+    matches: list[GrepMatch] | None = None
+    truncated: bool = False
+
+
+@dataclass
+class GlobResult:
+    error: str | None = None
+    matches: list[FileInfo] | None = None
+    truncated: bool = False
+
+
+@dataclass
+class FileUploadResponse:
     path: str
-    replacements: int = 0
-    files_update: FilesUpdate | None = field(default=None)
+    error: FileOperationError | str | None = None
+
+
+@dataclass
+class FileDownloadResponse:
+    path: str
+    content: bytes | None = None
+    error: FileOperationError | str | None = None
 
 
 class BackendError(Exception):
@@ -91,6 +149,10 @@ class FileMissingError(BackendError):
     """No file (or directory) at the path."""
 
 
+class IsDirectoryError(FileMissingError):
+    """A file operation was asked of a directory."""
+
+
 class EditConflictError(BackendError):
     """The string to replace is absent, or present more than once without ``replace_all``."""
 
@@ -107,48 +169,140 @@ class FileTooLargeError(BackendError):
     """A file larger than the backend is willing to load."""
 
 
-@runtime_checkable
-class BackendProtocol(Protocol):
+class BackendProtocol:
     """File operations on absolute virtual paths (``/notes/a.md``).
 
-    Implementations raise a :class:`BackendError` subclass for anything the caller (usually a
-    model, through the file tools) can correct; the tools turn it into an error result.
+    Subclass it and implement the synchronous methods; each ``a…`` twin runs its synchronous
+    method in a worker thread unless overridden. A method a backend does not support raises
+    ``NotImplementedError``. An object that is not a subclass but has these methods (an upstream
+    deepagents backend, say) is accepted wherever a backend is.
     """
 
-    def ls(self, path: str) -> list[FileInfo]:
+    def ls(self, path: str) -> LsResult:
         """Direct children of the directory ``path``, sorted by path."""
-        ...
+        raise NotImplementedError
 
-    def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
-        """Lines ``offset`` to ``offset + limit`` of a text file; binary files have no lines."""
-        ...
+    def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        """Lines ``offset`` (0-based) to ``offset + limit`` of a file."""
+        raise NotImplementedError
 
-    def write(self, path: str, content: str) -> WriteResult:
-        """Create or overwrite a text file."""
-        ...
+    def write(self, file_path: str, content: str) -> WriteResult:
+        """Create a text file or overwrite one."""
+        raise NotImplementedError
 
-    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> WriteResult:
-        """Replace ``old`` by ``new``; ``old`` must occur exactly once unless ``replace_all``."""
-        ...
+    def edit(
+        self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> EditResult:
+        """Replace ``old_string``, which must occur exactly once unless ``replace_all``."""
+        raise NotImplementedError
 
-    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        """Files under ``path`` matching ``pattern`` (``*``, ``?``, ``[...]``, ``**``)."""
-        ...
+    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
+        """Files under ``path`` (default ``/``) matching ``pattern`` (``*``, ``?``, ``**``, …)."""
+        raise NotImplementedError
 
-    def grep(self, pattern: str, path: str = "/", *, glob: str | None = None) -> list[GrepMatch]:
-        """Lines matching the regular expression ``pattern`` in text files under ``path``."""
-        ...
+    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+        """Lines containing the literal text ``pattern`` in text files under ``path``."""
+        raise NotImplementedError
+
+    def delete(self, file_path: str) -> DeleteResult:
+        """Remove one file."""
+        raise NotImplementedError
+
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        """Store ``(path, bytes)`` pairs; one response per file, in order."""
+        raise NotImplementedError
+
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        """The bytes of each path; one response per path, in order."""
+        raise NotImplementedError
+
+    async def als(self, path: str) -> LsResult:
+        return await asyncio.to_thread(self.ls, path)
+
+    async def aread(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        return await asyncio.to_thread(self.read, file_path, offset, limit)
+
+    async def awrite(self, file_path: str, content: str) -> WriteResult:
+        return await asyncio.to_thread(self.write, file_path, content)
+
+    async def aedit(
+        self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> EditResult:
+        return await asyncio.to_thread(self.edit, file_path, old_string, new_string, replace_all)
+
+    async def aglob(self, pattern: str, path: str | None = None) -> GlobResult:
+        return await asyncio.to_thread(self.glob, pattern, path)
+
+    async def agrep(
+        self, pattern: str, path: str | None = None, glob: str | None = None
+    ) -> GrepResult:
+        return await asyncio.to_thread(self.grep, pattern, path, glob)
+
+    async def adelete(self, file_path: str) -> DeleteResult:
+        return await asyncio.to_thread(self.delete, file_path)
+
+    async def aupload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        return await asyncio.to_thread(self.upload_files, files)
+
+    async def adownload_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        return await asyncio.to_thread(self.download_files, paths)
 
 
-BackendFactory: TypeAlias = Callable[[ToolRuntime[Any, Any]], BackendProtocol]
-"""Builds a backend for one tool call or hook, from its runtime (the state backend needs state)."""
-
-BackendLike: TypeAlias = BackendProtocol | BackendFactory
-"""A backend, or a factory called with the tool runtime."""
+_BACKEND_METHODS = ("ls", "read", "write", "edit", "glob", "grep")
 
 
-def resolve_backend(backend: BackendLike, runtime: ToolRuntime[Any, Any]) -> BackendProtocol:
+def is_backend(value: object) -> bool:
+    """Whether ``value`` is a backend instance (ours, or any object with the file methods)."""
+    if isinstance(value, type):
+        return False
+    if isinstance(value, BackendProtocol):
+        return True
+    return all(callable(getattr(value, name, None)) for name in _BACKEND_METHODS)
+
+
+BackendFactory: TypeAlias = Callable[[ToolRuntime[Any, Any]], Any]
+"""Builds a backend for one tool call or hook, from its runtime."""
+
+BackendLike: TypeAlias = BackendProtocol | BackendFactory | type[BackendProtocol]
+"""A backend, a backend class that needs no arguments, or a factory called with the runtime."""
+
+
+def resolve_backend(backend: Any, runtime: ToolRuntime[Any, Any]) -> BackendProtocol:
     """The backend itself, or what the factory builds for ``runtime``."""
-    if isinstance(backend, BackendProtocol):
+    if is_backend(backend):
+        return backend  # type: ignore[no-any-return]
+    built = backend(runtime)
+    if not is_backend(built):
+        raise TypeError(
+            f"The backend factory {backend!r} returned {type(built).__name__}, not a backend "
+            "(an object with ls, read, write, edit, glob and grep)."
+        )
+    return built  # type: ignore[no-any-return]
+
+
+def check_backend(backend: Any, *, what: str = "backend") -> Any:
+    """``backend`` as the file tools take it, checked when the agent is built.
+
+    A backend instance or a factory is kept; a backend class is instantiated (``StateBackend``
+    needs no arguments). Anything else is refused here, with what to pass instead, rather than
+    at the first file operation in the middle of a run.
+    """
+    if is_backend(backend):
         return backend
-    return backend(runtime)
+    if isinstance(backend, type):
+        if not all(callable(getattr(backend, name, None)) for name in _BACKEND_METHODS):
+            raise TypeError(f"{what}={backend.__name__} is a class but not a file backend.")
+        try:
+            return backend()
+        except TypeError as error:
+            raise TypeError(
+                f"{what}={backend.__name__} is a class that needs arguments ({error}): pass an "
+                f"instance, e.g. {what}={backend.__name__}(...)."
+            ) from None
+    if callable(backend):
+        return backend
+    raise TypeError(
+        f"{what} must be a file backend (StateBackend(), FilesystemBackend(root_dir=...), "
+        f"StoreBackend(...), CompositeBackend(...)) or a factory called with the tool runtime, "
+        f"not {type(backend).__name__}: {backend!r}."
+    )

@@ -1,42 +1,38 @@
-"""The state backend: files in the agent state key ``files``."""
+"""The state backend: files in the running conversation's graph state, key ``files``."""
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, cast
 
-from langchain.tools import ToolRuntime
+from langgraph.config import get_config
 
-from nbagents.backends._content import (
-    compile_regex,
-    grep_lines,
-    record_size,
-    replace_exact,
-    require_text,
-    text_record,
-    window,
-)
-from nbagents.backends._globs import glob_matches
-from nbagents.backends._paths import as_directory, is_under, normalize
-from nbagents.backends._protocol import (
-    FileContent,
-    FileInfo,
-    FileMissingError,
-    FileRecord,
-    FilesUpdate,
-    GrepMatch,
-    InvalidPathError,
-    WriteResult,
-)
+from nbagents.backends._base import FileBackend, file_info
+from nbagents.backends._paths import is_under
+from nbagents.backends._protocol import FileData, FileInfo, FilesUpdate
 
 FILES_KEY = "files"
-"""The state key holding the state backend's files (path -> :class:`FileRecord`)."""
+"""The state key holding the state backend's files (path -> :class:`FileData`)."""
+
+# LangGraph hands every running node two functions in its config: one reads the state's channels
+# (with the node's own pending writes applied), one queues a write. Their keys are internal to
+# LangGraph (``langgraph._internal._constants``), so the values are spelled here and checked by
+# tests/test_backends_state.py against the installed LangGraph.
+_READ = "__pregel_read"
+_SEND = "__pregel_send"
+
+_OUTSIDE_GRAPH = (
+    "StateBackend keeps no files of its own: it reads and writes the files of the conversation "
+    "that is running, so it works only inside a LangGraph graph execution (a tool or middleware "
+    "of an agent). To give an agent files, pass them in its input: "
+    'agent.invoke({"messages": [...], "files": {"/a.md": {"content": "...", '
+    '"encoding": "utf-8"}}}).'
+)
 
 
 def files_reducer(
-    current: Mapping[str, FileRecord] | None, update: Mapping[str, FileRecord | None] | None
-) -> dict[str, FileRecord]:
+    current: Mapping[str, FileData] | None, update: Mapping[str, FileData | None] | None
+) -> dict[str, FileData]:
     """Merge a ``files`` update into the state: paths are set one by one, ``None`` deletes.
 
     Merging (rather than replacing the dict) is what lets parallel tool calls or sub-agents that
@@ -51,114 +47,64 @@ def files_reducer(
     return merged
 
 
-class StateBackend:
-    """Files held in a mapping taken from the agent state; writes return the update to apply.
+class StateBackend(FileBackend):
+    """Files that belong to one conversation (thread): the state key ``files``.
 
-    Tools cannot change state themselves: the file tools turn ``WriteResult.files_update`` into a
-    ``Command``. The backend also applies its own writes to its private copy so that a later read
-    in the same call sees them.
+    The backend holds no files itself. Each operation reads the ``files`` of the graph run it is
+    called from, and each write is queued as an update of that key, merged path by path when the
+    step ends (a read later in the same step already sees it). So one instance, or the class, or
+    a factory, can be given to any number of agents and threads: two threads never see each
+    other's files, a thread sees the files given in its input, and a checkpointer keeps them with
+    the rest of the thread's state. Called outside a graph run it raises ``RuntimeError``.
     """
 
-    def __init__(self, files: Mapping[str, FileRecord] | None = None) -> None:
-        self._files: dict[str, FileRecord] = dict(files or {})
+    def __init__(self, runtime: Any = None) -> None:
+        # deepagents before 0.5 built one per call, ``lambda rt: StateBackend(rt)``: accepted, and
+        # not needed (the running graph is found from the call itself).
+        if isinstance(runtime, Mapping):
+            raise TypeError(
+                "StateBackend takes no files: they belong to each conversation. Pass them in the "
+                'agent\'s input instead: agent.invoke({"messages": [...], "files": {...}}).'
+            )
 
-    @classmethod
-    def from_runtime(cls, runtime: ToolRuntime[Any, Any]) -> StateBackend:
-        """The backend factory: the files of the runtime's state."""
-        state = runtime.state
-        files = state.get(FILES_KEY) if isinstance(state, Mapping) else None
-        return cls(files)
+    def __repr__(self) -> str:
+        return "StateBackend()"
 
-    @property
-    def files(self) -> Mapping[str, FileRecord]:
-        return self._files
+    def _functions(self) -> Mapping[str, Any]:
+        try:
+            config = get_config()
+        except RuntimeError:
+            raise RuntimeError(_OUTSIDE_GRAPH) from None
+        configurable = config.get("configurable") or {}
+        if _READ not in configurable or _SEND not in configurable:
+            raise RuntimeError(_OUTSIDE_GRAPH)
+        return configurable
 
-    def _record(self, path: str) -> tuple[str, FileRecord]:
-        path = normalize(path)
-        record = self._files.get(path)
-        if record is None:
-            if self._is_dir(path):
-                raise FileMissingError(f"{path} is a directory, not a file: use ls to list it.")
-            raise FileMissingError(f"File {path} does not exist.")
-        return path, record
+    def _read_files(self) -> Mapping[str, FileData]:
+        """The conversation's files, with this step's own writes applied."""
+        read = cast(Callable[[str, bool], Any], self._functions()[_READ])
+        return cast(Mapping[str, FileData], read(FILES_KEY, True) or {})
 
-    def _is_dir(self, path: str) -> bool:
-        prefix = as_directory(path)
-        return any(p.startswith(prefix) for p in self._files)
+    def _send_files_update(self, update: FilesUpdate) -> None:
+        """Queue an update of the ``files`` key for the end of this step."""
+        send = cast(Callable[[list[tuple[str, Any]]], None], self._functions()[_SEND])
+        send([(FILES_KEY, update)])
 
-    def ls(self, path: str) -> list[FileInfo]:
-        path = normalize(path)
-        if path in self._files:
-            raise InvalidPathError(f"{path} is a file, not a directory: use read_file.")
-        prefix = as_directory(path)
-        entries: dict[str, FileInfo] = {}
-        for name, record in self._files.items():
-            if not name.startswith(prefix):
-                continue
-            head, sep, _ = name[len(prefix) :].partition("/")
-            if sep:
-                entries.setdefault(prefix + head, FileInfo(prefix + head, is_dir=True))
-            else:
-                entries[name] = FileInfo(name, False, record_size(record), record["modified_at"])
-        if not entries and path != "/":
-            raise FileMissingError(f"Directory {path} does not exist.")
-        return [entries[k] for k in sorted(entries)]
+    def _get(self, path: str) -> FileData | None:
+        return self._read_files().get(path)
 
-    def read(self, path: str, *, offset: int = 0, limit: int | None = None) -> FileContent:
-        path, record = self._record(path)
-        return window(
-            path, record["content"], record["encoding"], record_size(record), offset, limit
-        )
+    def _put(self, path: str, data: FileData) -> None:
+        self._send_files_update({path: data})
 
-    def write(self, path: str, content: str) -> WriteResult:
-        path = normalize(path)
-        if path == "/" or self._is_dir(path):
-            raise InvalidPathError(f"{path} is a directory; give a file path.")
-        parent = posixpath.dirname(path)
-        while parent != "/":
-            if parent in self._files:
-                raise InvalidPathError(f"{parent} is a file, so {path} cannot be created.")
-            parent = posixpath.dirname(parent)
-        previous = self._files.get(path)
-        record = text_record(content, previous["created_at"] if previous else None)
-        return self._commit(path, record, 0)
+    def _remove(self, path: str) -> list[str]:
+        gone = [name for name in self._read_files() if is_under(name, path)]
+        if gone:
+            self._send_files_update(dict.fromkeys(gone))
+        return gone
 
-    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> WriteResult:
-        path, record = self._record(path)
-        require_text(path, record["encoding"])
-        text, count = replace_exact(path, record["content"], old, new, replace_all)
-        return self._commit(path, text_record(text, record["created_at"]), count)
-
-    def _commit(self, path: str, record: FileRecord, count: int) -> WriteResult:
-        self._files[path] = record
-        update: FilesUpdate = {path: record}
-        return WriteResult(path, count, update)
-
-    def glob(self, pattern: str, path: str = "/") -> list[FileInfo]:
-        base = normalize(path)
+    def _files(self, base: str) -> Iterable[FileInfo]:
         return [
-            FileInfo(name, False, record_size(record), record["modified_at"])
-            for name, record in sorted(self._files.items())
-            if is_under(name, base) and glob_matches(pattern, name, base)
+            file_info(name, data)
+            for name, data in self._read_files().items()
+            if is_under(name, base)
         ]
-
-    def grep(self, pattern: str, path: str = "/", *, glob: str | None = None) -> list[GrepMatch]:
-        regex = compile_regex(pattern)
-        base = normalize(path)
-        if base in self._files:
-            candidates = [base]
-        else:
-            candidates = sorted(
-                name
-                for name in self._files
-                if is_under(name, base) and (glob is None or glob_matches(glob, name, base))
-            )
-        matches: list[GrepMatch] = []
-        for name in candidates:
-            record = self._files[name]
-            if record["encoding"] != "utf-8":
-                continue
-            matches.extend(
-                GrepMatch(name, n, line) for n, line in grep_lines(regex, record["content"])
-            )
-        return matches

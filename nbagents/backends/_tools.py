@@ -10,140 +10,118 @@ from typing import Any
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.types import Command
 
 from nbagents._contract import READ_FILE_TOOL
 from nbagents.backends._format import format_listing, format_matches, format_read
-from nbagents.backends._protocol import (
-    BackendError,
-    BackendLike,
-    BackendProtocol,
-    WriteResult,
-    resolve_backend,
-)
-from nbagents.backends._state import FILES_KEY
+from nbagents.backends._protocol import resolve_backend
 
 DEFAULT_READ_LIMIT = 2000
 
-ToolOutput = str | ToolMessage | Command[Any]
+ToolOutput = str | ToolMessage
+Shape = Callable[[Any, dict[str, Any]], str]
+"""Turns a backend result (without error) and the tool's arguments into the tool's answer."""
 
 
 def _error(runtime: ToolRuntime[Any, Any], name: str, message: str) -> ToolMessage:
+    text = message if message.startswith("Error") else f"Error: {message}"
     return ToolMessage(
-        content=f"Error: {message}",
-        tool_call_id=runtime.tool_call_id or "",
-        name=name,
-        status="error",
+        content=text, tool_call_id=runtime.tool_call_id or "", name=name, status="error"
     )
 
 
-def _written(
-    runtime: ToolRuntime[Any, Any], name: str, result: WriteResult, text: str
+def _answer(
+    name: str, runtime: ToolRuntime[Any, Any], result: Any, shape: Shape, args: Any
 ) -> ToolOutput:
-    if result.files_update is None:
-        return text
-    message = ToolMessage(content=text, tool_call_id=runtime.tool_call_id or "", name=name)
-    return Command(update={FILES_KEY: result.files_update, "messages": [message]})
+    error = getattr(result, "error", None)
+    if error:
+        return _error(runtime, name, str(error))
+    return shape(result, args)
 
 
-def _guarded(
-    name: str, backend: BackendLike, run: Callable[..., ToolOutput]
-) -> Callable[..., ToolOutput]:
-    """``run(backend, runtime, **args)`` with every backend failure made an error result."""
+class _FileTool:
+    """One file tool: which backend method it calls with which arguments, and its answer."""
 
-    def call(runtime: ToolRuntime[Any, Any], **args: Any) -> ToolOutput:
+    def __init__(self, name: str, method: str, backend: Any, shape: Shape) -> None:
+        self.name, self.method, self.backend, self.shape = name, method, backend, shape
+
+    def run(self, runtime: ToolRuntime[Any, Any], **args: Any) -> ToolOutput:
         try:
-            return run(resolve_backend(backend, runtime), runtime, **args)
-        except (BackendError, ValueError) as error:
-            return _error(runtime, name, str(error))
-        except OSError as error:
-            # Permission bits, a full disk, a file that vanished: the model may try something else.
-            return _error(runtime, name, f"{type(error).__name__}: {error.strerror or error}")
+            backend = resolve_backend(self.backend, runtime)
+            result = getattr(backend, self.method)(**args)
+        except (ValueError, OSError, NotImplementedError) as error:
+            return _error(runtime, self.name, _why(error))
+        return _answer(self.name, runtime, result, self.shape, args)
 
-    return call
-
-
-def _ls(backend: BackendProtocol, runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
-    return format_listing(backend.ls(path), f"{path} is empty.")
-
-
-def _read(
-    backend: BackendProtocol,
-    runtime: ToolRuntime[Any, Any],
-    file_path: str,
-    offset: int = 0,
-    limit: int = DEFAULT_READ_LIMIT,
-) -> ToolOutput:
-    if limit < 1:
-        return _error(runtime, "read_file", f"limit must be at least 1, got {limit}.")
-    content = backend.read(file_path, offset=offset, limit=limit)
-    if content.total_lines and offset >= content.total_lines:
-        return _error(
-            runtime,
-            "read_file",
-            f"offset {offset} is past the end of {content.path}, which has "
-            f"{content.total_lines} lines.",
-        )
-    return format_read(content)
+    async def arun(self, runtime: ToolRuntime[Any, Any], **args: Any) -> ToolOutput:
+        try:
+            backend = resolve_backend(self.backend, runtime)
+            twin = getattr(backend, "a" + self.method, None)
+            if twin is not None:
+                result = await twin(**args)
+            else:
+                result = await asyncio.to_thread(getattr(backend, self.method), **args)
+        except (ValueError, OSError, NotImplementedError) as error:
+            return _error(runtime, self.name, _why(error))
+        return _answer(self.name, runtime, result, self.shape, args)
 
 
-def _write(
-    backend: BackendProtocol, runtime: ToolRuntime[Any, Any], file_path: str, content: str
-) -> ToolOutput:
-    result = backend.write(file_path, content)
-    return _written(
-        runtime, "write_file", result, f"Wrote {result.path} ({len(content)} characters)."
+def _why(error: Exception) -> str:
+    if isinstance(error, NotImplementedError):
+        return "this backend does not support the operation."
+    if isinstance(error, OSError):
+        return f"{type(error).__name__}: {error.strerror or error}"
+    return str(error)
+
+
+def _ls(result: Any, args: dict[str, Any]) -> str:
+    return format_listing(result.entries or [], f"{args['path']} is empty.")
+
+
+def _read(result: Any, args: dict[str, Any]) -> str:
+    return format_read(args["file_path"], result, args["limit"])
+
+
+def _write(result: Any, args: dict[str, Any]) -> str:
+    return f"Wrote {result.path or args['file_path']} ({len(args['content'])} characters)."
+
+
+def _edit(result: Any, args: dict[str, Any]) -> str:
+    count = result.occurrences or 0
+    times = "1 occurrence" if count == 1 else f"{count} occurrences"
+    return f"Replaced {times} in {result.path or args['file_path']}."
+
+
+def _glob(result: Any, args: dict[str, Any]) -> str:
+    return format_listing(
+        result.matches or [],
+        f"No files match {args['pattern']!r} under {args['path']}.",
+        truncated=result.truncated,
     )
 
 
-def _edit(
-    backend: BackendProtocol,
-    runtime: ToolRuntime[Any, Any],
-    file_path: str,
-    old_string: str,
-    new_string: str,
-    replace_all: bool = False,
-) -> ToolOutput:
-    result = backend.edit(file_path, old_string, new_string, replace_all=replace_all)
-    times = "1 occurrence" if result.replacements == 1 else f"{result.replacements} occurrences"
-    return _written(runtime, "edit_file", result, f"Replaced {times} in {result.path}.")
-
-
-def _glob(
-    backend: BackendProtocol, runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/"
-) -> ToolOutput:
-    return format_listing(backend.glob(pattern, path), f"No files match {pattern!r} under {path}.")
-
-
-def _grep(
-    backend: BackendProtocol,
-    runtime: ToolRuntime[Any, Any],
-    pattern: str,
-    path: str = "/",
-    glob: str | None = None,
-) -> ToolOutput:
-    return format_matches(backend.grep(pattern, path, glob=glob))
+def _grep(result: Any, args: dict[str, Any]) -> str:
+    return format_matches(result.matches or [], truncated=result.truncated)
 
 
 # Each tool's signature is spelled out (not **kwargs) so LangChain can infer its argument schema
 # and inject `runtime`.
 
 
-def build_file_tools(backend: BackendLike) -> list[BaseTool]:
+def build_file_tools(backend: Any) -> list[BaseTool]:
     """The six file tools bound to ``backend`` (an instance or a factory of the tool runtime)."""
-    ls_ = _guarded("ls", backend, _ls)
-    read_ = _guarded(READ_FILE_TOOL, backend, _read)
-    write_ = _guarded("write_file", backend, _write)
-    edit_ = _guarded("edit_file", backend, _edit)
-    glob_ = _guarded("glob", backend, _glob)
-    grep_ = _guarded("grep", backend, _grep)
+    ls_ = _FileTool("ls", "ls", backend, _ls)
+    read_ = _FileTool(READ_FILE_TOOL, "read", backend, _read)
+    write_ = _FileTool("write_file", "write", backend, _write)
+    edit_ = _FileTool("edit_file", "edit", backend, _edit)
+    glob_ = _FileTool("glob", "glob", backend, _glob)
+    grep_ = _FileTool("grep", "grep", backend, _grep)
 
     def ls(runtime: ToolRuntime, path: str = "/") -> ToolOutput:
         """List the files and directories directly inside ``path`` (directories end with '/')."""
-        return ls_(runtime, path=path)
+        return ls_.run(runtime, path=path)
 
     async def als(runtime: ToolRuntime, path: str = "/") -> ToolOutput:
-        return await asyncio.to_thread(ls_, runtime, path=path)
+        return await ls_.arun(runtime, path=path)
 
     def read_file(
         runtime: ToolRuntime, file_path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
@@ -153,21 +131,19 @@ def build_file_tools(backend: BackendLike) -> list[BaseTool]:
         Reads ``limit`` lines starting after ``offset`` lines (0 = from the top). Long files say
         which offset to pass to continue. Binary files are reported, not shown.
         """
-        return read_(runtime, file_path=file_path, offset=offset, limit=limit)
+        return read_.run(runtime, file_path=file_path, offset=offset, limit=limit)
 
     async def aread_file(
         runtime: ToolRuntime, file_path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
     ) -> ToolOutput:
-        return await asyncio.to_thread(
-            read_, runtime, file_path=file_path, offset=offset, limit=limit
-        )
+        return await read_.arun(runtime, file_path=file_path, offset=offset, limit=limit)
 
     def write_file(runtime: ToolRuntime, file_path: str, content: str) -> ToolOutput:
         """Create a text file at the absolute path ``file_path``, or overwrite it."""
-        return write_(runtime, file_path=file_path, content=content)
+        return write_.run(runtime, file_path=file_path, content=content)
 
     async def awrite_file(runtime: ToolRuntime, file_path: str, content: str) -> ToolOutput:
-        return await asyncio.to_thread(write_, runtime, file_path=file_path, content=content)
+        return await write_.arun(runtime, file_path=file_path, content=content)
 
     def edit_file(
         runtime: ToolRuntime,
@@ -181,7 +157,7 @@ def build_file_tools(backend: BackendLike) -> list[BaseTool]:
         ``old_string`` must occur exactly once (include surrounding lines to make it unique),
         unless ``replace_all`` is true. Read the file first and copy the text exactly.
         """
-        return edit_(
+        return edit_.run(
             runtime,
             file_path=file_path,
             old_string=old_string,
@@ -196,8 +172,7 @@ def build_file_tools(backend: BackendLike) -> list[BaseTool]:
         new_string: str,
         replace_all: bool = False,
     ) -> ToolOutput:
-        return await asyncio.to_thread(
-            edit_,
+        return await edit_.arun(
             runtime,
             file_path=file_path,
             old_string=old_string,
@@ -208,22 +183,23 @@ def build_file_tools(backend: BackendLike) -> list[BaseTool]:
     def glob(runtime: ToolRuntime, pattern: str, path: str = "/") -> ToolOutput:
         """Find files by name pattern under ``path``: ``*`` and ``?`` within a name, ``**`` across
         directories (``**/*.md`` is every Markdown file)."""
-        return glob_(runtime, pattern=pattern, path=path)
+        return glob_.run(runtime, pattern=pattern, path=path)
 
     async def aglob(runtime: ToolRuntime, pattern: str, path: str = "/") -> ToolOutput:
-        return await asyncio.to_thread(glob_, runtime, pattern=pattern, path=path)
+        return await glob_.arun(runtime, pattern=pattern, path=path)
 
     def grep(
         runtime: ToolRuntime, pattern: str, path: str = "/", glob: str | None = None
     ) -> ToolOutput:
-        """Search text files under ``path`` for lines matching the regular expression ``pattern``,
-        optionally only in files matching ``glob``. Answers ``path:line: text`` per match."""
-        return grep_(runtime, pattern=pattern, path=path, glob=glob)
+        """Search text files under ``path`` for lines containing the exact text ``pattern`` (not
+        a regular expression), optionally only in files matching ``glob``. Answers
+        ``path:line: text`` per match."""
+        return grep_.run(runtime, pattern=pattern, path=path, glob=glob)
 
     async def agrep(
         runtime: ToolRuntime, pattern: str, path: str = "/", glob: str | None = None
     ) -> ToolOutput:
-        return await asyncio.to_thread(grep_, runtime, pattern=pattern, path=path, glob=glob)
+        return await grep_.arun(runtime, pattern=pattern, path=path, glob=glob)
 
     pairs: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
         (ls, als),

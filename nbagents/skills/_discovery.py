@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nbagents._contract import SKILL_FILE
-from nbagents.backends import BackendError, BackendProtocol, DiskBackend, FileMissingError
+from nbagents.backends import FILE_NOT_FOUND, BackendProtocol, DiskBackend
 from nbagents.skills._frontmatter import SkillFormatError, parse_skill
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
 
@@ -27,39 +27,54 @@ def load_source(
     """The valid skills of one source, and warnings for the rest. A missing source is empty."""
     source = _as_source(source)
     label = source.name
-    try:
-        entries = backend.ls(source.path)
-    except FileMissingError:
-        return [], []
-    except (BackendError, OSError) as error:
-        return [], [_warning(source.path, label, f"cannot list skills: {error}")]
+    listing = backend.ls(source.path)
+    if listing.entries is None:
+        if _missing(backend, source.path):
+            return [], []
+        return [], [_warning(source.path, label, f"cannot list skills: {listing.error}")]
+    folders = [e for e in listing.entries if e.get("is_dir")]
+    paths = [posixpath.join(e["path"].rstrip("/"), SKILL_FILE) for e in folders]
+    # One batch: a store or remote backend answers all the SKILL.md files in one round trip.
+    downloads = backend.download_files(paths) if paths else []
     skills: list[SkillMetadata] = []
     warnings: list[SkillWarning] = []
-    for entry in entries:
-        if not entry.is_dir:
+    for path, download in zip(paths, downloads, strict=True):
+        folder = posixpath.basename(posixpath.dirname(path))
+        if download.content is None:
+            if download.error == FILE_NOT_FOUND:
+                message = f"folder {folder!r} has no {SKILL_FILE}"
+            else:
+                # The download's error is a code; a read says what the code stands for.
+                message = backend.read(path).error or str(download.error)
+            warnings.append(_warning(path, label, message))
             continue
-        folder = posixpath.basename(entry.path)
-        path = posixpath.join(entry.path, SKILL_FILE)
         try:
-            content = backend.read(path)
-        except FileMissingError:
-            warnings.append(_warning(path, label, f"folder {folder!r} has no {SKILL_FILE}"))
-            continue
-        except (BackendError, OSError) as error:
-            # OSError: an unreadable file on disk must not stop the other skills from loading.
-            warnings.append(_warning(path, label, str(error)))
-            continue
-        if content.is_binary:
+            if b"\x00" in download.content:
+                raise UnicodeDecodeError("utf-8", download.content, 0, 1, "NUL byte")
+            text = download.content.decode("utf-8")
+        except UnicodeDecodeError:
             warnings.append(_warning(path, label, f"{SKILL_FILE} is not UTF-8 text"))
             continue
         try:
-            skill, notes = parse_skill(content.text, folder=folder, path=path, source=label)
+            skill, notes = parse_skill(text, folder=folder, path=path, source=label)
         except SkillFormatError as error:
             warnings.append(_warning(path, label, str(error)))
             continue
         skills.append(skill)
         warnings.extend(_warning(path, label, note, skipped=False) for note in notes)
     return skills, warnings
+
+
+def _missing(backend: BackendProtocol, path: str) -> bool:
+    """Whether nothing is at ``path``: a missing source has no skills, and is no error."""
+    path = path.rstrip("/")
+    if not path.startswith("/"):
+        return False
+    parent = posixpath.dirname(path)
+    listing = backend.ls(parent)
+    if listing.entries is not None:
+        return path not in {e["path"].rstrip("/") for e in listing.entries}
+    return parent != "/" and _missing(backend, parent)
 
 
 def merge_sources(

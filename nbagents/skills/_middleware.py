@@ -13,7 +13,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from nbagents._contract import SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
-from nbagents.backends import BackendLike, BackendProtocol
+from nbagents.backends import BackendLike, BackendProtocol, check_backend, is_backend
 from nbagents.backends._prompt import with_prompt_section
 from nbagents.skills._discovery import discover_skills
 from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, skills_section
@@ -47,13 +47,13 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
         super().__init__()
         if isinstance(sources, str):
             raise TypeError("sources must be a list of paths, not one string")
-        self.backend = backend
+        self.backend = check_backend(backend)
         self.sources = list(sources)
         self.system_prompt = system_prompt
 
     def _backend(self, state: Any, runtime: Runtime[Any]) -> BackendProtocol:
-        if isinstance(self.backend, BackendProtocol):
-            return self.backend
+        if is_backend(self.backend):
+            return self.backend  # type: ignore[no-any-return]
         try:
             config = get_config()
         except RuntimeError:
@@ -66,7 +66,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
             tool_call_id=None,
             store=runtime.store,
         )
-        return self.backend(tool_runtime)
+        return self.backend(tool_runtime)  # type: ignore[operator,no-any-return]
 
     def _discover(self, backend: BackendProtocol) -> dict[str, Any]:
         found = discover_skills(backend, self.sources)

@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._contract import MAX_PARALLEL_SUBAGENTS
-from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend
+from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend, check_backend
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
@@ -84,9 +84,11 @@ def create_deep_agent(
     chat_model = init_chat_model(model) if isinstance(model, str) else model
     if isinstance(skills, str):
         raise ValueError("skills must be a list of skill source directories, not one string.")
-    if skills and backend is None:
+    if backend is not None:
+        backend = check_backend(backend)
+    elif skills:
         # Skills then live in the state's files, e.g. given with the input: {"files": {...}}.
-        backend = StateBackend.from_runtime
+        backend = StateBackend()
     # Validation (in the middlewares) names a spec that is not a dict; do not trip on it here.
     background = [s for s in subagents if isinstance(s, Mapping) and s.get("background")]
     subagent_middleware = SubAgentMiddleware(

@@ -25,7 +25,7 @@ from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
-from nbagents.backends import BackendLike, FilesystemMiddleware
+from nbagents.backends import BackendLike, FilesystemMiddleware, check_backend
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._remote import RemoteGraphRunnable
@@ -294,7 +294,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             ),
             default_tools=default_tools,
             default_middleware=default_middleware,
-            backend=backend,
+            backend=None if backend is None else check_backend(backend),
             default_skills=default_skills,
             default_interrupt_on=default_interrupt_on,
             state_schema=state_schema,

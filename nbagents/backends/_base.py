@@ -1,0 +1,297 @@
+"""``FileBackend``: the file operations once, over a few storage primitives.
+
+The state, store and disk backends differ only in where a file's bytes live; what a read window
+is, how an edit replaces text, what a glob or grep matches and which error the model sees are
+the same for all three, so they are written here once. A subclass implements the ``_``-prefixed
+primitives on normalised paths and raises a :class:`BackendError` for what the model can fix;
+the public methods turn that into the result's ``error``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from nbagents.backends._content import (
+    data_bytes,
+    data_size,
+    data_text,
+    decode,
+    replace_exact,
+    text_data,
+    window,
+)
+from nbagents.backends._globs import compile_glob, glob_matches
+from nbagents.backends._paths import as_directory, is_under, normalize
+from nbagents.backends._protocol import (
+    FILE_NOT_FOUND,
+    INVALID_PATH,
+    IS_DIRECTORY,
+    PERMISSION_DENIED,
+    AccessDeniedError,
+    BackendError,
+    BackendProtocol,
+    BinaryFileError,
+    DeleteResult,
+    EditResult,
+    FileData,
+    FileDownloadResponse,
+    FileInfo,
+    FileMissingError,
+    FileUploadResponse,
+    GlobResult,
+    GrepMatch,
+    GrepResult,
+    InvalidPathError,
+    IsDirectoryError,
+    LsResult,
+    ReadResult,
+    WriteResult,
+)
+
+R = TypeVar("R")
+
+
+def _failure(error: Exception) -> str:
+    if isinstance(error, OSError):
+        # Permission bits, a full disk, a file that vanished: the model may try something else.
+        return f"{type(error).__name__}: {error.strerror or error}"
+    return str(error)
+
+
+def _attempt(run: Callable[[], R], failed: Callable[[str], R]) -> R:
+    try:
+        return run()
+    except (BackendError, ValueError, OSError) as error:
+        return failed(_failure(error))
+
+
+def _error_code(error: Exception) -> str:
+    if isinstance(error, IsDirectoryError):
+        return IS_DIRECTORY
+    if isinstance(error, FileMissingError):
+        return FILE_NOT_FOUND
+    if isinstance(error, AccessDeniedError | PermissionError):
+        return PERMISSION_DENIED
+    if isinstance(error, InvalidPathError):
+        return INVALID_PATH
+    return _failure(error)
+
+
+class FileBackend(BackendProtocol):
+    """A backend made of storage primitives; see the module docstring."""
+
+    # -- primitives (normalised absolute paths) -------------------------------------------------
+
+    def _get(self, path: str) -> FileData | None:
+        """The file at ``path``, or ``None`` when there is none."""
+        raise NotImplementedError
+
+    def _put(self, path: str, data: FileData) -> None:
+        """Create or replace the file at ``path``."""
+        raise NotImplementedError
+
+    def _remove(self, path: str) -> list[str]:
+        """Remove the file at ``path`` (or what is under it); the paths removed."""
+        raise NotImplementedError
+
+    def _files(self, base: str) -> Iterable[FileInfo]:
+        """Every file at or under ``base``, with its size and modification time."""
+        raise NotImplementedError
+
+    def _children(self, directory: str) -> list[FileInfo] | None:
+        """Direct children of ``directory``; ``None`` when it is no directory. By default derived
+        from :meth:`_files`, where directories exist only as prefixes of file paths."""
+        prefix = as_directory(directory)
+        entries: dict[str, FileInfo] = {}
+        for info in self._files(directory):
+            head, sep, _ = info["path"][len(prefix) :].partition("/")
+            if sep:
+                entries.setdefault(
+                    prefix + head + "/", {"path": prefix + head + "/", "is_dir": True}
+                )
+            elif info["path"] != directory:
+                entries[info["path"]] = info
+        if not entries and directory != "/":
+            return None
+        return [entries[key] for key in sorted(entries)]
+
+    def _is_dir(self, path: str) -> bool:
+        return path == "/" or self._children(path) is not None
+
+    def _is_file(self, path: str) -> bool:
+        return self._get(path) is not None
+
+    def _normalize(self, path: str) -> str:
+        """The canonical form of a path the caller gave (see :func:`normalize`)."""
+        return normalize(path)
+
+    def _can_read(self, path: str) -> None:
+        """Raise :class:`AccessDeniedError` when reading ``path`` is not allowed."""
+
+    def _can_write(self, path: str) -> None:
+        """Raise :class:`AccessDeniedError` when writing ``path`` is not allowed."""
+
+    # -- shared helpers -------------------------------------------------------------------------
+
+    def _file(self, path: str) -> FileData:
+        self._can_read(path)
+        data = self._get(path)
+        if data is None:
+            if self._is_dir(path):
+                raise IsDirectoryError(f"{path} is a directory, not a file: use ls to list it.")
+            raise FileMissingError(f"File {path} does not exist.")
+        return data
+
+    def _writable(self, path: str) -> None:
+        if path == "/" or (not self._is_file(path) and self._is_dir(path)):
+            raise IsDirectoryError(f"{path} is a directory; give a file path.")
+        self._can_write(path)
+        parent = posixpath.dirname(path)
+        while parent != "/":
+            if self._is_file(parent):
+                raise InvalidPathError(f"{parent} is a file, so {path} cannot be created.")
+            parent = posixpath.dirname(parent)
+
+    def _save(self, path: str, content: str, encoding: str = "utf-8") -> None:
+        self._writable(path)
+        self._put(path, text_data(content, encoding, self._previous(path)))
+
+    def _previous(self, path: str) -> FileData | None:
+        """The file a write replaces, whose creation time the new one keeps."""
+        return self._get(path)
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def ls(self, path: str) -> LsResult:
+        def run() -> LsResult:
+            where = self._normalize(path)
+            if self._is_file(where):
+                raise InvalidPathError(f"{where} is a file, not a directory: use read_file.")
+            entries = self._children(where)
+            if entries is None:
+                raise FileMissingError(f"Directory {where} does not exist.")
+            return LsResult(entries=entries)
+
+        return _attempt(run, lambda error: LsResult(error=error))
+
+    def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
+        def run() -> ReadResult:
+            path = self._normalize(file_path)
+            return window(path, self._file(path), offset, limit)
+
+        return _attempt(run, lambda error: ReadResult(error=error))
+
+    def write(self, file_path: str, content: str) -> WriteResult:
+        def run() -> WriteResult:
+            path = self._normalize(file_path)
+            self._save(path, content)
+            return WriteResult(path=path)
+
+        return _attempt(run, lambda error: WriteResult(error=error))
+
+    def edit(
+        self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> EditResult:
+        def run() -> EditResult:
+            path = self._normalize(file_path)
+            self._can_write(path)
+            data = self._file(path)
+            if data.get("encoding", "utf-8") != "utf-8":
+                raise BinaryFileError(f"{path} is a binary file; it cannot be edited as text.")
+            text, count = replace_exact(path, data_text(data), old_string, new_string, replace_all)
+            self._put(path, text_data(text, "utf-8", data))
+            return EditResult(path=path, occurrences=count)
+
+        return _attempt(run, lambda error: EditResult(error=error))
+
+    def delete(self, file_path: str) -> DeleteResult:
+        def run() -> DeleteResult:
+            path = self._normalize(file_path)
+            if path == "/":
+                raise InvalidPathError("/ cannot be deleted.")
+            self._can_write(path)
+            if not self._remove(path):
+                raise FileMissingError(f"File {path} does not exist.")
+            return DeleteResult(path=path)
+
+        return _attempt(run, lambda error: DeleteResult(error=error))
+
+    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
+        def run() -> GlobResult:
+            base = self._normalize(path or "/")
+            compile_glob(pattern)
+            found = [
+                info for info in self._readable(base) if glob_matches(pattern, info["path"], base)
+            ]
+            return GlobResult(matches=found)
+
+        return _attempt(run, lambda error: GlobResult(error=error))
+
+    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+        def run() -> GrepResult:
+            base = self._normalize(path or "/")
+            if glob is not None:
+                compile_glob(glob)
+            matches: list[GrepMatch] = []
+            for info in self._readable(base):
+                name = info["path"]
+                if glob is not None and not glob_matches(glob, name, base):
+                    continue
+                data = self._grep_data(name)
+                if data is None or data.get("encoding", "utf-8") != "utf-8":
+                    continue
+                for number, line in enumerate(data_text(data).splitlines(), 1):
+                    if pattern in line:
+                        matches.append({"path": name, "line": number, "text": line})
+            return GrepResult(matches=matches)
+
+        return _attempt(run, lambda error: GrepResult(error=error))
+
+    def _grep_data(self, path: str) -> FileData | None:
+        """The file grep searches, or ``None`` to skip it (a disk backend skips huge files)."""
+        return self._get(path)
+
+    def _readable(self, base: str) -> list[FileInfo]:
+        readable = []
+        for info in sorted(self._files(base), key=lambda i: i["path"]):
+            try:
+                self._can_read(info["path"])
+            except AccessDeniedError:
+                continue
+            if is_under(info["path"], base):
+                readable.append(info)
+        if not readable and base != "/" and not self._is_file(base) and not self._is_dir(base):
+            raise FileMissingError(f"Directory {base} does not exist.")
+        return readable
+
+    def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
+        responses = []
+        for given, content in files:
+            try:
+                path = self._normalize(given)
+                text, encoding = decode(content)
+                self._save(path, text, encoding)
+                responses.append(FileUploadResponse(path=given))
+            except (BackendError, ValueError, OSError) as error:
+                responses.append(FileUploadResponse(path=given, error=_error_code(error)))
+        return responses
+
+    def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
+        responses = []
+        for given in paths:
+            try:
+                data = self._file(self._normalize(given))
+                responses.append(FileDownloadResponse(path=given, content=data_bytes(data)))
+            except (BackendError, ValueError, OSError) as error:
+                responses.append(FileDownloadResponse(path=given, error=_error_code(error)))
+        return responses
+
+
+def file_info(path: str, data: FileData) -> FileInfo:
+    """The listing entry of a stored file."""
+    info: FileInfo = {"path": path, "is_dir": False, "size": data_size(data)}
+    if "modified_at" in data:
+        info["modified_at"] = data["modified_at"]
+    return info
