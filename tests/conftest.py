@@ -1,15 +1,17 @@
-"""Shared fixtures: run an agent under ``invoke`` or ``ainvoke``, and record its model calls."""
+"""Shared fixtures: run an agent under ``invoke`` or ``ainvoke``, record its model calls, and a
+throwaway PostgreSQL server (``postgres_url``, see ``postgres.py``)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
+from postgres import postgres_server, require_bin_dir
 
 Run = Callable[..., Awaitable[dict[str, Any]]]
 
@@ -71,3 +73,15 @@ def run_agent(request: pytest.FixtureRequest, model_calls: ModelCalls) -> Run:
         return agent.invoke(payload, config)
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """``postgresql://postgres@127.0.0.1:PORT/postgres``: a fresh server, one per test session.
+
+    Started on first use (about a second) and stopped at the end of the session; tests share it,
+    so each keeps to its own namespaces or tables. Without Debian's ``postgresql`` package the
+    tests using it skip, except in CI, where they fail.
+    """
+    with postgres_server(require_bin_dir()) as url:
+        yield url
