@@ -2,7 +2,7 @@
 #
 #   make lab     create .venv if missing, install -e .[lab], open JupyterLab on notebooks/
 #   make test    create .venv, install -e .[test,docs], Arize Phoenix (in .venv/phoenix) and the
-#                system packages (graphviz, chromium), then ruff check and ruff format --check,
+#                system packages (graphviz, chromium, postgresql), then ruff, ruff format --check,
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
 #                notebooks/) and the docs build; every step runs, the target fails if any did
 #   make docs    build the docs site into docs/_build/html (offline)

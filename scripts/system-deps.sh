@@ -3,8 +3,12 @@
 #   graphviz  (`dot`, for Trace.to_graphviz() rendering)
 #   chromium  (Debian's browser, driven by Playwright in tests/browser; Playwright cannot download one)
 #   fonts     (so Chromium renders JupyterLab text in screenshots)
+#   postgresql (Debian's server binaries, /usr/lib/postgresql/*/bin; tests/postgres.py starts a
+#              throwaway cluster of its own from them on a free loopback port. The package also
+#              creates and may start a system cluster on port 5432: harmless, no test uses it)
 # Uses apt-get directly as root, through sudo otherwise; says what to do when neither is possible.
-# SKIP_SYSTEM_DEPS=1 skips the whole check (the browser tests then skip outside CI, fail in CI).
+# SKIP_SYSTEM_DEPS=1 skips the whole check (the browser and PostgreSQL tests then skip outside CI,
+# fail in CI).
 set -euo pipefail
 
 if [[ "${SKIP_SYSTEM_DEPS:-0}" == "1" ]]; then
@@ -16,6 +20,12 @@ chromium_bin="${NBAGENTS_CHROMIUM:-/usr/bin/chromium}"
 missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 [[ -x "$chromium_bin" ]] || missing+=(chromium)
+# NBAGENTS_PG_BIN names server binaries installed some other way; then nothing is needed here.
+if [[ -n "${NBAGENTS_PG_BIN:-}" && -x "$NBAGENTS_PG_BIN/initdb" ]]; then
+    :
+elif ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+    missing+=(postgresql)
+fi
 if command -v dpkg-query >/dev/null 2>&1; then
     for pkg in fonts-dejavu-core fonts-liberation; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
@@ -23,7 +33,7 @@ if command -v dpkg-query >/dev/null 2>&1; then
 fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "system-deps: graphviz, chromium and fonts present"
+    echo "system-deps: graphviz, chromium, fonts and postgresql present"
     exit 0
 fi
 
@@ -31,7 +41,9 @@ echo "system-deps: missing ${missing[*]}"
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "system-deps: ERROR: missing ${missing[*]} and apt-get is not available." >&2
     echo "  Install them with your package manager (the browser must be at $chromium_bin," >&2
-    echo "  or set NBAGENTS_CHROMIUM), or run with SKIP_SYSTEM_DEPS=1 to test without them." >&2
+    echo "  or set NBAGENTS_CHROMIUM; PostgreSQL's initdb, pg_ctl and postgres in" >&2
+    echo "  /usr/lib/postgresql/*/bin, or set NBAGENTS_PG_BIN), or run with SKIP_SYSTEM_DEPS=1" >&2
+    echo "  to test without them." >&2
     exit 1
 fi
 
@@ -44,7 +56,8 @@ else
     echo "system-deps: ERROR: missing ${missing[*]}, and this is neither root nor able to use sudo." >&2
     echo "  Ask an administrator to run:" >&2
     echo "    apt-get update && apt-get install -y ${missing[*]}" >&2
-    echo "  or run with SKIP_SYSTEM_DEPS=1 to test without them (browser tests skip outside CI)." >&2
+    echo "  or run with SKIP_SYSTEM_DEPS=1 to test without them (browser and PostgreSQL tests" >&2
+    echo "  skip outside CI)." >&2
     exit 1
 fi
 
