@@ -1,17 +1,22 @@
-"""What every file backend does the same way, checked on the state and the disk backend.
+"""What every file backend does the same way, checked on the state, disk and store backends.
 
 The state backend runs inside a real graph step (``in_graph``): that is the only place it works.
+The store backend runs on LangGraph's ``InMemoryStore`` and on a real PostgreSQL
+(``PostgresStore``, on a server the ``postgres_url`` fixture starts on loopback).
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from backend_kit import failed, in_graph, ok, paths, record
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from nbagents.backends import (
     FILE_NOT_FOUND,
@@ -19,6 +24,7 @@ from nbagents.backends import (
     BackendProtocol,
     DiskBackend,
     StateBackend,
+    StoreBackend,
     files_reducer,
 )
 
@@ -49,12 +55,33 @@ def _disk(root: Path, files: Mapping[str, str | bytes]) -> Run:
     return lambda op: op(disk)
 
 
-@pytest.fixture(params=["state", "disk"])
+def _store(store: BaseStore, files: Mapping[str, str | bytes]) -> Run:
+    # A namespace of its own per test: the PostgreSQL server is shared by the whole session.
+    backend = StoreBackend(store=store, namespace=("tests", uuid.uuid4().hex))
+    uploads = [(p, v if isinstance(v, bytes) else v.encode()) for p, v in files.items()]
+    assert all(r.error is None for r in backend.upload_files(uploads))
+    return lambda op: op(backend)
+
+
+@pytest.fixture(scope="module")
+def postgres_store(postgres_url: str) -> Iterator[BaseStore]:
+    from langgraph.store.postgres import PostgresStore
+
+    with PostgresStore.from_conn_string(postgres_url) as store:
+        store.setup()
+        yield store
+
+
+@pytest.fixture(params=["state", "disk", "store-memory", "store-postgres"])
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
     """``run(op)``: ``op(backend)`` on a backend holding FILES."""
     if request.param == "state":
         return _state(FILES)
-    return _disk(tmp_path, FILES)
+    if request.param == "disk":
+        return _disk(tmp_path, FILES)
+    if request.param == "store-memory":
+        return _store(InMemoryStore(), FILES)
+    return _store(request.getfixturevalue("postgres_store"), FILES)
 
 
 def test_ls_lists_direct_children_with_directories(run: Run) -> None:

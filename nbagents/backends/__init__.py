@@ -45,6 +45,7 @@ from nbagents.backends._protocol import (
     resolve_backend,
 )
 from nbagents.backends._state import FILES_KEY, StateBackend, files_reducer
+from nbagents.backends._store import NamespaceFactory, StoreBackend
 from nbagents.backends._tools import build_file_tools
 
 __all__ = [
@@ -86,8 +87,10 @@ __all__ = [
     "InvalidPatternError",
     "IsDirectoryError",
     "LsResult",
+    "NamespaceFactory",
     "ReadResult",
     "StateBackend",
+    "StoreBackend",
     "WriteResult",
     "build_file_tools",
     "check_backend",

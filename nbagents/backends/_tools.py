@@ -116,15 +116,18 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
     glob_ = _FileTool("glob", "glob", backend, _glob)
     grep_ = _FileTool("grep", "grep", backend, _grep)
 
-    def ls(runtime: ToolRuntime, path: str = "/") -> ToolOutput:
+    def ls(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
         """List the files and directories directly inside ``path`` (directories end with '/')."""
         return ls_.run(runtime, path=path)
 
-    async def als(runtime: ToolRuntime, path: str = "/") -> ToolOutput:
+    async def als(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
         return await ls_.arun(runtime, path=path)
 
     def read_file(
-        runtime: ToolRuntime, file_path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+        runtime: ToolRuntime[Any, Any],
+        file_path: str,
+        offset: int = 0,
+        limit: int = DEFAULT_READ_LIMIT,
     ) -> ToolOutput:
         """Read a text file, with line numbers.
 
@@ -134,19 +137,24 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         return read_.run(runtime, file_path=file_path, offset=offset, limit=limit)
 
     async def aread_file(
-        runtime: ToolRuntime, file_path: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT
+        runtime: ToolRuntime[Any, Any],
+        file_path: str,
+        offset: int = 0,
+        limit: int = DEFAULT_READ_LIMIT,
     ) -> ToolOutput:
         return await read_.arun(runtime, file_path=file_path, offset=offset, limit=limit)
 
-    def write_file(runtime: ToolRuntime, file_path: str, content: str) -> ToolOutput:
+    def write_file(runtime: ToolRuntime[Any, Any], file_path: str, content: str) -> ToolOutput:
         """Create a text file at the absolute path ``file_path``, or overwrite it."""
         return write_.run(runtime, file_path=file_path, content=content)
 
-    async def awrite_file(runtime: ToolRuntime, file_path: str, content: str) -> ToolOutput:
+    async def awrite_file(
+        runtime: ToolRuntime[Any, Any], file_path: str, content: str
+    ) -> ToolOutput:
         return await write_.arun(runtime, file_path=file_path, content=content)
 
     def edit_file(
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any, Any],
         file_path: str,
         old_string: str,
         new_string: str,
@@ -166,7 +174,7 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         )
 
     async def aedit_file(
-        runtime: ToolRuntime,
+        runtime: ToolRuntime[Any, Any],
         file_path: str,
         old_string: str,
         new_string: str,
@@ -180,16 +188,16 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
             replace_all=replace_all,
         )
 
-    def glob(runtime: ToolRuntime, pattern: str, path: str = "/") -> ToolOutput:
+    def glob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
         """Find files by name pattern under ``path``: ``*`` and ``?`` within a name, ``**`` across
         directories (``**/*.md`` is every Markdown file)."""
         return glob_.run(runtime, pattern=pattern, path=path)
 
-    async def aglob(runtime: ToolRuntime, pattern: str, path: str = "/") -> ToolOutput:
+    async def aglob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
         return await glob_.arun(runtime, pattern=pattern, path=path)
 
     def grep(
-        runtime: ToolRuntime, pattern: str, path: str = "/", glob: str | None = None
+        runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/", glob: str | None = None
     ) -> ToolOutput:
         """Search text files under ``path`` for lines containing the exact text ``pattern`` (not
         a regular expression), optionally only in files matching ``glob``. Answers
@@ -197,7 +205,7 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         return grep_.run(runtime, pattern=pattern, path=path, glob=glob)
 
     async def agrep(
-        runtime: ToolRuntime, pattern: str, path: str = "/", glob: str | None = None
+        runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/", glob: str | None = None
     ) -> ToolOutput:
         return await grep_.arun(runtime, pattern=pattern, path=path, glob=glob)
 
