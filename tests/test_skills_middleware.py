@@ -162,3 +162,58 @@ def test_the_listing_keeps_one_line_per_skill() -> None:
         "- **pdf**: Reads PDFs. Also tables.\n  Read `/p/SKILL.md` for its instructions." in section
     )
     assert section.endswith("for its instructions.")
+
+
+def test_deepagents_path_label_sources_are_read_with_their_label(
+    tmp_path: Path, model_calls: Any
+) -> None:
+    write_skill(tmp_path / "user", "pdf", "User PDF.")
+    write_skill(tmp_path / "project", "pdf", "Project PDF.")
+    skills = SkillsMiddleware(
+        DiskBackend(tmp_path), sources=[("/user", "User"), ("/project", "Project")]
+    )
+    model = ScriptedChatModel(script={"main": ["done"]})
+    agent = create_agent(model, middleware=[skills], name="main")
+    result = agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [model_calls]})
+    (skill,) = result[SKILLS_METADATA_KEY]
+    assert (skill["source"], skill["description"]) == ("Project", "Project PDF.")
+
+
+def test_no_system_prompt_adds_no_section(tmp_path: Path, model_calls: Any) -> None:
+    write_skill(tmp_path, "pdf", "PDFs.")
+    skills = SkillsMiddleware(DiskBackend(tmp_path), sources=["/"], system_prompt=None)
+    model = ScriptedChatModel(script={"main": ["done"]})
+    agent = create_agent(model, system_prompt="Base.", middleware=[skills], name="main")
+    result = agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [model_calls]})
+    assert system_text(model_calls.of("main")[0]) == "Base."
+    assert [s["name"] for s in result[SKILLS_METADATA_KEY]] == ["pdf"]
+
+
+def test_an_upstream_style_template_is_filled(tmp_path: Path, model_calls: Any) -> None:
+    write_skill(tmp_path / "team", "pdf", "PDFs.")
+    template = "Skills in:\n{skills_locations}\n\n{skills_list}{skills_load_warnings}"
+    skills = SkillsMiddleware(
+        DiskBackend(tmp_path), sources=[("/team", "Team")], system_prompt=template
+    )
+    model = ScriptedChatModel(script={"main": ["done"]})
+    agent = create_agent(model, middleware=[skills], name="main")
+    agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [model_calls]})
+    text = system_text(model_calls.of("main")[0])
+    assert text.startswith("Skills in:\n- Team: `/team`\n\n- **pdf**: PDFs.")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"system_prompt": "no list here"}, ValueError, r"\{skills_list\}"),
+        ({"system_prompt": "{skills_list} {oops}"}, ValueError, "cannot be filled"),
+        ({"sources": [("/a",)]}, TypeError, r"\(path, label\) pair"),
+        ({"sources": [3]}, TypeError, "skill source"),
+    ],
+)
+def test_bad_templates_and_sources_fail_at_construction(
+    tmp_path: Path, kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    arguments: dict[str, Any] = {"sources": ["/"], **kwargs}
+    with pytest.raises(error, match=message):
+        SkillsMiddleware(DiskBackend(tmp_path), **arguments)

@@ -13,8 +13,22 @@ from nbagents.skills._frontmatter import SkillFormatError, parse_skill
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
 
 
-def _as_source(source: str | SkillSource) -> SkillSource:
-    return source if isinstance(source, SkillSource) else SkillSource(source)
+def as_source(source: str | SkillSource | tuple[str, str]) -> SkillSource:
+    """A source given as a path, a ``SkillSource`` or deepagents' ``(path, label)`` pair."""
+    if isinstance(source, SkillSource):
+        return source
+    if isinstance(source, str):
+        return SkillSource(source)
+    if (
+        isinstance(source, tuple)
+        and len(source) == 2
+        and all(isinstance(part, str) for part in source)
+    ):
+        return SkillSource(source[0], source[1])
+    raise TypeError(
+        f"A skill source is a directory path, a (path, label) pair or a SkillSource, "
+        f"not {source!r}."
+    )
 
 
 def _warning(path: str, source: str, message: str, *, skipped: bool = True) -> SkillWarning:
@@ -22,10 +36,10 @@ def _warning(path: str, source: str, message: str, *, skipped: bool = True) -> S
 
 
 def load_source(
-    backend: BackendProtocol, source: str | SkillSource
+    backend: BackendProtocol, source: str | SkillSource | tuple[str, str]
 ) -> tuple[list[SkillMetadata], list[SkillWarning]]:
     """The valid skills of one source, and warnings for the rest. A missing source is empty."""
-    source = _as_source(source)
+    source = as_source(source)
     label = source.name
     listing = backend.ls(source.path)
     if listing.entries is None:
@@ -99,7 +113,7 @@ def merge_sources(
 
 
 def discover_skills(
-    backend: BackendProtocol, sources: Sequence[str | SkillSource]
+    backend: BackendProtocol, sources: Sequence[str | SkillSource | tuple[str, str]]
 ) -> SkillsDiscovery:
     """Skills of ``sources`` (directories in ``backend``), later sources overriding earlier ones."""
     return merge_sources(load_source(backend, source) for source in sources)

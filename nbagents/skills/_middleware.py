@@ -15,8 +15,8 @@ from langgraph.runtime import Runtime
 from nbagents._contract import SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
 from nbagents.backends import BackendLike, BackendProtocol, check_backend, is_backend
 from nbagents.backends._prompt import with_prompt_section
-from nbagents.skills._discovery import discover_skills
-from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, skills_section
+from nbagents.skills._discovery import as_source, discover_skills
+from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, check_template, skills_section
 from nbagents.skills._records import SkillMetadata, SkillSource, SkillWarning
 
 
@@ -41,15 +41,15 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
         self,
         backend: BackendLike,
         *,
-        sources: Sequence[str | SkillSource],
-        system_prompt: str = SKILLS_PROMPT_SECTION,
+        sources: Sequence[str | SkillSource | tuple[str, str]],
+        system_prompt: str | None = SKILLS_PROMPT_SECTION,
     ) -> None:
         super().__init__()
         if isinstance(sources, str):
             raise TypeError("sources must be a list of paths, not one string")
         self.backend = check_backend(backend)
-        self.sources = list(sources)
-        self.system_prompt = system_prompt
+        self.sources = [as_source(source) for source in sources]
+        self.system_prompt = None if system_prompt is None else check_template(system_prompt)
 
     def _backend(self, state: Any, runtime: Runtime[Any]) -> BackendProtocol:
         if is_backend(self.backend):
@@ -89,7 +89,10 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
         state: Mapping[str, Any] = request.state or {}
         skills = state.get(SKILLS_METADATA_KEY) or []
         warnings = state.get(SKILLS_WARNINGS_KEY) or []
-        return with_prompt_section(request, skills_section(skills, warnings, self.system_prompt))
+        if self.system_prompt is None:
+            return request
+        section = skills_section(skills, warnings, self.system_prompt, self.sources)
+        return with_prompt_section(request, section)
 
     def wrap_model_call(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nbagents.skills._records import SkillMetadata, SkillWarning
+from nbagents.skills._records import SkillMetadata, SkillSource, SkillWarning
 
 SKILLS_PROMPT_SECTION = """## Skills
 
@@ -38,11 +38,40 @@ def format_warnings(warnings: Sequence[SkillWarning]) -> str:
     return f"\n\nThese skills could not be loaded and are not available:\n{rows}"
 
 
+def format_locations(sources: Sequence[SkillSource]) -> str:
+    return "\n".join(f"- {s.label}: `{s.path}`" if s.label else f"- `{s.path}`" for s in sources)
+
+
 def skills_section(
     skills: Sequence[SkillMetadata],
     warnings: Sequence[SkillWarning] = (),
     template: str = SKILLS_PROMPT_SECTION,
+    sources: Sequence[SkillSource] = (),
 ) -> str:
+    """``template`` filled in. Its slots: ``{skills_list}``, ``{warnings}`` and deepagents' names,
+    ``{skills_load_warnings}`` (the same warnings) and ``{skills_locations}`` (the sources)."""
+    text = format_warnings(warnings)
     return template.format(
-        skills_list=format_skills_list(skills), warnings=format_warnings(warnings)
+        skills_list=format_skills_list(skills),
+        warnings=text,
+        skills_load_warnings=text,
+        skills_locations=format_locations(sources),
     )
+
+
+def check_template(template: str) -> str:
+    """``template`` if it fills in: it must list the skills, and name no other slot."""
+    if "{skills_list}" not in template:
+        raise ValueError(
+            "The skills prompt template must contain {skills_list} (where the skills are "
+            "listed); it may also use {warnings} or {skills_load_warnings}, and "
+            "{skills_locations}."
+        )
+    try:
+        skills_section([], [], template)
+    except (KeyError, IndexError, ValueError) as error:
+        raise ValueError(
+            f"The skills prompt template has a slot that cannot be filled: {error!r}. Double "
+            "literal braces: {{ and }}."
+        ) from None
+    return template
