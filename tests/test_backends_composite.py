@@ -33,7 +33,7 @@ def run(tmp_path: Path) -> Run:
 
 
 def test_longest_prefix_wins(run: Run) -> None:
-    assert run(lambda c: c.read("/skills/archive/old.md")).file_data["content"] == "use old"
+    assert run(lambda c: c.read("/skills/archive/old.md")).file_data["content"] == "use old\n"
     assert run(lambda c: c.read("/notes/a.md")).file_data["content"] == "use notes"
     assert ok(run(lambda c: c.read("/skills/pdf/SKILL.md"))).total_lines == 4
     failed(run(lambda c: c.read("/skills/shadowed.md")), "does not exist")

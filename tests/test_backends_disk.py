@@ -30,7 +30,7 @@ def test_reads_lists_and_writes_inside_the_root(root: Path) -> None:
         ("/secrets/", True),
     ]
     content = ok(disk.read("/docs/a.md", offset=1, limit=5))
-    assert content.file_data["content"] == "two\nthree" and content.total_lines == 3
+    assert content.file_data["content"] == "two\nthree\n" and content.total_lines == 3
     ok(disk.write("/new/dir/b.md", "bee"))
     assert (root / "new" / "dir" / "b.md").read_text() == "bee"
     assert ok(disk.edit("/new/dir/b.md", "bee", "wasp")).occurrences == 1

@@ -97,7 +97,7 @@ def test_ls_lists_direct_children_with_directories(run: Run) -> None:
 
 def test_read_windows_lines_and_gives_binary_whole(run: Run) -> None:
     part = ok(run(lambda b: b.read("/notes/a.md", offset=1, limit=1)))
-    assert part.file_data["content"] == "beta"
+    assert part.file_data["content"] == "beta\n"  # the file's own text, line ending kept
     assert (part.start_line, part.end_line, part.total_lines, part.next_offset) == (2, 2, 3, 2)
     last = ok(run(lambda b: b.read("/notes/a.md", offset=2)))
     assert (last.file_data["content"], last.next_offset) == ("gamma", None)
@@ -111,7 +111,7 @@ def test_read_windows_lines_and_gives_binary_whole(run: Run) -> None:
 
 def test_a_negative_offset_or_empty_limit_is_no_error(run: Run) -> None:
     top = ok(run(lambda b: b.read("/notes/a.md", offset=-4, limit=1)))
-    assert (top.file_data["content"], top.start_line) == ("alpha", 1)
+    assert (top.file_data["content"], top.start_line) == ("alpha\n", 1)
     none = ok(run(lambda b: b.read("/notes/a.md", limit=0)))
     assert (none.file_data["content"], none.start_line) == ("", None)
 
@@ -224,7 +224,7 @@ async def test_async_twins_give_the_same_results(run: Run) -> None:
         return asyncio.run(go())
 
     read, grep = await asyncio.to_thread(run, both)
-    assert read.file_data["content"] == "alpha"
+    assert read.file_data["content"] == "alpha\n"
     assert len(grep.matches) == 2
 
 

@@ -73,7 +73,8 @@ def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
         return ReadResult(file_data=whole)
     if limit < 1:
         return ReadResult(file_data={**whole, "content": ""})
-    lines = text.splitlines()
+    # Line endings are kept: the window is the file's own text, byte for byte.
+    lines = text.splitlines(keepends=True)
     if not lines:
         return ReadResult(file_data=whole)
     offset = max(offset, 0)
@@ -83,7 +84,7 @@ def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
         )
     end = min(offset + limit, len(lines))
     return ReadResult(
-        file_data={**whole, "content": "\n".join(lines[offset:end])},
+        file_data={**whole, "content": "".join(lines[offset:end])},
         total_lines=len(lines),
         start_line=offset + 1,
         end_line=end,

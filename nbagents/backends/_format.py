@@ -37,7 +37,7 @@ def format_read(path: str, result: ReadResult, limit: int) -> str:
     out: list[str] = []
     used = 0
     shown = 0
-    for number, line in enumerate(data["content"].split("\n"), result.start_line):
+    for number, line in enumerate(data["content"].splitlines(), result.start_line):
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f" … [line cut at {MAX_LINE_CHARS} characters]"
         row = f"{number:6d}\t{line}"

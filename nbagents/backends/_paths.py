@@ -17,14 +17,24 @@ def normalize(path: str) -> str:
         raise InvalidPathError("Path is empty: give an absolute path such as /notes/a.md.")
     if "\x00" in path:
         raise InvalidPathError(f"Path {path!r} contains a NUL byte.")
+    if len(path) > 1 and path[1] == ":" and path[0].isalpha():
+        raise InvalidPathError(
+            f"Path {path!r} is a Windows path: give a virtual path that starts with '/', such "
+            "as /workspace/file.txt."
+        )
     if "\\" in path:
         raise InvalidPathError(f"Path {path!r} contains a backslash: use '/' as the separator.")
+    if ".." in path.split("/"):
+        raise InvalidPathError(f"Path {path!r} contains '..', which is not allowed.")
+    if path.startswith("~"):
+        raise InvalidPathError(
+            f"Path {path!r} starts with '~': there is no home directory here; give an absolute "
+            "path that starts with '/'."
+        )
     if not path.startswith("/"):
         raise InvalidPathError(
             f"Path {path!r} is relative: give an absolute path such as /{path.lstrip('./')}."
         )
-    if ".." in path.split("/"):
-        raise InvalidPathError(f"Path {path!r} contains '..', which is not allowed.")
     normal = posixpath.normpath(path)
     # normpath keeps a leading '//' (POSIX allows it a special meaning); collapse it.
     return "/" + normal.lstrip("/") if normal != "/" else "/"
