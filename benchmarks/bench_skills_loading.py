@@ -80,7 +80,7 @@ def nbagents_figures(root: Path, files: dict[str, str], count: int, repeat: int)
     def build(with_skills: bool) -> Any:
         middleware: list[Any] = [FilesystemMiddleware()]
         if with_skills:
-            middleware.append(SkillsMiddleware(StateBackend.from_runtime, sources=["/skills"]))
+            middleware.append(SkillsMiddleware(StateBackend(), sources=["/skills"]))
         model = ScriptedChatModel(script={"main": ["done"] * (repeat + 1)})
         return create_agent(model, middleware=middleware, name="main")
 

@@ -162,7 +162,7 @@ class BinaryFileError(BackendError):
 
 
 class InvalidPatternError(BackendError):
-    """A glob or regular expression that cannot be compiled."""
+    """A glob pattern that cannot be compiled."""
 
 
 class FileTooLargeError(BackendError):
