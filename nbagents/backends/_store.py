@@ -86,13 +86,22 @@ class StoreBackend(FileBackend):
         if isinstance(self._namespace, tuple):
             return self._namespace
         try:
-            runtime = get_runtime()
-        except RuntimeError:
+            runtime: Runtime[Any] | None = get_runtime()
+        except (RuntimeError, KeyError):
+            # Outside a run (the backend used directly) a factory that ignores its argument
+            # still works, as upstream's does.
+            runtime = None
+        try:
+            namespace = self._namespace(runtime)  # type: ignore[arg-type]
+        except (AttributeError, TypeError, KeyError) as error:
+            if runtime is not None:
+                raise
             raise RuntimeError(
-                "StoreBackend's namespace is a function of the run's runtime, so it works only "
-                "inside a graph run; outside one, give a tuple: StoreBackend(namespace=(...))."
-            ) from None
-        return check_namespace(self._namespace(runtime))
+                "StoreBackend's namespace function reads the run's runtime, and there is none: "
+                "the backend is used outside a graph run. Use it in an agent, or give a tuple: "
+                "StoreBackend(namespace=(...))."
+            ) from error
+        return check_namespace(namespace)
 
     def _get(self, path: str) -> FileData | None:
         item = self.store.get(self.namespace, path)
