@@ -75,7 +75,7 @@ def test_denied_and_missing_sources(tmp_path: Path) -> None:
         ),
         (
             "../up",
-            "cannot list skills: Path '../up' is relative: give an absolute path such as /up.",
+            "cannot list skills: Path '../up' contains '..', which is not allowed.",
         ),
     ]
 
