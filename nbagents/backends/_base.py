@@ -23,7 +23,7 @@ from nbagents.backends._content import (
     window,
 )
 from nbagents.backends._globs import compile_glob, glob_matches
-from nbagents.backends._paths import as_directory, is_under, normalize
+from nbagents.backends._paths import as_directory, normalize
 from nbagents.backends._protocol import (
     FILE_NOT_FOUND,
     INVALID_PATH,
@@ -260,8 +260,7 @@ class FileBackend(BackendProtocol):
                 self._can_read(info["path"])
             except AccessDeniedError:
                 continue
-            if is_under(info["path"], base):
-                readable.append(info)
+            readable.append(info)
         if not readable and base != "/" and not self._is_file(base) and not self._is_dir(base):
             raise FileMissingError(f"Directory {base} does not exist.")
         return readable

@@ -238,23 +238,23 @@ class CompositeBackend(BackendProtocol):
             matches=sorted(found, key=lambda m: (m["path"], m["line"])), truncated=truncated
         )
 
-    def _grouped(self, paths: list[str]) -> dict[int, tuple[str, BackendProtocol, list[int]]]:
-        """Positions of ``paths`` grouped by the backend that holds them."""
-        groups: dict[int, tuple[str, BackendProtocol, list[int]]] = {}
+    def _grouped(self, paths: list[str]) -> list[tuple[BackendProtocol, list[int]]]:
+        """Positions of ``paths`` grouped by the backend that holds them (invalid ones left out)."""
+        groups: dict[int, tuple[BackendProtocol, list[int]]] = {}
         for position, path in enumerate(paths):
             where = self._normal(path)
             if isinstance(where, BackendError):
                 continue
-            prefix, backend, _ = self._route(where)
-            groups.setdefault(id(backend), (prefix, backend, []))[2].append(position)
-        return groups
+            _, backend, _ = self._route(where)
+            groups.setdefault(id(backend), (backend, []))[1].append(position)
+        return list(groups.values())
 
     def _inner(self, path: str) -> str:
         return self._route(normalize(path))[2]
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         responses = [FileUploadResponse(path=path, error=INVALID_PATH) for path, _ in files]
-        for _, backend, positions in self._grouped([path for path, _ in files]).values():
+        for backend, positions in self._grouped([path for path, _ in files]):
             batch = [(self._inner(files[i][0]), files[i][1]) for i in positions]
             for i, response in zip(positions, backend.upload_files(batch), strict=True):
                 responses[i] = FileUploadResponse(path=files[i][0], error=response.error)
@@ -262,7 +262,7 @@ class CompositeBackend(BackendProtocol):
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         responses = [FileDownloadResponse(path=path, error=INVALID_PATH) for path in paths]
-        for _, backend, positions in self._grouped(paths).values():
+        for backend, positions in self._grouped(paths):
             batch = [self._inner(paths[i]) for i in positions]
             for i, response in zip(positions, backend.download_files(batch), strict=True):
                 responses[i] = FileDownloadResponse(
