@@ -19,8 +19,8 @@ __all__ = [
     "MAX_PARALLEL_SUBAGENTS",
     "READ_FILE_TOOL",
     "REMOTE_KEY",
+    "SKILLS_ERRORS_KEY",
     "SKILLS_METADATA_KEY",
-    "SKILLS_WARNINGS_KEY",
     "SKILL_FILE",
     "SPAWN_KEY",
     "TASK_TOOL",
@@ -56,9 +56,11 @@ SKILL_FILE = "SKILL.md"
 """The file that makes a folder a skill (the Agent Skills format)."""
 SKILLS_METADATA_KEY = "skills_metadata"
 """State key of the skills offered to an agent: a list of records with ``name``, ``description``
-and ``path`` (withheld from sub-agents: each loads its own)."""
-SKILLS_WARNINGS_KEY = "skills_load_warnings"
-"""State key of the skills that could not be loaded, with why (withheld from sub-agents)."""
+and ``path``. Private, as in deepagents: not in a run's input or output, withheld from sub-agents
+(each loads its own)."""
+SKILLS_ERRORS_KEY = "skills_load_errors"
+"""State key of the problems found loading skills, one line each (``path: why``); private like
+``skills_metadata``."""
 
 
 class SpawnRecord(TypedDict):

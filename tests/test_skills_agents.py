@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from nbagents import ScriptedChatModel, SubAgentMiddleware, create_deep_agent, load_subagents
 from nbagents.backends import BackendProtocol, CompositeBackend, DiskBackend, StateBackend
@@ -25,6 +26,9 @@ def write_skill(root: Path, name: str, description: str, body: str = "1. Do the 
     (root / name / "SKILL.md").write_text(
         f"---\nname: {name}\ndescription: {description}\n---\n{body}\n", encoding="utf-8"
     )
+
+
+THREAD: Any = {"configurable": {"thread_id": "t"}}
 
 
 @pytest.fixture
@@ -94,8 +98,9 @@ async def test_main_and_general_purpose_share_skills_custom_agents_have_their_ow
         backend=backend_on(skills_dir),
         skills=SOURCES,
         subagents=SUBAGENTS,
+        checkpointer=InMemorySaver(),
     )
-    result = await run_agent(agent, {"messages": [HumanMessage("go")]})
+    result = await run_agent(agent, {"messages": [HumanMessage("go")]}, THREAD)
 
     main = system_prompt_of(model_calls, "main")
     # The later source wins by name, the prompt lists paths, not bodies, and says how to read.
@@ -120,10 +125,12 @@ async def test_main_and_general_purpose_share_skills_custom_agents_have_their_ow
             model_calls.of(name)[0].tools
         )
 
-    assert [s["name"] for s in result["skills_metadata"]] == ["summarize", "web-research"]
+    assert "skills_metadata" not in result  # private, as in deepagents
+    state = agent.get_state(THREAD).values
+    assert [s["name"] for s in state["skills_metadata"]] == ["summarize", "web-research"]
     assert result["files"]["/notes/note.md"]["content"] == "# Note\n"
     # The reviewer's skill listing never reached the main agent's state.
-    assert "code-review" not in str(result["skills_metadata"])
+    assert "code-review" not in str(state["skills_metadata"])
 
 
 def test_the_trace_shows_offered_and_opened_skills_and_returned_files(skills_dir: Path) -> None:
@@ -159,7 +166,7 @@ def test_the_trace_shows_offered_and_opened_skills_and_returned_files(skills_dir
     writer = next(r for r in trace.subagents if r.type == "writer")
     assert writer.returned == ("files",)
     assert "files" in writer.passed
-    assert {"skills_metadata", "skills_load_warnings"} <= set(writer.withheld)
+    assert {"skills_metadata", "skills_load_errors"} <= set(writer.withheld)
 
     view = build_view(trace)
     by_kind = [n for n in view["nodes"] if n["kind"] == "skill"]
@@ -204,10 +211,11 @@ def test_skills_without_a_backend_or_of_the_wrong_shape_are_refused() -> None:
 def test_skills_in_the_state_backend_by_default() -> None:
     skill = "---\nname: notes\ndescription: Take notes.\n---\nx\n"
     model = ScriptedChatModel(script={"main": [say("ok")]})
-    agent = create_deep_agent(model, skills=["/skills/"])
+    agent = create_deep_agent(model, skills=["/skills/"], checkpointer=InMemorySaver())
     seed = {"/skills/notes/SKILL.md": {"content": skill, "encoding": "utf-8"}}
-    result = agent.invoke({"messages": [HumanMessage("go")], "files": seed})
-    assert [s["name"] for s in result["skills_metadata"]] == ["notes"]
+    agent.invoke({"messages": [HumanMessage("go")], "files": seed}, THREAD)
+    state = agent.get_state(THREAD).values
+    assert [s["name"] for s in state["skills_metadata"]] == ["notes"]
 
 
 def test_markdown_subagents_name_their_skills(tmp_path: Path) -> None:

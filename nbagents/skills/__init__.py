@@ -1,6 +1,6 @@
 """Skills: SKILL.md folders found on a backend and listed in the prompt (progressive disclosure)."""
 
-from nbagents._contract import SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
+from nbagents._contract import SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
 from nbagents.skills._discovery import discover_skill_dirs, discover_skills
 from nbagents.skills._frontmatter import (
     MAX_DESCRIPTION_CHARS,
@@ -20,9 +20,9 @@ __all__ = [
     "MAX_FRONTMATTER_BYTES",
     "MAX_NAME_CHARS",
     "MAX_SKILL_FILE_BYTES",
+    "SKILLS_ERRORS_KEY",
     "SKILLS_METADATA_KEY",
     "SKILLS_PROMPT_SECTION",
-    "SKILLS_WARNINGS_KEY",
     "SkillFormatError",
     "SkillMetadata",
     "SkillSource",

@@ -4,33 +4,42 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain.tools import ToolRuntime
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from nbagents._contract import SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
+from nbagents._contract import SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
 from nbagents.backends import BackendLike, BackendProtocol, check_backend, is_backend
 from nbagents.backends._prompt import with_prompt_section
 from nbagents.skills._discovery import as_source, discover_skills
-from nbagents.skills._prompt import SKILLS_PROMPT_SECTION, check_template, skills_section
-from nbagents.skills._records import SkillMetadata, SkillSource, SkillWarning
+from nbagents.skills._prompt import (
+    SKILLS_PROMPT_SECTION,
+    check_template,
+    describe_warning,
+    skills_section,
+)
+from nbagents.skills._records import SkillMetadata, SkillSource
 
 
 class SkillsState(AgentState):
-    skills_metadata: NotRequired[list[SkillMetadata]]
-    skills_load_warnings: NotRequired[list[SkillWarning]]
+    # Private as in deepagents: a run's output is the conversation, not the skills bookkeeping.
+    skills_metadata: NotRequired[Annotated[list[SkillMetadata], PrivateStateAttr]]
+    skills_load_errors: NotRequired[Annotated[list[str], PrivateStateAttr]]
 
 
 class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
     """Discovers skills in ``sources`` of ``backend`` once per run and lists them in the prompt.
 
     Discovery runs in ``before_agent`` unless the state already holds ``skills_metadata`` (a
-    resumed thread, or a caller that supplied it). Later sources override earlier ones by name.
-    Broken skills become warnings, in the state key ``skills_load_warnings`` and in the prompt.
+    resumed thread). Later sources override earlier ones by name. Problems (a skill left out, or
+    loaded with something ignored) become lines in the state key ``skills_load_errors`` and in
+    the prompt. Both keys are private, as in deepagents: read them with ``agent.get_state`` or
+    in the trace, not in ``invoke()``'s output.
     The agent reads a ``SKILL.md`` with ``read_file``, so give it the file tools on a backend
     where the listed paths resolve (usually the same backend).
     """
@@ -70,7 +79,10 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
 
     def _discover(self, backend: BackendProtocol) -> dict[str, Any]:
         found = discover_skills(backend, self.sources)
-        return {SKILLS_METADATA_KEY: found.skills, SKILLS_WARNINGS_KEY: found.warnings}
+        return {
+            SKILLS_METADATA_KEY: found.skills,
+            SKILLS_ERRORS_KEY: [describe_warning(w) for w in found.warnings],
+        }
 
     def before_agent(self, state: SkillsState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         if state.get(SKILLS_METADATA_KEY) is not None:
@@ -88,10 +100,10 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
     def _with_section(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         state: Mapping[str, Any] = request.state or {}
         skills = state.get(SKILLS_METADATA_KEY) or []
-        warnings = state.get(SKILLS_WARNINGS_KEY) or []
+        problems = state.get(SKILLS_ERRORS_KEY) or []
         if self.system_prompt is None:
             return request
-        section = skills_section(skills, warnings, self.system_prompt, self.sources)
+        section = skills_section(skills, problems, self.system_prompt, self.sources)
         return with_prompt_section(request, section)
 
     def wrap_model_call(

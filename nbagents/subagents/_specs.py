@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
-from nbagents._contract import GENERAL_PURPOSE, SKILLS_METADATA_KEY, SKILLS_WARNINGS_KEY
+from nbagents._contract import GENERAL_PURPOSE, SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
@@ -112,7 +112,7 @@ DEFAULT_EXCLUDED_STATE_KEYS: frozenset[str] = frozenset(
         "todos",
         "structured_response",
         SKILLS_METADATA_KEY,
-        SKILLS_WARNINGS_KEY,
+        SKILLS_ERRORS_KEY,
         "memory_contents",
         "background_tasks",
     }

@@ -16,8 +16,8 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from nbagents._contract import (
     GENERAL_PURPOSE,
+    SKILLS_ERRORS_KEY,
     SKILLS_METADATA_KEY,
-    SKILLS_WARNINGS_KEY,
     read_remote,
     read_spawn,
     skill_of_path,
@@ -171,15 +171,13 @@ def offered_skills(state: Any) -> dict[str, list[str]] | None:
         skills = update.get(SKILLS_METADATA_KEY)
         if not isinstance(skills, list | tuple):
             continue
-        warnings = update.get(SKILLS_WARNINGS_KEY)
+        warnings = update.get(SKILLS_ERRORS_KEY)
         return {
             "skills_offered": [
                 str(s["name"]) for s in skills if isinstance(s, Mapping) and "name" in s
             ],
             "skill_warnings": [
-                f"{w.get('path', '?')}: {w.get('message', '')}"
-                for w in (warnings if isinstance(warnings, list | tuple) else ())
-                if isinstance(w, Mapping)
+                str(w) for w in (warnings if isinstance(warnings, list | tuple) else ())
             ],
         }
     return None
