@@ -36,7 +36,7 @@ def test_longest_prefix_wins(run: Run) -> None:
     assert run(lambda c: c.read("/skills/archive/old.md")).file_data["content"] == "use old\n"
     assert run(lambda c: c.read("/notes/a.md")).file_data["content"] == "use notes"
     assert ok(run(lambda c: c.read("/skills/pdf/SKILL.md"))).total_lines == 4
-    failed(run(lambda c: c.read("/skills/shadowed.md")), "does not exist")
+    failed(run(lambda c: c.read("/skills/shadowed.md")), "not found")
 
 
 def test_listing_at_root_merges_mounts(run: Run) -> None:
@@ -114,6 +114,6 @@ def test_errors_name_the_path_the_caller_gave(tmp_path: Path) -> None:
         composite.edit("/skills/a/SKILL.md", "x", "y"),
         r"^Access denied: write of /skills/a/SKILL\.md ",
     )
-    failed(composite.read("/skills/a/SKILL.mdx"), r"^File /skills/a/SKILL\.mdx does not exist\.$")
-    failed(composite.ls("/skills/nope"), r"^Directory /skills/nope does not exist\.$")
-    failed(composite.grep("x", "/skills/nope"), r"^Directory /skills/nope does not exist\.$")
+    failed(composite.read("/skills/a/SKILL.mdx"), r"^File '/skills/a/SKILL\.mdx' not found$")
+    failed(composite.ls("/skills/nope"), r"^Directory '/skills/nope' not found$")
+    failed(composite.grep("x", "/skills/nope"), r"^Directory '/skills/nope' not found$")

@@ -49,8 +49,8 @@ def test_absolute_host_paths_stay_inside_the_root(root: Path) -> None:
     disk = DiskBackend(root)
     outside = str(root.parent / "outside.txt")
     # A host path is read as a virtual path under the root: it can never reach the host file.
-    failed(disk.read(outside), "does not exist")
-    failed(disk.read("/etc/passwd"), "does not exist")
+    failed(disk.read(outside), "not found")
+    failed(disk.read("/etc/passwd"), "not found")
 
 
 def test_symlinks_leaving_the_root_are_refused(root: Path) -> None:
@@ -135,7 +135,7 @@ def test_filesystem_backend_is_a_confined_disk_backend_by_default(root: Path) ->
     assert fs.virtual_mode is True
     assert ok(fs.read("/docs/a.md")).total_lines == 3
     failed(fs.read("/../outside.txt"), r"'\.\.'")
-    failed(fs.read(str(root.parent / "outside.txt")), "does not exist")
+    failed(fs.read(str(root.parent / "outside.txt")), "not found")
 
 
 def test_filesystem_backend_defaults_to_the_working_directory(

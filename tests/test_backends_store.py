@@ -94,7 +94,7 @@ async def test_store_files_outlive_the_thread_and_the_agent_per_user(
     later = await run(build(store, tag), "recall", "t2", "ada", mode)
     memory, scratch = texts(later)
     assert memory == "     1\tlikes tea"
-    assert "does not exist" in scratch
+    assert "not found" in scratch
 
     # Another user on the same store sees neither.
     other = await run(build(store, tag), "recall", "t3", "bob", mode)

@@ -105,12 +105,12 @@ async def test_failures_are_error_results_and_the_run_goes_on(
     messages = tool_messages(result)
     errors = [(m.name, m.text) for m in messages if m.status == "error"]
     assert errors == [
-        ("read_file", "Error: File /missing.md does not exist."),
+        ("read_file", "Error: File '/missing.md' not found"),
         ("read_file", "Error: Path '/../etc/passwd' contains '..', which is not allowed."),
         ("read_file", "Error: Access denied: read of /secret.txt is not permitted."),
         (
             "edit_file",
-            "Error: old_string occurs 2 times in /twice.txt: include more surrounding lines to "
+            "Error: old_string appears 2 times in /twice.txt: include more surrounding lines to "
             "make it unique, or pass replace_all=true to replace every occurrence.",
         ),
         ("edit_file", "Error: /blob.bin is a binary file; it cannot be edited as text."),

@@ -22,7 +22,7 @@ from nbagents.backends._content import (
     text_data,
     window,
 )
-from nbagents.backends._globs import compile_glob, glob_matches
+from nbagents.backends._globs import check_glob, glob_matches
 from nbagents.backends._paths import as_directory, normalize
 from nbagents.backends._protocol import (
     FILE_NOT_FOUND,
@@ -63,7 +63,7 @@ def _failure(error: Exception) -> str:
 def _attempt(run: Callable[[], R], failed: Callable[[str], R]) -> R:
     try:
         return run()
-    except (BackendError, ValueError, OSError) as error:
+    except (BackendError, OSError) as error:
         return failed(_failure(error))
 
 
@@ -81,6 +81,10 @@ def _error_code(error: Exception) -> str:
 
 class FileBackend(BackendProtocol):
     """A backend made of storage primitives; see the module docstring."""
+
+    virtual_directories = True
+    """Directories exist only as prefixes of file paths, so listing or searching one that holds
+    nothing finds nothing, as upstream's state and store backends do (a disk says it is missing)."""
 
     # -- primitives (normalised absolute paths) -------------------------------------------------
 
@@ -141,7 +145,7 @@ class FileBackend(BackendProtocol):
         if data is None:
             if self._is_dir(path):
                 raise IsDirectoryError(f"{path} is a directory, not a file: use ls to list it.")
-            raise FileMissingError(f"File {path} does not exist.")
+            raise FileMissingError(f"File '{path}' not found")
         return data
 
     def _writable(self, path: str) -> None:
@@ -171,7 +175,9 @@ class FileBackend(BackendProtocol):
                 raise InvalidPathError(f"{where} is a file, not a directory: use read_file.")
             entries = self._children(where)
             if entries is None:
-                raise FileMissingError(f"Directory {where} does not exist.")
+                if self.virtual_directories:
+                    return LsResult(entries=[])
+                raise FileMissingError(f"Directory '{where}' not found")
             return LsResult(entries=entries)
 
         return _attempt(run, lambda error: LsResult(error=error))
@@ -213,7 +219,7 @@ class FileBackend(BackendProtocol):
                 raise InvalidPathError("/ cannot be deleted.")
             self._can_write(path)
             if not self._remove(path):
-                raise FileMissingError(f"File {path} does not exist.")
+                raise FileMissingError(f"File '{path}' not found")
             return DeleteResult(path=path)
 
         return _attempt(run, lambda error: DeleteResult(error=error))
@@ -221,7 +227,7 @@ class FileBackend(BackendProtocol):
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
         def run() -> GlobResult:
             base = self._normalize(path or "/")
-            compile_glob(pattern)
+            check_glob(pattern)
             found = [
                 info for info in self._readable(base) if glob_matches(pattern, info["path"], base)
             ]
@@ -233,7 +239,7 @@ class FileBackend(BackendProtocol):
         def run() -> GrepResult:
             base = self._normalize(path or "/")
             if glob is not None:
-                compile_glob(glob)
+                check_glob(glob)
             matches: list[GrepMatch] = []
             for info in self._readable(base):
                 name = info["path"]
@@ -261,8 +267,14 @@ class FileBackend(BackendProtocol):
             except AccessDeniedError:
                 continue
             readable.append(info)
-        if not readable and base != "/" and not self._is_file(base) and not self._is_dir(base):
-            raise FileMissingError(f"Directory {base} does not exist.")
+        if (
+            not readable
+            and not self.virtual_directories
+            and base != "/"
+            and not self._is_file(base)
+            and not self._is_dir(base)
+        ):
+            raise FileMissingError(f"Directory '{base}' not found")
         return readable
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
@@ -273,7 +285,7 @@ class FileBackend(BackendProtocol):
                 text, encoding = decode(content)
                 self._save(path, text, encoding)
                 responses.append(FileUploadResponse(path=given))
-            except (BackendError, ValueError, OSError) as error:
+            except (BackendError, OSError) as error:
                 responses.append(FileUploadResponse(path=given, error=_error_code(error)))
         return responses
 
@@ -283,7 +295,7 @@ class FileBackend(BackendProtocol):
             try:
                 data = self._file(self._normalize(given))
                 responses.append(FileDownloadResponse(path=given, content=data_bytes(data)))
-            except (BackendError, ValueError, OSError) as error:
+            except (BackendError, OSError) as error:
                 responses.append(FileDownloadResponse(path=given, error=_error_code(error)))
         return responses
 

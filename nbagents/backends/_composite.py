@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nbagents.backends._globs import compile_glob, glob_matches
+from nbagents.backends._globs import check_glob, glob_matches
 from nbagents.backends._paths import as_directory, is_under, normalize
 from nbagents.backends._protocol import (
     INVALID_PATH,
@@ -174,18 +174,19 @@ class CompositeBackend(BackendProtocol):
         if isinstance(where, BackendError):
             return GlobResult(error=str(where))
         try:
-            compile_glob(pattern)
+            check_glob(pattern)
         except BackendError as error:
             return GlobResult(error=str(error))
         prefix, backend, inner = self._route(where)
         if prefix:
-            # Routed backends are asked for everything and filtered here on the outer paths, so
-            # a pattern means the same thing whichever backend holds the files.
-            result = backend.glob("**", inner)
+            # A pattern is matched relative to the search root, which is the same inside the
+            # routed backend: it can be passed on as it is.
+            result = backend.glob(pattern, inner)
             if result.matches is None:
                 return GlobResult(error=self._outer_error(prefix, inner, result.error))
-            found = self._filter(pattern, where, self._relabel(prefix, result.matches))
-            return GlobResult(matches=found, truncated=result.truncated)
+            return GlobResult(
+                matches=self._relabel(prefix, result.matches), truncated=result.truncated
+            )
         own = backend.glob(pattern, where)
         mounts = self._mounts_below(where)
         if own.matches is None and not mounts:
@@ -193,9 +194,14 @@ class CompositeBackend(BackendProtocol):
         found = [i for i in own.matches or () if not self._shadowed(i["path"])]
         truncated = own.truncated
         for mount, routed in mounts:
-            result = routed.glob("**", "/")
-            truncated = truncated or result.truncated
-            found.extend(self._filter(pattern, where, self._relabel(mount, result.matches or [])))
+            # Below the root a mount's files have a longer relative path than they have in their
+            # own backend: list them all and match here on the outer paths.
+            for everything in ("*", ".*"):
+                result = routed.glob(everything, "/")
+                truncated = truncated or result.truncated
+                found.extend(
+                    self._filter(pattern, where, self._relabel(mount, result.matches or []))
+                )
         return GlobResult(matches=sorted(found, key=lambda i: i["path"]), truncated=truncated)
 
     @staticmethod
@@ -208,7 +214,7 @@ class CompositeBackend(BackendProtocol):
             return GrepResult(error=str(where))
         try:
             if glob is not None:
-                compile_glob(glob)
+                check_glob(glob)
         except BackendError as error:
             return GrepResult(error=str(error))
         prefix, backend, inner = self._route(where)

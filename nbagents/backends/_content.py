@@ -6,7 +6,7 @@ import base64
 import datetime
 from typing import Any
 
-from nbagents.backends._protocol import EditConflictError, FileData, ReadResult
+from nbagents.backends._protocol import BackendError, EditConflictError, FileData, ReadResult
 
 
 def now_iso() -> str:
@@ -60,6 +60,19 @@ def data_size(data: FileData) -> int:
     return len(text.encode("utf-8"))
 
 
+BINARY_SUFFIXES = frozenset(
+    {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tif", ".tiff", ".pdf"}
+    | {".mp3", ".wav", ".ogg", ".flac", ".m4a", ".mp4", ".mkv", ".mov", ".avi", ".webm"}
+    | {".zip", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".tar"}
+)
+"""Files read whole whatever they hold: a line window of a video or an archive means nothing."""
+
+
+def is_binary_name(path: str) -> bool:
+    dot = path.rfind(".")
+    return dot > path.rfind("/") and path[dot:].lower() in BINARY_SUFFIXES
+
+
 def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
     """Lines ``offset`` to ``offset + limit`` of a text file (a binary file comes whole).
 
@@ -69,7 +82,7 @@ def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
     text = data_text(data)
     encoding = data.get("encoding", "utf-8")
     whole: FileData = {**data, "content": text, "encoding": encoding}
-    if encoding != "utf-8":
+    if encoding != "utf-8" or is_binary_name(path):
         return ReadResult(file_data=whole)
     if limit < 1:
         return ReadResult(file_data={**whole, "content": ""})
@@ -79,7 +92,7 @@ def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
         return ReadResult(file_data=whole)
     offset = max(offset, 0)
     if offset >= len(lines):
-        raise ValueError(
+        raise BackendError(
             f"offset {offset} is past the end of {path}, which has {len(lines)} lines."
         )
     end = min(offset + limit, len(lines))
@@ -104,7 +117,7 @@ def replace_exact(path: str, text: str, old: str, new: str, replace_all: bool) -
         )
     if count > 1 and not replace_all:
         raise EditConflictError(
-            f"old_string occurs {count} times in {path}: include more surrounding lines to make "
+            f"old_string appears {count} times in {path}: include more surrounding lines to make "
             "it unique, or pass replace_all=true to replace every occurrence."
         )
     return text.replace(old, new), count

@@ -11,7 +11,7 @@ from typing import Literal, TypeAlias
 
 from nbagents.backends._base import FileBackend
 from nbagents.backends._content import data_bytes, decode
-from nbagents.backends._globs import compile_glob
+from nbagents.backends._globs import compile_glob, path_matches
 from nbagents.backends._paths import normalize
 from nbagents.backends._protocol import (
     AccessDeniedError,
@@ -53,7 +53,7 @@ class AccessRule:
             raise ValueError(
                 f"AccessRule operations must be 'read' and/or 'write': {self.operations!r}"
             )
-        compile_glob(self.pattern)
+        compile_glob(self.pattern, dotmatch=True)
 
     @classmethod
     def allow(cls, pattern: str, *operations: Operation) -> AccessRule:
@@ -64,7 +64,7 @@ class AccessRule:
         return cls("deny", pattern, operations or ("read", "write"))
 
     def matches(self, path: str, operation: Operation) -> bool:
-        return operation in self.operations and compile_glob(self.pattern).match(path) is not None
+        return operation in self.operations and path_matches(self.pattern, path)
 
 
 def _iso(timestamp: float) -> str:
@@ -78,6 +78,8 @@ class DiskBackend(FileBackend):
     NUL bytes and symlinks whose target lies outside the root are refused. The files are the
     disk's: every agent, thread and user given this backend shares them.
     """
+
+    virtual_directories = False
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from typing import Any, TypeAlias
 
 from langgraph.config import get_store
 from langgraph.runtime import Runtime, get_runtime
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, PutOp
 
 from nbagents.backends._base import FileBackend, file_info
 from nbagents.backends._paths import is_under
@@ -28,10 +28,15 @@ def check_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
     if not isinstance(namespace, tuple) or not namespace:
         raise ValueError(f"A store namespace is a non-empty tuple of strings, not {namespace!r}.")
     for component in namespace:
-        if not isinstance(component, str) or not _COMPONENT.match(component):
+        if not isinstance(component, str):
+            raise TypeError(
+                f"Store namespace components are strings, got {type(component).__name__} "
+                f"{component!r}."
+            )
+        if not _COMPONENT.match(component):
             raise ValueError(
-                f"Store namespace component {component!r} is not allowed: use letters, digits "
-                "and - _ . @ + : ~ only (no wildcards, no empty parts)."
+                f"Store namespace component {component!r} is empty or has disallowed characters: "
+                "use letters, digits and - _ . @ + : ~ only (no wildcards)."
             )
     return namespace
 
@@ -93,13 +98,14 @@ class StoreBackend(FileBackend):
             runtime = None
         try:
             namespace = self._namespace(runtime)  # type: ignore[arg-type]
-        except (AttributeError, TypeError, KeyError) as error:
+        except (AttributeError, TypeError) as error:
+            # Only reading the missing runtime is explained; the function's own errors pass.
             if runtime is not None:
                 raise
             raise RuntimeError(
-                "StoreBackend's namespace function reads the run's runtime, and there is none: "
-                "the backend is used outside a graph run. Use it in an agent, or give a tuple: "
-                "StoreBackend(namespace=(...))."
+                "StoreBackend's namespace function reads the run's runtime, and there is none "
+                "outside a LangGraph graph execution (the backend used directly). Use it in an "
+                "agent, or give a tuple: StoreBackend(namespace=(...))."
             ) from error
         return check_namespace(namespace)
 
@@ -113,8 +119,9 @@ class StoreBackend(FileBackend):
     def _remove(self, path: str) -> list[str]:
         store, namespace = self.store, self.namespace
         gone = [info["path"] for info in self._items(store, namespace, path)]
-        for name in gone:
-            store.delete(namespace, name)
+        # One round trip for a whole directory: a remote store answers each call over the network.
+        if gone:
+            store.batch([PutOp(namespace, name, None) for name in gone])
         return gone
 
     def _files(self, base: str) -> list[FileInfo]:

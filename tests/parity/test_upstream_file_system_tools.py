@@ -233,9 +233,7 @@ def test_edit_file_nonexistent_file() -> None:
     # Verify the error message in the ToolMessage
     tool_message = result["messages"][-2]
     assert isinstance(tool_message, ToolMessage)
-    assert (
-        tool_message.content == "Error: File /nonexistent.txt does not exist."
-    )  # nbagents: own wording
+    assert tool_message.content == "Error: File '/nonexistent.txt' not found"
 
     # Verify the file doesn't exist in state
     assert "/nonexistent.txt" not in result.get("files", {}), (
