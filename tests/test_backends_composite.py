@@ -115,5 +115,5 @@ def test_errors_name_the_path_the_caller_gave(tmp_path: Path) -> None:
         r"^Access denied: write of /skills/a/SKILL\.md ",
     )
     failed(composite.read("/skills/a/SKILL.mdx"), r"^File '/skills/a/SKILL\.mdx' not found$")
-    failed(composite.ls("/skills/nope"), r"^Directory '/skills/nope' not found$")
+    failed(composite.ls("/skills/nope"), r"^Path '/skills/nope': path_not_found$")
     failed(composite.grep("x", "/skills/nope"), r"^Directory '/skills/nope' not found$")

@@ -101,8 +101,8 @@ def test_ls_lists_direct_children_with_directories(run: Run) -> None:
     if virtual:
         assert ok(missing).entries == []
     else:
-        failed(missing, "Directory '/nowhere' not found")
-    failed(run(lambda b: b.ls("/img.png")), "is a file")
+        failed(missing, "Path '/nowhere': path_not_found")
+    failed(run(lambda b: b.ls("/img.png")), "not_a_directory")
 
 
 def test_read_windows_lines_and_gives_binary_whole(run: Run) -> None:
@@ -116,7 +116,10 @@ def test_read_windows_lines_and_gives_binary_whole(run: Run) -> None:
     assert base64.b64decode(binary.file_data["content"]) == PNG
     failed(run(lambda b: b.read("/missing.md")), "File '/missing.md' not found")
     failed(run(lambda b: b.read("/notes")), "is a directory")
-    failed(run(lambda b: b.read("/notes/a.md", offset=9)), "past the end of /notes/a.md")
+    failed(
+        run(lambda b: b.read("/notes/a.md", offset=9)),
+        r"Line offset 9 exceeds file length \(3 lines\)",
+    )
 
 
 def test_a_negative_offset_or_empty_limit_is_no_error(run: Run) -> None:

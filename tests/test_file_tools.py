@@ -114,7 +114,7 @@ async def test_failures_are_error_results_and_the_run_goes_on(
             "make it unique, or pass replace_all=true to replace every occurrence.",
         ),
         ("edit_file", "Error: /blob.bin is a binary file; it cannot be edited as text."),
-        ("read_file", "Error: offset 5 is past the end of /twice.txt, which has 1 lines."),
+        ("read_file", "Error: Line offset 5 exceeds file length (1 lines)"),
     ]
     # grep takes its pattern literally (as upstream's): no regex error to make.
     assert [m.text for m in messages if m.name == "grep"] == ["No matches."]

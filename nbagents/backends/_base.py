@@ -172,12 +172,12 @@ class FileBackend(BackendProtocol):
         def run() -> LsResult:
             where = self._normalize(path)
             if self._is_file(where):
-                raise InvalidPathError(f"{where} is a file, not a directory: use read_file.")
+                raise InvalidPathError(f"Path '{path}': not_a_directory")
             entries = self._children(where)
             if entries is None:
                 if self.virtual_directories:
                     return LsResult(entries=[])
-                raise FileMissingError(f"Directory '{where}' not found")
+                raise FileMissingError(f"Path '{path}': path_not_found")
             return LsResult(entries=entries)
 
         return _attempt(run, lambda error: LsResult(error=error))

@@ -92,9 +92,7 @@ def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
         return ReadResult(file_data=whole)
     offset = max(offset, 0)
     if offset >= len(lines):
-        raise BackendError(
-            f"offset {offset} is past the end of {path}, which has {len(lines)} lines."
-        )
+        raise BackendError(f"Line offset {offset} exceeds file length ({len(lines)} lines)")
     end = min(offset + limit, len(lines))
     return ReadResult(
         file_data={**whole, "content": "".join(lines[offset:end])},
@@ -109,8 +107,16 @@ def replace_exact(path: str, text: str, old: str, new: str, replace_all: bool) -
     """``text`` with ``old`` replaced and the count; a conflict is an error the model can fix."""
     if not old:
         raise EditConflictError("old_string is empty: give the exact text to replace.")
+    if "\r\n" not in text:
+        # Windows line endings arrive from models and downloads; an LF file keeps its own.
+        old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
     count = text.count(old)
     if count == 0:
+        if old.endswith("\n") and not text.endswith("\n") and text.endswith(old.rstrip("\n")):
+            raise EditConflictError(
+                f"old_string ends with a newline, but {path} does not end with one: drop the "
+                "final newline from old_string (and new_string)."
+            )
         raise EditConflictError(
             f"old_string was not found in {path}: read the file and copy the text exactly, "
             "including whitespace and indentation."

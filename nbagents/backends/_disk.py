@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from nbagents.backends._protocol import (
     FileData,
     FileInfo,
     FileTooLargeError,
+    GlobResult,
+    GrepResult,
     InvalidPathError,
 )
 
@@ -193,12 +196,18 @@ class DiskBackend(FileBackend):
 
     def _remove(self, path: str) -> list[str]:
         host = self._host(path)
-        if host.is_dir():
-            raise InvalidPathError(f"{path} is a directory; only files are deleted on disk.")
-        if not host.is_file():
+        if host.is_symlink() or host.is_file():
+            # A link goes, not what it points to.
+            host.unlink()
+            return [path]
+        if not host.is_dir():
             return []
-        host.unlink()
-        return [path]
+        # A directory goes whole or not at all: every file below must be writable first.
+        below = [Path(top, name) for top, _, names in os.walk(host) for name in names]
+        for file in below:
+            self._can_write(self._virtual(file))
+        shutil.rmtree(host)
+        return [path, *(self._virtual(file) for file in below)]
 
     def _children(self, directory: str) -> list[FileInfo] | None:
         host = self._host(directory)
@@ -269,3 +278,16 @@ class FilesystemBackend(DiskBackend):
             return normalize(path)
         host = Path(path) if Path(path).is_absolute() else self.cwd / path
         return os.path.normpath(host).replace(os.sep, "/")
+
+    def _search_root(self, path: str | None) -> str | None:
+        # Without virtual paths "/" is the host's root: a search from it (or from nowhere) means
+        # the backend's directory, as upstream has it, not a walk over the whole machine.
+        if not self.virtual_mode and path in (None, "/"):
+            return str(self.cwd)
+        return path
+
+    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
+        return super().glob(pattern, self._search_root(path))
+
+    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+        return super().grep(pattern, self._search_root(path), glob)
