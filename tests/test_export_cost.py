@@ -176,10 +176,11 @@ def test_cost_per_agent_own_and_including_descendants() -> None:
     rows = {(r.agent, r.role): r for r in frame.itertuples()}
     assert rows["main", "main"].cost == float(M1 + M4)
     assert rows["main", "main"].cost_incl_descendants == float(M1 + M2 + M3 + M4)
-    # Both spawns of "digger" in one row: own costs add up; so do their totals (the nested
-    # spawn counts in its parent's total and in its own).
+    # Both spawns of "digger" in one row: own costs add up; the nested spawn is already in its
+    # parent's total, so the row's total counts it once.
     assert rows["digger", "subagent"].cost == float(M2 + M3)
-    assert rows["digger", "subagent"].cost_incl_descendants == float((M2 + M3) + M3)
+    assert rows["digger", "subagent"].cost_incl_descendants == float(M2 + M3)
+    assert usage.set_index("agent").loc["digger", "total_tokens_incl_descendants"] == 530_000
     assert set(frame["unknown_models"]) == {""}
     assert total_cost(trace, PRICES) == Cost(M1 + M2 + M3 + M4)
 

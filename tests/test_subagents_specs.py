@@ -16,7 +16,9 @@ from nbagents import (
     ScriptedChatModel,
     SubAgentMiddleware,
     create_deep_agent,
+    create_sub_agent,
 )
+from nbagents.backends import StateBackend
 from nbagents.models import call, delegate, parallel, say
 from nbagents.subagents import _middleware as middleware_module
 
@@ -108,6 +110,177 @@ def test_an_unresolvable_model_string_fails_at_construction_naming_the_spec() ->
     spec = {**RESEARCHER, "model": "no-such-provider:model-x"}
     with pytest.raises(ValueError, match=r"Sub-agent 'researcher': cannot initialise model"):
         create_deep_agent(ScriptedChatModel(), subagents=[spec])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {**RESEARCHER, "modle": "openai:gpt-4o"},
+            "Sub-agent 'researcher': unknown key 'modle' (did you mean 'model'?).",
+        ),
+        (
+            {"name": "researcher", "description": "d", "sytem_prompt": "p"},
+            "Sub-agent 'researcher': missing 'system_prompt' (a non-empty string); "
+            "unknown key 'sytem_prompt' (did you mean 'system_prompt'?).",
+        ),
+        (
+            {**RESEARCHER, "tool": [search], "middlewares": []},
+            "Sub-agent 'researcher': unknown key 'tool' (did you mean 'tools'?); "
+            "unknown key 'middlewares' (did you mean 'middleware'?).",
+        ),
+        (
+            {"nmae": "researcher", "description": "d", "system_prompt": "p"},
+            "Sub-agent #1: missing 'name' (a non-empty string); "
+            "unknown key 'nmae' (did you mean 'name'?).",
+        ),
+        (
+            {**RESEARCHER, "temperature": 0},
+            "Sub-agent 'researcher': unknown key 'temperature' (a SubAgent takes 'name', "
+            "'description', 'system_prompt', 'tools', 'model', 'middleware', 'interrupt_on', "
+            "'response_format', 'skills', 'permissions', 'mode').",
+        ),
+        (
+            {"name": "c", "description": "d", "runable": NOOP},
+            "Sub-agent 'c': missing 'system_prompt' (a non-empty string); "
+            "unknown key 'runable' (did you mean 'runnable'?).",
+        ),
+        (
+            {"name": "w", "description": "d", "url": "http://h", "graph_id": "g", "header": {}},
+            "Sub-agent 'w': unknown key 'header' (did you mean 'headers'?).",
+        ),
+        (
+            {"name": "c", "description": "d", "runnable": NOOP, "tools": [search]},
+            "Sub-agent 'c': a CompiledSubAgent runs its runnable as it was built; ['tools'] "
+            "belong to a SubAgent or a RemoteSubAgent.",
+        ),
+        (
+            {**RESEARCHER, "headers": {"x-key": "k"}},
+            "Sub-agent 'researcher': only a RemoteSubAgent (with 'url' and 'graph_id') "
+            "takes ['headers'].",
+        ),
+        (
+            {**RESEARCHER, "mode": "forked"},
+            "Sub-agent 'researcher': 'mode' must be 'isolated' or 'fork'.",
+        ),
+    ],
+)
+def test_an_unknown_or_misplaced_key_is_named_with_the_key_it_resembles(
+    spec: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        create_deep_agent(ScriptedChatModel(), subagents=[spec])
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[spec])
+
+
+def test_every_key_of_upstream_deepagents_specs_is_accepted() -> None:
+    # Read from the installed deepagents, so a key a new release adds fails here (KeyError)
+    # until nbagents knows it.
+    upstream = pytest.importorskip("deepagents.middleware.subagents")
+    upstream_async = pytest.importorskip("deepagents.middleware.async_subagents")
+    permission = pytest.importorskip("deepagents.middleware.filesystem").FilesystemPermission
+    values: dict[str, Any] = {
+        "description": "d",
+        "system_prompt": "p",
+        "tools": [search],
+        "model": ScriptedChatModel(),
+        "middleware": [],
+        "interrupt_on": {"search": True},
+        "skills": ["/skills/"],
+        "permissions": [permission(operations=["write"], paths=["/**"], mode="deny")],
+        "response_format": {"type": "object", "properties": {"a": {"type": "string"}}},
+        "mode": "isolated",
+        "runnable": NOOP,
+        "graph_id": "worker",
+        "url": "http://127.0.0.1:9",
+        "headers": {"x-key": "k"},
+        "webhook": "http://127.0.0.1:9/done",
+        "update_strategy": "interrupt",
+        "notify_parent": False,
+    }
+
+    def spec(kind: Any, name: str) -> dict[str, Any]:
+        keys = [k for k in kind.__annotations__ if k != "name"]
+        return {"name": name, **{k: values[k] for k in keys}}
+
+    local = spec(upstream.SubAgent, "local")
+    compiled = spec(upstream.CompiledSubAgent, "compiled")
+    remote = spec(upstream_async.AsyncSubAgent, "remote")
+    with pytest.warns(UserWarning) as warned:
+        create_deep_agent(
+            ScriptedChatModel(), subagents=[local, compiled, remote], backend=StateBackend()
+        )
+    # A word for each setting nbagents does not act on, at the line that built the agent; none
+    # for the values it follows anyway (mode='isolated', update_strategy='interrupt', ...).
+    assert [str(w.message) for w in warned] == [
+        "Sub-agent 'local': nbagents accepts 'permissions' from upstream deepagents but does not "
+        "act on it: its file tools reach whatever the backend allows; give the backend access "
+        "rules instead, e.g. DiskBackend(root, rules=[AccessRule.deny('/secrets/**')]).",
+        "Sub-agent 'remote': nbagents accepts 'webhook' from upstream deepagents but does not "
+        "act on it: the server is not told to call it.",
+    ]
+    assert {w.filename for w in warned} == {__file__}
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ({"mode": "fork"}, "it starts from its task alone, as mode='isolated'"),
+        ({"webhook": "http://h/done"}, "the server is not told to call it"),
+        ({"update_strategy": "enqueue"}, "a follow-up interrupts the running task"),
+        ({"notify_parent": True}, "a finished background task does not wake the parent"),
+    ],
+)
+def test_an_upstream_setting_nbagents_does_not_act_on_is_a_warning(
+    spec: dict[str, Any], said: str
+) -> None:
+    remote = {"name": "w", "description": "d", "url": "http://127.0.0.1:9", "graph_id": "g"}
+    with pytest.warns(UserWarning, match=re.escape(said)):
+        create_deep_agent(ScriptedChatModel(), subagents=[{**remote, **spec}])
+
+
+@pytest.mark.parametrize(
+    ("tools", "problem"),
+    [
+        (
+            ["search"],
+            "item #1 is the name 'search': pass the tool itself (a BaseTool, a @tool function "
+            "or a plain callable), not its name.",
+        ),
+        (
+            "search",
+            "must be a list of tools (a BaseTool, a @tool function or a plain callable each), "
+            "not str 'search'.",
+        ),
+        (search, "must be a list of tools, not one tool: write [search]."),
+        (
+            [search, None],
+            "item #2 must be a BaseTool, a @tool function or a plain callable, not NoneType None.",
+        ),
+    ],
+)
+def test_a_tool_given_by_name_fails_at_build_naming_who_and_what_to_pass(
+    tools: Any, problem: str
+) -> None:
+    def exactly(text: str) -> str:
+        return f"^{re.escape(text)}$"
+
+    spec = {**RESEARCHER, "tools": tools}
+    with pytest.raises(ValueError, match=exactly(f"Sub-agent 'researcher': 'tools' {problem}")):
+        create_deep_agent(ScriptedChatModel(), subagents=[spec])
+    with pytest.raises(TypeError, match=exactly(f"create_deep_agent: tools= {problem}")):
+        create_deep_agent(ScriptedChatModel(), tools=tools)
+    with pytest.raises(TypeError, match=exactly(f"SubAgentMiddleware: default_tools= {problem}")):
+        SubAgentMiddleware(default_model=ScriptedChatModel(), default_tools=tools)
+
+
+def test_create_sub_agent_refuses_what_a_main_agent_would() -> None:
+    spec: Any = {**RESEARCHER, "model": ScriptedChatModel(), "tools": ["search"]}
+    with pytest.raises(ValueError, match="'researcher': 'tools' item #1 is the name 'search'"):
+        create_sub_agent(spec)
+    with pytest.raises(ValueError, match="unknown key 'modle' \\(did you mean 'model'\\?\\)"):
+        create_sub_agent({**spec, "tools": [search], "modle": "x"})
 
 
 # -- what the main agent is told --------------------------------------------------------------

@@ -6,6 +6,7 @@ including descendants) against an independent count, and the state diff of every
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from typing import Annotated, Any, NotRequired
@@ -23,7 +24,7 @@ from typing_extensions import TypedDict
 
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
 from nbagents.display._viewmodel import build_view
-from nbagents.models import call, delegate, estimate_tokens, parallel, say
+from nbagents.models import Turn, call, delegate, estimate_tokens, parallel, say
 from nbagents.tracing import Span, TokenUsage, recording
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -440,6 +441,68 @@ async def test_failing_and_unknown_subagents_are_errors_in_the_trace() -> None:
     assert trace.failures() == 2
     assert "; 2 failed;" in repr(trace)
     assert build_view(trace)["errors"] == 2
+
+
+def test_a_type_that_delegates_to_itself_counts_each_step_once() -> None:
+    # Three researcher spawns, one inside another: 41 + 60 + 27 = 128 tokens of their own.
+    def costing(turn: Turn, inp: int, out: int) -> Turn:
+        return dataclasses.replace(turn, usage={"input_tokens": inp, "output_tokens": out})
+
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                costing(parallel(delegate("A", "researcher"), delegate("B", "researcher")), 6, 2),
+                say("done", usage={"input_tokens": 6, "output_tokens": 2}),
+            ],
+            "researcher": {
+                "A": [say("a", usage={"input_tokens": 30, "output_tokens": 11})],
+                "B": [
+                    costing(delegate("B, deeper", "researcher"), 25, 5),
+                    say("b", usage={"input_tokens": 25, "output_tokens": 5}),
+                ],
+                "B, deeper": [say("b2", usage={"input_tokens": 20, "output_tokens": 7})],
+            },
+        }
+    )
+    researcher = {"name": "researcher", "description": "Researches.", "system_prompt": "R."}
+    with recording() as tracer:
+        create_deep_agent(model, subagents=[researcher]).invoke({"messages": [HumanMessage("go")]})
+    trace = tracer.trace
+    assert trace.total_usage().total == 144
+
+    columns = ["agent", "description", "total_tokens", "total_tokens_incl_descendants"]
+    spawns = trace.token_usage("spawn")[columns]
+    assert spawns.values.tolist() == [
+        ["main", "", 16, 144],
+        ["researcher", "A", 41, 41],
+        ["researcher", "B", 60, 87],
+        ["researcher", "B, deeper", 27, 27],
+    ]
+    # The nested spawn is in B's total already: the type's total is 128, not 155.
+    frame = trace.token_usage().set_index("agent")
+    assert frame.loc["researcher"].to_dict() == {
+        "role": "subagent",
+        "spawns": 3,
+        "input_tokens": 100,
+        "output_tokens": 28,
+        "total_tokens": 128,
+        "total_tokens_incl_descendants": 128,
+    }
+    assert frame.loc["main", "total_tokens_incl_descendants"] == 144
+
+    # At a dollar a token, cost repeats the token counts: never more than the whole run.
+    cost = trace.token_usage(prices={"scripted-model": (1e6, 1e6)}).set_index("agent")
+    assert cost.loc["researcher", ["cost", "cost_incl_descendants"]].tolist() == [128.0, 128.0]
+    assert cost.loc["main", ["cost", "cost_incl_descendants"]].tolist() == [16.0, 144.0]
+
+    # The views' token table has a row per spawn, the same numbers as per="spawn".
+    rows = [r["cells"] for r in build_view(trace)["agent_rows"]]
+    assert [(r[0], r[1], r[6], r[7]) for r in rows] == [
+        ("main", "", "16", "144"),
+        ("researcher", "A", "41", "41"),
+        ("researcher", "B", "60", "87"),
+        ("researcher", "B, deeper", "27", "27"),
+    ]
 
 
 # -- upstream deepagents ------------------------------------------------------------------------

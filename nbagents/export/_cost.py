@@ -13,6 +13,7 @@ import pandas as pd
 
 from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceSource, PriceTable
 from nbagents.tracing import Span, Trace
+from nbagents.tracing._frames import inside_same_agent
 
 __all__ = [
     "Cost",
@@ -124,7 +125,8 @@ def trace_cost(
     """``trace.token_usage(per)`` with cost columns, or one row per model call (``per="call"``).
 
     Columns added: ``cost`` (the agent's own calls), ``cost_incl_descendants`` (with every
-    sub-agent it spawned, recursively) and ``unknown_models``. A cost is missing (NaN), never
+    sub-agent it spawned, recursively; per agent type, each call counted once even when the
+    type delegates to itself) and ``unknown_models``. A cost is missing (NaN), never
     0, when a model in its scope is not in the price table; ``unknown_models`` says which.
     ``prices`` defaults to :func:`default_prices` (genai-prices' maintained table with the
     ``cost`` extra); a ``PriceTable``, or a mapping of model name to ``ModelPrice`` or
@@ -159,15 +161,17 @@ def _per_agent(
     trace: Trace, spawns: pd.DataFrame, own: list[Cost], total: list[Cost]
 ) -> pd.DataFrame:
     # Grouped exactly as token_usage() groups its rows (agent name and role, first seen first),
-    # with the sums kept in Decimal until the end so they are exact.
+    # with the sums kept in Decimal until the end so they are exact. A spawn inside another of
+    # its own type is already in that one's total, so only the outer one's total is added.
     frame = trace.token_usage(per="agent")
+    nested = inside_same_agent(trace, spawns)
     sums: dict[tuple[str, str], tuple[Cost, Cost]] = {}
-    for (agent, role), o, t in zip(
-        zip(spawns["agent"], spawns["role"], strict=True), own, total, strict=True
+    for (agent, role), o, t, inside in zip(
+        zip(spawns["agent"], spawns["role"], strict=True), own, total, nested, strict=True
     ):
         key = (str(agent), str(role))
         prev_own, prev_total = sums.get(key, (Cost(), Cost()))
-        sums[key] = (prev_own + o, prev_total + t)
+        sums[key] = (prev_own + o, prev_total if inside else prev_total + t)
     keys = [(str(a), str(r)) for a, r in zip(frame["agent"], frame["role"], strict=True)]
     return frame.assign(
         cost=[_cell(sums[k][0]) for k in keys],

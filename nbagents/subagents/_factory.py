@@ -19,7 +19,7 @@ from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
-from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent
+from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, tools_problem
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
 
@@ -75,12 +75,17 @@ def create_deep_agent(
     general-purpose sub-agent are offered those skills; another sub-agent only the skills its
     spec names. With ``skills`` and no ``backend``, files live in the state key ``files``.
     ``middleware`` applies to the main agent only (tools it adds are not the sub-agents'); give
-    a sub-agent middleware in its spec. Returns the compiled LangGraph agent; its input is the
+    a sub-agent middleware in its spec. Mistakes fail here, not mid-run: a spec with an unknown
+    key or a tool given by name raises ``ValueError`` naming the sub-agent; ``tools`` holding a
+    name raises ``TypeError``. Returns the compiled LangGraph agent; its input is the
     agent state, ``{"messages": [...]}`` (a plain string or message list is refused with a
     ``TypeError`` saying so). Ctrl-C (a notebook's interrupt) stops a synchronous ``invoke`` at
     once, even while sub-agents are busy; a sub-agent left in a blocking call stops before its
     next model call, and its result is dropped.
     """
+    problem = tools_problem(tools)
+    if problem is not None:
+        raise TypeError(f"create_deep_agent: tools= {problem}")
     chat_model = init_chat_model(model) if isinstance(model, str) else model
     if isinstance(skills, str):
         raise ValueError("skills must be a list of skill source directories, not one string.")

@@ -36,6 +36,7 @@ from nbagents.subagents._specs import (
     CompiledSubAgent,
     RemoteSubAgent,
     SubAgent,
+    tools_problem,
     validate_specs,
 )
 from nbagents.subagents._stop import check_not_stopped
@@ -262,6 +263,9 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         super().__init__()
         specs = list(subagents)
         validate_specs(specs)
+        problem = tools_problem(default_tools)
+        if problem is not None:
+            raise TypeError(f"SubAgentMiddleware: default_tools= {problem}")
         if general_purpose_agent is None:
             general_purpose_agent = default_model is not None
         if general_purpose_agent and not any(s["name"] == GENERAL_PURPOSE for s in specs):

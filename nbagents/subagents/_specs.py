@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict
+import sys
+import warnings
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Literal, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, InterruptOnConfig
 from langchain_core.language_models import BaseChatModel
@@ -19,6 +22,7 @@ __all__ = [
     "CompiledSubAgent",
     "RemoteSubAgent",
     "SubAgent",
+    "tools_problem",
     "validate_specs",
 ]
 
@@ -37,6 +41,7 @@ class SubAgent(TypedDict):
     """What it does: the main agent reads this to decide when to delegate."""
     system_prompt: str
     tools: NotRequired[Sequence[BaseTool | Callable[..., Any] | dict[str, Any]]]
+    """The tools themselves (or provider tool dicts), not their names."""
     model: NotRequired[str | BaseChatModel]
     """A chat model or a ``"provider:model"`` string for ``init_chat_model``."""
     middleware: NotRequired[Sequence[AgentMiddleware[Any, Any]]]
@@ -44,6 +49,13 @@ class SubAgent(TypedDict):
     response_format: NotRequired[Any]
     skills: NotRequired[Sequence[str]]
     """Skill source directories in the backend, read in order (a later one overrides by name)."""
+    permissions: NotRequired[Sequence[Any]]
+    """Upstream deepagents' ``FilesystemPermission`` rules: accepted so that its specs build,
+    not enforced (a warning says so). Give the backend access rules instead
+    (``DiskBackend(root, rules=[...])``)."""
+    mode: NotRequired[Literal["isolated", "fork"]]
+    """Upstream deepagents' context mode. ``"isolated"`` is what nbagents does; ``"fork"`` is
+    accepted with a warning, and the sub-agent still starts from its task alone."""
 
 
 class CompiledSubAgent(TypedDict):
@@ -55,6 +67,8 @@ class CompiledSubAgent(TypedDict):
     name: str
     description: str
     runnable: Runnable[Any, Any]
+    mode: NotRequired[Literal["isolated", "fork"]]
+    """As in ``SubAgent``: only ``"isolated"`` is acted on."""
 
 
 class RemoteSubAgent(TypedDict):
@@ -90,6 +104,16 @@ class RemoteSubAgent(TypedDict):
     background: NotRequired[bool]
     """Run it in the background: not through ``task`` but with ``start_async_task`` and its
     companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
+    mode: NotRequired[Literal["isolated", "fork"]]
+    """As in ``SubAgent``: only ``"isolated"`` is acted on."""
+    webhook: NotRequired[str]
+    """Upstream ``AsyncSubAgent``'s: accepted, not passed to the server (a warning says so)."""
+    update_strategy: NotRequired[Literal["interrupt", "enqueue"]]
+    """Upstream ``AsyncSubAgent``'s. A follow-up always interrupts the running task here;
+    ``"enqueue"`` is accepted with a warning."""
+    notify_parent: NotRequired[bool]
+    """Upstream ``AsyncSubAgent``'s. A finished background task never wakes the parent here;
+    ``True`` is accepted with a warning."""
 
 
 #: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
@@ -121,9 +145,47 @@ DEFAULT_EXCLUDED_STATE_KEYS: frozenset[str] = frozenset(
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
+# Each kind's keys, in declaration order; upstream deepagents' SubAgent, CompiledSubAgent and
+# AsyncSubAgent keys are all among them, so its specs are accepted as they are.
+_KEYS: dict[str, tuple[str, ...]] = {
+    "SubAgent": tuple(SubAgent.__annotations__),
+    "CompiledSubAgent": tuple(CompiledSubAgent.__annotations__),
+    "RemoteSubAgent": tuple(RemoteSubAgent.__annotations__),
+}
+_KNOWN = frozenset(key for keys in _KEYS.values() for key in keys)
+_SHARED = frozenset(_KEYS["CompiledSubAgent"]) - {"runnable"}
+_LOCAL_ONLY = frozenset(_KEYS["SubAgent"]) - _SHARED
+_REMOTE_ONLY = frozenset(_KEYS["RemoteSubAgent"]) - _SHARED
+# Upstream deepagents' keys nbagents accepts but does not act on: the values that ask for
+# something it does not do, and what happens instead. Upstream specs build; nothing is ignored
+# without a word.
+_NOT_ACTED_ON: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "permissions": (
+        bool,
+        "its file tools reach whatever the backend allows; give the backend access rules "
+        "instead, e.g. DiskBackend(root, rules=[AccessRule.deny('/secrets/**')])",
+    ),
+    "mode": (lambda v: v == "fork", "it starts from its task alone, as mode='isolated'"),
+    "webhook": (bool, "the server is not told to call it"),
+    "update_strategy": (
+        lambda v: v == "enqueue",
+        "a follow-up interrupts the running task, as update_strategy='interrupt'",
+    ),
+    "notify_parent": (
+        lambda v: v is True,
+        "a finished background task does not wake the parent; check_async_task reads it",
+    ),
+}
+_TOOL_KINDS = "a BaseTool, a @tool function or a plain callable"
+_MODES = ("isolated", "fork")
+_STRATEGIES = ("interrupt", "enqueue")
+
 
 def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
-    """Raise ``ValueError`` naming the spec and the problem for any invalid sub-agent spec."""
+    """Raise ``ValueError`` naming the spec and the problem for any invalid sub-agent spec.
+
+    Warns about upstream deepagents' keys that nbagents accepts but does not act on.
+    """
     seen: set[str] = set()
     for position, spec in enumerate(specs):
         if not isinstance(spec, Mapping):
@@ -133,46 +195,89 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
                 f"not {type(spec).__name__}."
             )
         label = f"Sub-agent {spec['name']!r}" if spec.get("name") else f"Sub-agent #{position + 1}"
-        for key in ("name", "description"):
-            if not isinstance(spec.get(key), str) or not spec[key].strip():
-                raise ValueError(f"{label}: missing {key!r} (a non-empty string).")
-        name = spec["name"]
-        if not _NAME.match(name):
-            raise ValueError(
-                f"{label}: the name may only use letters, digits, '-' and '_' "
-                f"(it is what the main agent passes as subagent_type)."
-            )
-        if name in seen:
+        _validate_spec(spec, label)
+        if spec["name"] in seen:
             raise ValueError(f"{label}: duplicate name; every sub-agent needs its own.")
-        seen.add(name)
-        if "graph_id" in spec or "url" in spec:
-            _validate_remote(spec, label)
-            continue
-        if "runnable" in spec:
-            if "model" in spec:
-                raise ValueError(
-                    f"{label}: give either 'runnable' (a CompiledSubAgent) or 'model' "
-                    f"(a SubAgent), not both."
+        seen.add(spec["name"])
+        for key, (asks, instead) in _NOT_ACTED_ON.items():
+            if key in spec and asks(spec[key]):
+                warnings.warn(
+                    f"{label}: nbagents accepts {key!r} from upstream deepagents "
+                    f"but does not act on it: {instead}.",
+                    UserWarning,
+                    stacklevel=_outside_nbagents(),
                 )
-            if not isinstance(spec["runnable"], Runnable):
-                raise ValueError(f"{label}: 'runnable' must be a LangChain Runnable.")
-            continue
-        prompt = spec.get("system_prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError(f"{label}: missing 'system_prompt' (a non-empty string).")
-        model = spec.get("model")
-        if model is not None and not isinstance(model, str | BaseChatModel):
-            raise ValueError(f"{label}: 'model' must be a chat model or a 'provider:model' string.")
-        skills = spec.get("skills")
-        if skills is not None and (
-            isinstance(skills, str)
-            or not isinstance(skills, Sequence)
-            or not all(isinstance(s, str) and s.strip() for s in skills)
-        ):
+
+
+def _outside_nbagents() -> int:
+    """The ``stacklevel`` that points a warning of the caller at the user's line that built the
+    agent, however deep in nbagents the spec was validated."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and _in_nbagents(frame.f_globals.get("__name__", "")):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _in_nbagents(module: str) -> bool:
+    return module == "nbagents" or module.startswith("nbagents.")
+
+
+def _validate_spec(spec: Mapping[str, Any], label: str) -> None:
+    _check_keys(spec, label)
+    for key in ("name", "description"):
+        if not isinstance(spec.get(key), str) or not spec[key].strip():
+            raise ValueError(f"{label}: missing {key!r} (a non-empty string).")
+    if not _NAME.match(spec["name"]):
+        raise ValueError(
+            f"{label}: the name may only use letters, digits, '-' and '_' "
+            f"(it is what the main agent passes as subagent_type)."
+        )
+    for key, allowed in (("mode", _MODES), ("update_strategy", _STRATEGIES)):
+        if key in spec and spec[key] not in allowed:
+            raise ValueError(f"{label}: {key!r} must be {' or '.join(map(repr, allowed))}.")
+    if "graph_id" in spec or "url" in spec:
+        _validate_remote(spec, label)
+        return
+    if "runnable" in spec:
+        if "model" in spec:
             raise ValueError(
-                f"{label}: 'skills' must be a list of skill source directories "
-                f"(e.g. ['/skills/review/']), not {skills!r}."
+                f"{label}: give either 'runnable' (a CompiledSubAgent) or 'model' "
+                f"(a SubAgent), not both."
             )
+        foreign = sorted(set(spec) - set(_KEYS["CompiledSubAgent"]))
+        if foreign:
+            raise ValueError(
+                f"{label}: a CompiledSubAgent runs its runnable as it was built; {foreign} "
+                f"belong to a SubAgent or a RemoteSubAgent."
+            )
+        if not isinstance(spec["runnable"], Runnable):
+            raise ValueError(f"{label}: 'runnable' must be a LangChain Runnable.")
+        return
+    prompt = spec.get("system_prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError(f"{label}: missing 'system_prompt' (a non-empty string).")
+    remote = sorted(_REMOTE_ONLY & set(spec))
+    if remote:
+        raise ValueError(
+            f"{label}: only a RemoteSubAgent (with 'url' and 'graph_id') takes {remote}."
+        )
+    if "tools" in spec:
+        problem = tools_problem(spec["tools"])
+        if problem is not None:
+            raise ValueError(f"{label}: 'tools' {problem}")
+    model = spec.get("model")
+    if model is not None and not isinstance(model, str | BaseChatModel):
+        raise ValueError(f"{label}: 'model' must be a chat model or a 'provider:model' string.")
+    skills = spec.get("skills")
+    if skills is not None and (
+        isinstance(skills, str)
+        or not isinstance(skills, Sequence)
+        or not all(isinstance(s, str) and s.strip() for s in skills)
+    ):
+        raise ValueError(
+            f"{label}: 'skills' must be a list of skill source directories "
+            f"(e.g. ['/skills/review/']), not {skills!r}."
+        )
 
 
 def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
@@ -181,7 +286,7 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
             raise ValueError(f"{label}: a RemoteSubAgent needs {key!r} (a non-empty string).")
     if not spec["url"].startswith(("http://", "https://")):
         raise ValueError(f"{label}: 'url' must start with http:// or https://: {spec['url']!r}.")
-    local = sorted({"runnable", "model", "system_prompt", "tools", "middleware"} & set(spec))
+    local = sorted((_LOCAL_ONLY | {"runnable"}) & set(spec))
     if local:
         raise ValueError(
             f"{label}: a RemoteSubAgent runs the server's graph as it is deployed; {local} "
@@ -209,3 +314,72 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
             isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
         ):
             raise ValueError(f"{label}: {key!r} must be a positive number of seconds.")
+
+
+def tools_problem(tools: Any) -> str | None:
+    """What is wrong with ``tools`` as a list of tools, worded to follow its name (``'tools'``,
+    ``tools=``), or ``None``.
+
+    LangChain reads a string as a tool's name to decorate with, so a tool given by name fails
+    deep inside LangGraph with ``'function' object has no attribute 'name'``.
+    """
+    if isinstance(tools, BaseTool) or callable(tools):
+        name = getattr(tools, "name", None) or getattr(tools, "__name__", "tool")
+        return f"must be a list of tools, not one tool: write [{name}]."
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Collection):
+        return f"must be a list of tools ({_TOOL_KINDS} each), not {_describe(tools)}."
+    for position, tool in enumerate(tools):
+        if isinstance(tool, BaseTool | dict) or callable(tool):
+            continue
+        if isinstance(tool, str):
+            return (
+                f"item #{position + 1} is the name {tool!r}: pass the tool itself "
+                f"({_TOOL_KINDS}), not its name."
+            )
+        return f"item #{position + 1} must be {_TOOL_KINDS}, not {_describe(tool)}."
+    return None
+
+
+def _check_keys(spec: Mapping[Any, Any], label: str) -> None:
+    """Name every key no kind of spec has, with the known key it most resembles.
+
+    A misspelt optional key would otherwise be ignored without a word (``modle`` leaves the
+    sub-agent on the main model), and a misspelt required one reported only as missing.
+    """
+    unknown = [key for key in spec if key not in _KNOWN]
+    if not unknown:
+        return
+    local = not {"runnable", "graph_id", "url"} & set(spec)
+    required = ("name", "description", "system_prompt") if local else ("name", "description")
+    problems = [
+        f"missing {key!r} (a non-empty string)"
+        for key in required
+        if not isinstance(spec.get(key), str) or not spec[key].strip()
+    ]
+    kind = "SubAgent" if local else "CompiledSubAgent" if "runnable" in spec else "RemoteSubAgent"
+    for key in unknown:
+        close = _closest(key) if isinstance(key, str) else None
+        hint = f"did you mean {close!r}?" if close else f"a {kind} takes {_listing(kind)}"
+        problems.append(f"unknown key {key!r} ({hint})")
+    raise ValueError(f"{label}: {'; '.join(problems)}.")
+
+
+def _closest(key: str) -> str | None:
+    typed = key.lower()
+    # difflib scores two swapped letters below one dropped letter ('modle' is nearer 'mode' than
+    # 'model'), yet a swap is the commoner slip: a known key with the same letters wins.
+    swapped = [k for k in sorted(_KNOWN) if sorted(k) == sorted(typed)]
+    if swapped:
+        return swapped[0]
+    # 0.7 keeps real misspellings ('respons_schema') and drops look-alikes that mean something
+    # else ('instructions' is not 'interrupt_on').
+    close = difflib.get_close_matches(typed, sorted(_KNOWN), n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def _listing(kind: str) -> str:
+    return ", ".join(repr(key) for key in _KEYS[kind])
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"

@@ -15,7 +15,7 @@ from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddlewar
 from langchain_core.runnables import Runnable
 
 from nbagents.subagents._middleware import _resolve_model
-from nbagents.subagents._specs import SubAgent
+from nbagents.subagents._specs import SubAgent, validate_specs
 
 __all__ = ["create_sub_agent"]
 
@@ -30,7 +30,8 @@ def create_sub_agent(
 
     ``response_format`` overrides the spec's. Raises ``ValueError`` when the spec names no model
     (a sub-agent built by a main agent would inherit the main model; this one has none to
-    inherit). Tools default to none.
+    inherit), and for any spec a main agent would refuse (an unknown key, a tool given by
+    name). Tools default to none.
     """
     name = spec.get("name") or "<unnamed>"
     model = spec.get("model")
@@ -39,6 +40,8 @@ def create_sub_agent(
             f"Sub-agent {name!r} names no 'model': create_sub_agent builds it on its own, so "
             f"there is no main agent's model to inherit. Add 'model' to the spec."
         )
+    # Trying a spec here is meant to tell whether a main agent would take it.
+    validate_specs([spec])
     middleware: list[AgentMiddleware[Any, Any]] = list(spec.get("middleware", ()))
     if spec.get("interrupt_on"):
         middleware.append(HumanInTheLoopMiddleware(interrupt_on=spec["interrupt_on"]))

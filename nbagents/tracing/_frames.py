@@ -11,7 +11,7 @@ from nbagents.tracing.model import TokenUsage
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["spans_frame", "token_usage_frame"]
+__all__ = ["inside_same_agent", "spans_frame", "token_usage_frame"]
 
 _TOKEN_COLUMNS = [
     "input_tokens",
@@ -76,6 +76,13 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
         return pd.DataFrame(columns=["agent", "role", "spawns", *_TOKEN_COLUMNS])
     if per == "spawn":
         return frame.drop(columns=["spawns"]).reset_index(drop=True)
+    # A spawn inside another of its own type (a researcher that delegates to a researcher) is
+    # already in that one's total: adding both would count its tokens twice.
+    incl = frame["total_tokens_incl_descendants"]
+    frame["total_tokens_incl_descendants"] = [
+        0 if nested else tokens
+        for tokens, nested in zip(incl, inside_same_agent(trace, frame), strict=True)
+    ]
     grouped = (
         frame.groupby(["agent", "role"], sort=False)
         .agg(spawns=("spawns", "sum"), **{c: (c, "sum") for c in _TOKEN_COLUMNS})
@@ -83,6 +90,27 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     )
     grouped.loc[grouped["role"] == "main", "spawns"] = 0
     return grouped
+
+
+def inside_same_agent(trace: Trace, rows: pd.DataFrame) -> list[bool]:
+    """For each row of ``token_usage_frame(trace, "spawn")``, whether its span runs inside the
+    span of another row with the same ``agent`` and ``role``.
+
+    The rows of one agent and role that are not nested have disjoint subtrees, which together
+    hold every step of that agent's spawns exactly once.
+    """
+    keys = list(zip(rows["agent"], rows["role"], strict=True))
+    spans: dict[tuple[str, str], set[str]] = {}
+    for key, span_id in zip(keys, rows["span_id"], strict=True):
+        spans.setdefault(key, set()).add(span_id)
+    out: list[bool] = []
+    for key, span_id in zip(keys, rows["span_id"], strict=True):
+        same = spans[key]
+        above = trace.parent(trace.get(span_id))
+        while above is not None and above.id not in same:
+            above = trace.parent(above)
+        out.append(above is not None)
+    return out
 
 
 def _row(

@@ -316,6 +316,11 @@ class Trace:
     ) -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``.
 
+        Per agent, ``total_tokens`` adds up the spawns' own tokens, and
+        ``total_tokens_incl_descendants`` counts every step under the type's spawns once: a
+        spawn inside another of the same type (a researcher that delegates to a researcher) is
+        in that one's total already. So no row exceeds the run's total.
+
         With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
         ``unknown_models``: see :func:`nbagents.export.trace_cost`, which this calls.
         """
