@@ -6,7 +6,7 @@ import pytest
 
 from nbagents.skills import (
     MAX_FRONTMATTER_BYTES,
-    MAX_SKILL_FILE_BYTES,
+    MAX_SKILL_FILE_SIZE,
     SkillFormatError,
     name_problem,
     parse_skill,
@@ -113,7 +113,7 @@ def test_oversized_frontmatter_and_file() -> None:
     huge = "---\nname: pdf-tools\ndescription: d\nx: " + "y" * MAX_FRONTMATTER_BYTES + "\n---\n"
     with pytest.raises(SkillFormatError, match=f"not closed within {MAX_FRONTMATTER_BYTES}"):
         parse(huge)
-    big_body = skill_md("name: pdf-tools\ndescription: d", "z" * MAX_SKILL_FILE_BYTES)
+    big_body = skill_md("name: pdf-tools\ndescription: d", "z" * MAX_SKILL_FILE_SIZE)
     with pytest.raises(SkillFormatError, match=r"SKILL\.md is \d+ characters long"):
         parse(big_body)
 

@@ -10,11 +10,11 @@ import yaml
 
 from nbagents.skills._records import SkillMetadata
 
-MAX_SKILL_FILE_BYTES = 1_000_000
+MAX_SKILL_FILE_SIZE = 1_000_000
 MAX_FRONTMATTER_BYTES = 16_384
-MAX_NAME_CHARS = 64
-MAX_DESCRIPTION_CHARS = 1024
-MAX_COMPATIBILITY_CHARS = 500
+MAX_SKILL_NAME_LENGTH = 64
+MAX_SKILL_DESCRIPTION_LENGTH = 1024
+MAX_SKILL_COMPATIBILITY_LENGTH = 500
 NAME_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 KNOWN_KEYS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
@@ -32,8 +32,8 @@ def name_problem(name: object) -> str | None:
     """Why ``name`` is not a valid skill name, or ``None`` when it is."""
     if not isinstance(name, str) or not name:
         return "name must be a non-empty string"
-    if len(name) > MAX_NAME_CHARS:
-        return f"name {name!r} is {len(name)} characters long; the limit is {MAX_NAME_CHARS}"
+    if len(name) > MAX_SKILL_NAME_LENGTH:
+        return f"name {name!r} is {len(name)} characters long; the limit is {MAX_SKILL_NAME_LENGTH}"
     if not NAME_PATTERN.fullmatch(name):
         return (
             f"name {name!r} may hold only lowercase letters, digits and single hyphens, "
@@ -71,9 +71,9 @@ def parse_skill(
     Problems with required fields raise :class:`SkillFormatError`; problems with optional ones
     drop the field and are returned as warnings.
     """
-    if len(text) > MAX_SKILL_FILE_BYTES:
+    if len(text) > MAX_SKILL_FILE_SIZE:
         raise SkillFormatError(
-            f"SKILL.md is {len(text)} characters long; the limit is {MAX_SKILL_FILE_BYTES}"
+            f"SKILL.md is {len(text)} characters long; the limit is {MAX_SKILL_FILE_SIZE}"
         )
     try:
         data = yaml.load(split_frontmatter(text), Loader=_Loader)
@@ -94,10 +94,10 @@ def parse_skill(
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
         raise SkillFormatError("description must be a non-empty string")
-    if len(description) > MAX_DESCRIPTION_CHARS:
+    if len(description) > MAX_SKILL_DESCRIPTION_LENGTH:
         raise SkillFormatError(
             f"description is {len(description)} characters long; the limit is "
-            f"{MAX_DESCRIPTION_CHARS}"
+            f"{MAX_SKILL_DESCRIPTION_LENGTH}"
         )
 
     skill: SkillMetadata = {
@@ -124,10 +124,10 @@ def _optional_fields(data: Mapping[Any, Any], skill: SkillMetadata, warnings: li
         value = data["compatibility"]
         if not isinstance(value, str) or not value.strip():
             warnings.append("compatibility must be a non-empty string; ignored")
-        elif len(value) > MAX_COMPATIBILITY_CHARS:
+        elif len(value) > MAX_SKILL_COMPATIBILITY_LENGTH:
             warnings.append(
                 f"compatibility is {len(value)} characters long (limit "
-                f"{MAX_COMPATIBILITY_CHARS}); ignored"
+                f"{MAX_SKILL_COMPATIBILITY_LENGTH}); ignored"
             )
         else:
             skill["compatibility"] = value

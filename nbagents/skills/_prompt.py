@@ -30,8 +30,10 @@ def format_skills_list(skills: Sequence[SkillMetadata]) -> str:
     )
 
 
-MAX_PROMPT_WARNINGS = 20
+MAX_SKILLS_LOAD_WARNINGS = 20
 """Problems listed in the prompt; more are counted, so a broken skills folder cannot flood it."""
+MAX_SKILL_LOAD_WARNING_LENGTH = 1000
+"""Characters of one problem in the prompt; a longer one is cut and says so."""
 
 
 def describe_warning(warning: SkillWarning) -> str:
@@ -40,11 +42,19 @@ def describe_warning(warning: SkillWarning) -> str:
     return f"{warning['path']}: {warning['message']} ({outcome})"
 
 
+def _one_line(problem: str) -> str:
+    line = " ".join(problem.split())
+    if len(line) <= MAX_SKILL_LOAD_WARNING_LENGTH:
+        return line
+    cut = " ... (cut)"
+    return line[: MAX_SKILL_LOAD_WARNING_LENGTH - len(cut)] + cut
+
+
 def format_warnings(problems: Sequence[str]) -> str:
     if not problems:
         return ""
     # The lines quote SKILL.md files, which anyone may have written: fence them as data.
-    shown = [" ".join(line.split()) for line in problems[:MAX_PROMPT_WARNINGS]]
+    shown = [_one_line(line) for line in problems[:MAX_SKILLS_LOAD_WARNINGS]]
     rows = "\n".join(f"- {line}" for line in shown)
     more = len(problems) - len(shown)
     if more:
