@@ -9,10 +9,12 @@ from a fixed set, node positions, numbers).
 It must read the same where the ``<style>`` element and classes are stripped (an untrusted
 notebook in JupyterLab, whose sanitizer keeps only some inline styles): the timeline's bars are
 laid out with inline ``display:inline-block``, ``width`` and ``background-color`` only, which
-Jupyter's and nbconvert's sanitizers both keep. The snapshot is bounded (:data:`NODE_LIMIT`,
-:data:`DETAILS_BUDGET`, :data:`ROW_LIMIT`): past them it says how much it left out and where to
-see it. Wall times vary between runs, so each is wrapped in markup ``notebooks/sanitize.cfg``
-recognises: ``<span class="nba-t">…</span>`` and ``width:…%`` in the timeline.
+Jupyter's and nbconvert's sanitizers both keep; a word too long for its line (a URL, a blob)
+breaks by inline ``overflow-wrap`` and ``word-break``, which Jupyter's keeps. The snapshot is
+bounded (:data:`NODE_LIMIT`, :data:`DETAILS_BUDGET`, :data:`ROW_LIMIT`): past them it says how
+much it left out and where to see it. Wall times vary between runs, so each is wrapped in
+markup ``notebooks/sanitize.cfg`` recognises: ``<span class="nba-t">…</span>`` and ``width:…%``
+in the timeline.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ BAR_COLOURS = {
 }
 SEGMENT_COLOURS = {"model": "#6a4bc4", "tool": "#c98a0b"}
 """Mid tones: readable on light and dark themes, where no stylesheet applies."""
+WRAP_LONG_WORDS = "overflow-wrap:break-word"
+"""Inline on the root, inherited by every text: where the stylesheet is stripped, a word longer
+than its line (a URL, a blob) still breaks instead of widening the output thousands of pixels."""
+BREAK_ANYWHERE = ' style="word-break:break-all"'
+"""Inline on the token table's name and task cells: a table is as wide as its longest word
+unless words may break anywhere. (The stylesheet cuts these cells with an ellipsis instead.)"""
 
 
 def trace_html(trace: Trace) -> str:
@@ -77,7 +85,7 @@ def render_view(view: View) -> str:
     out: list[str] = [
         # tex2jax_ignore/mathjax_ignore: JupyterLab typesets outputs with MathJax, and a result
         # saying "costs $5 and $10" is user text, not math.
-        '<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore">',
+        f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
         STYLE_OPEN,
         trace_css(),
         "</style>",
@@ -301,6 +309,10 @@ def _diff(diff: StateDiffView) -> str:
 
 def _token_table(view: View) -> str:
     numeric = ' class="nba-num"'
+
+    def cell(i: int) -> str:  # the agent's name and its task can be of any length
+        return numeric if i >= 4 else BREAK_ANYWHERE if i < 2 else ""
+
     head = "".join(
         f"<th{numeric if i >= 4 else ''}>{_e(c)}</th>" for i, c in enumerate(view["columns"])
     )
@@ -308,11 +320,9 @@ def _token_table(view: View) -> str:
     for row in view["agent_rows"][:ROW_LIMIT]:
         cells = row["cells"]
         indent = "\u2003" * row["depth"]
-        first = f"<td>{indent}{_dot(row['status'], row['glyph'])} {_e(cells[0])}</td>"
+        first = f"<td{cell(0)}>{indent}{_dot(row['status'], row['glyph'])} {_e(cells[0])}</td>"
         rest = "".join(
-            f"<td{numeric if i >= 4 else ''}>{_t(c) if i == 3 else _e(c)}</td>"
-            for i, c in enumerate(cells)
-            if i
+            f"<td{cell(i)}>{_t(c) if i == 3 else _e(c)}</td>" for i, c in enumerate(cells) if i
         )
         rows.append(
             f'<tr class="{_status_cls(row["status"])}" data-row="{len(rows)}">{first}{rest}</tr>'

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from display_fixtures import XSS_PAYLOADS, build_trace
 from labharness import unavailable
+from overflow import LONG, OPEN_ALL, OVERFLOW
 
 from nbagents.display._viewmodel import build_view
 from nbagents.display.live import TraceWidget
@@ -201,27 +202,60 @@ def test_cost_columns_when_the_view_prices_calls(page: Any) -> None:
     assert not page.errors
 
 
-def test_a_long_unbroken_string_neither_widens_the_table_nor_grows_the_pane(page: Any) -> None:
-    host_width = page.evaluate(
-        "() => document.querySelector('#host').getBoundingClientRect().width"
-    )
-    _set(page, build_view(build_trace()))
-    page.locator("#host .nba-k-subagent > .nba-row").first.click()
-    normal_pane = page.locator("#host .nba-live-details").bounding_box()
-    blob = "A" * 5000  # a base64 blob or a URL: no place to break
-    _set(page, build_view(build_trace(blob)))
-    table = page.locator("#host table.nba-tokens").bounding_box()
-    assert table is not None and normal_pane is not None
-    assert table["width"] <= host_width + 1  # every column stays in view
-    last_head = page.locator("#host table.nba-tokens thead th").last.bounding_box()
-    assert last_head is not None and last_head["x"] + last_head["width"] <= host_width + 1
-    pane = page.locator("#host .nba-live-details")
-    box = pane.bounding_box()
-    assert box is not None and box["height"] <= 3 * normal_pane["height"] + 400
-    assert box["width"] <= host_width + 1
-    # the whole value is still there to read (scrolled, not cut)
-    assert blob in pane.inner_text()
-    assert not page.errors
+@pytest.mark.parametrize("width", [600, 1280])
+def test_a_long_unbroken_string_stays_inside_the_view_and_its_details_pane(
+    page: Any, width: int
+) -> None:
+    """``LONG`` in every text a trace holds: tool-call arguments, tool results, the system
+    prompt, message text, task descriptions, sub-agent and tool names. With each step's details
+    shown in turn, nothing reaches past the view, and the pane does not grow."""
+    page.set_viewport_size({"width": width, "height": 720})
+    try:
+        _set(page, build_view(build_trace()))
+        page.locator("#host .nba-k-subagent > .nba-row").first.click()
+        normal_pane = page.locator("#host .nba-live-details").bounding_box()
+        view = build_view(build_trace(LONG))
+        _set(page, view)
+        root = page.locator("#host .nba-root")
+        rows = page.locator("#host .nba-live-tree .nba-row")
+        assert rows.count() == len(view["nodes"])  # every step is drawn, none folded away
+        for i in range(rows.count()):
+            rows.nth(i).click()  # selects it: its details pane is drawn
+            spills = root.evaluate(OVERFLOW)
+            assert not spills, (rows.nth(i).locator(".nba-name").inner_text()[:40], spills)
+        # among them the main agent's model call, whose reply is three task calls
+        page.locator("#host .nba-k-model > .nba-row").first.click()
+        assert page.locator("#host .nba-live-details .nba-call").count() == 3
+        spills = root.evaluate(OVERFLOW)
+        assert not spills, spills
+        page.locator("#host .nba-k-subagent > .nba-row").first.click()
+        pane = page.locator("#host .nba-live-details")
+        box = pane.bounding_box()
+        assert box is not None and normal_pane is not None
+        assert box["height"] <= 3 * normal_pane["height"] + 400
+        # the whole value is still there to read (wrapped or scrolled, not cut)
+        assert LONG in pane.inner_text()
+        assert not page.errors
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
+
+
+@pytest.mark.parametrize("width", [600, 1200])
+def test_a_long_unbroken_string_stays_inside_the_static_snapshot(page: Any, width: int) -> None:
+    """The same in the snapshot, with its stylesheet (a trusted notebook, nbviewer, VS Code):
+    every ``<details>`` open, no element reaches past the output."""
+    other = page.context.browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        html = build_trace(LONG).to_html()
+        other.set_content(f"<!doctype html><html><body><div>{html}</div></body></html>")
+        root = other.locator(".nba-trace")
+        assert root.evaluate(OPEN_ALL) >= 30  # sections, folded steps and their details panes
+        assert root.locator(".nba-call").count() >= 5  # the tool-call boxes are drawn
+        spills = root.evaluate(OVERFLOW)
+        assert not spills, spills
+        assert LONG in root.inner_text()  # there to read, wrapped or scrolled
+    finally:
+        other.close()
 
 
 # -- the hostile-content suite (tests/hostile_payloads.py) ----------------------------------------

@@ -16,6 +16,7 @@ import pytest
 from contrast import CONTRAST
 from display_fixtures import build_trace
 from labharness import LabPage
+from overflow import LONG, OPEN_ALL, OVERFLOW
 
 from nbagents.display._viewmodel import build_view
 
@@ -91,6 +92,22 @@ def test_the_timeline_is_placed_right_in_an_untrusted_notebook(lab: LabPage) -> 
         for seg in rows.nth(i).locator(".nba-seg").all():
             s = _box(seg)
             assert s["width"] > 0 and bar["x"] - 1 <= s["x"] <= bar["x"] + bar["width"] + 1
+    assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
+
+
+def test_long_unbroken_strings_stay_inside_an_untrusted_output(lab: LabPage) -> None:
+    """``LONG`` in every text of the trace, every ``<details>`` open, no stylesheet: no element
+    reaches past the output."""
+    lab.open_notebook(_write_untrusted(lab, "long.ipynb", build_trace(LONG).to_html()))
+    out = lab.page.locator(OUTPUT).first
+    root = out.locator(".nba-trace")
+    root.wait_for(state="visible")
+    assert out.locator("style").count() == 0
+    assert root.evaluate(OPEN_ALL) >= 30  # sections, folded steps and their details panes
+    assert root.locator(".nba-call").count() >= 5
+    spills = root.evaluate(OVERFLOW)
+    assert not spills, spills
+    assert LONG in root.inner_text()  # there to read, wrapped or scrolled
     assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
 
 
