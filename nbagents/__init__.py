@@ -39,3 +39,4 @@ __all__ = [
     "wait_for_decisions",
 ]
 __version__ = "0.1.0"
+"""The one place the version is written: pyproject.toml reads it from here."""

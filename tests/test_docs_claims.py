@@ -1,15 +1,18 @@
-"""The quickstart code in the README and the getting-started page runs, and says what it does.
+"""What the README and the docs claim is checked here, so the pages cannot drift from the code.
 
-Both pages show the same program and make claims about it (what it prints, that the three
-sub-agents overlap, how many model turns the run waits for); these tests run the code as printed
-and check each claim against the trace, so the pages cannot drift from the library.
+The quickstart in the README and the getting-started page runs, and does what they say (what it
+prints, that the three sub-agents overlap, how many model turns the run waits for). Every
+``pip install`` line a user may copy installs our distribution, ``jupyter-nbagents``, with extras
+it has, never the unrelated ``nbagents`` from PyPI.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +94,93 @@ def nearest_agent(trace: Any, span: Any) -> str:
         current = by_id.get(current.parent_id)
     assert current is not None
     return str(current.id)
+
+
+# --- install lines -------------------------------------------------------------------------------
+
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+OURS = PYPROJECT["project"]["name"]
+# The unrelated PyPI project whose name is also our import name: a line naming it installs theirs.
+NOT_OURS = "nbagents"
+# An install command ends where the line, its code span, a comment or a sentence's bracket ends.
+INSTALL = re.compile(r"pip install ([^`\n#;)]*)")
+REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[([^\]]*)\])?")
+
+
+def install_requirements(text: str) -> list[tuple[str, list[str]]]:
+    """(name, extras) of every requirement in the ``pip install`` commands of ``text``."""
+    found = []
+    for command in INSTALL.findall(text):
+        options_taking_a_value = ("-r", "-c", "-e", "--requirement", "--constraint", "--editable")
+        words = command.replace("\\", " ").split()
+        for before, word in zip(["", *words], words, strict=False):
+            word = word.strip("\"'.,")
+            if not word or word.startswith("-") or before in options_taking_a_value:
+                continue
+            match = REQUIREMENT.match(word)
+            if match:
+                extras = [e.strip() for e in (match.group(2) or "").split(",") if e.strip()]
+                found.append((match.group(1), extras))
+    return found
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def user_facing_texts() -> dict[str, str]:
+    """README, docs pages, tutorials' cells and the library's messages, by path."""
+    texts = {}
+    paths = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    paths += sorted((REPO / "nbagents").rglob("*.py"))
+    for path in paths:
+        texts[str(path.relative_to(REPO))] = path.read_text(encoding="utf-8")
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        texts[str(path.relative_to(REPO))] = "\n".join("".join(c["source"]) for c in cells)
+    return texts
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('`pip install "nbagents[otel,cost]"`, then', [("nbagents", ["otel", "cost"])]),
+        (
+            "pip install 'nbagents[remote]' 'langgraph-cli[inmem]'",
+            [
+                ("nbagents", ["remote"]),
+                ("langgraph-cli", ["inmem"]),
+            ],
+        ),
+        ("(`pip install arize-phoenix`, then `phoenix serve`)", [("arize-phoenix", [])]),
+        ('pip install -e ".[lab,providers]"   # from the clone', []),
+        (
+            "needs genai-prices: pip install 'jupyter-nbagents[cost]' \"",
+            [
+                ("jupyter-nbagents", ["cost"]),
+            ],
+        ),
+        ("(pip install deepagents; make lab installs it)", [("deepagents", [])]),
+    ],
+)
+def test_install_lines_are_read_as_pip_reads_them(
+    text: str, expected: list[tuple[str, list[str]]]
+) -> None:
+    assert install_requirements(text) == expected
+
+
+def test_install_lines_name_our_distribution_and_its_extras() -> None:
+    extras = set(PYPROJECT["project"]["optional-dependencies"])
+    ours, wrong = [], []
+    for path, text in user_facing_texts().items():
+        for name, wanted in install_requirements(text):
+            if normalized(name) == NOT_OURS:
+                wrong.append(
+                    f"{path}: installs {name!r}, the unrelated PyPI project; ours is {OURS}"
+                )
+            elif normalized(name) == OURS:
+                ours.append(path)
+                wrong += [f"{path}: {OURS} has no extra {e!r}" for e in wanted if e not in extras]
+    assert not wrong, "\n".join(wrong)
+    # The pages that tell a user how to install the extras still do.
+    assert {"README.md", "docs/providers.md", "docs/opentelemetry-and-cost.md"} <= set(ours)
