@@ -12,6 +12,8 @@ import contextlib
 import io
 import json
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -53,11 +55,38 @@ def test_both_pages_show_the_same_quickstart() -> None:
 @pytest.mark.parametrize("page", PAGES)
 def test_quickstart_prints_what_the_page_says(page: str) -> None:
     namespace, printed = run_block(first_python_block(page))
-    assert printed.strip() == "Done: A and B are fine, C is written."
+    assert printed.splitlines()[0] == "Done: A and B are fine, C is written."
     assert "Done: A and B are fine, C is written." in (REPO / page).read_text(encoding="utf-8")
     usage = namespace["t"].token_usage().set_index("agent")
     assert usage.loc["researcher", "spawns"] == 2
     assert usage.loc["writer", "spawns"] == 1
+
+
+def test_the_quickstart_as_a_script_prints_what_the_readme_shows() -> None:
+    """``python examples/quickstart.py``: the README's code, and in a terminal it shows the run."""
+    script = REPO / "examples" / "quickstart.py"
+    assert script.read_text(encoding="utf-8").endswith(first_python_block("README.md"))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"`python examples/quickstart.py` prints:\n\n```text\n(.*?)```", readme, re.S)
+    assert shown, "the README shows what the quickstart script prints"
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout == shown.group(1)
+    # What it shows: the answer, the run in one line, tokens per agent.
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Done: A and B are fine, C is written."
+    assert lines[1].startswith("<Trace ok: main; 3 sub-agent spawn(s);")
+    assert [line.split()[:3] for line in lines[3:]] == [
+        ["main", "main", "0"],
+        ["researcher", "subagent", "2"],
+        ["writer", "subagent", "1"],
+    ]
 
 
 def test_getting_started_turn_counts() -> None:
