@@ -3,7 +3,7 @@
 The quickstart in the README and the getting-started page runs, and does what they say (what it
 prints, that the three sub-agents overlap, how many model turns the run waits for). Every
 ``pip install`` line a user may copy installs our distribution, ``jupyter-nbagents``, with extras
-it has, never the unrelated ``nbagents`` from PyPI.
+it has, never the unrelated ``nbagents`` from PyPI. docs/README.md lists every file of the site.
 """
 
 from __future__ import annotations
@@ -213,3 +213,26 @@ def test_install_lines_name_our_distribution_and_its_extras() -> None:
     assert not wrong, "\n".join(wrong)
     # The pages that tell a user how to install the extras still do.
     assert {"README.md", "docs/providers.md", "docs/opentelemetry-and-cost.md"} <= set(ours)
+
+
+# --- the docs site's own README ------------------------------------------------------------------
+
+
+def test_the_docs_readme_lists_every_page() -> None:
+    docs = REPO / "docs"
+    notes = (docs / "README.md").read_text(encoding="utf-8")
+    table = re.search(r"\| file \| what it is \|\n\|---\|---\|\n((?:\|.*\n)+)", notes)
+    assert table, "docs/README.md has its table of files"
+    listed = re.findall(r"^\| `([^`]+)` \|", table.group(1), flags=re.M)
+    # What the build writes, and the notes themselves, are not pages.
+    skipped = {"README.md", "_build", "jupyter_execute", "__pycache__"}
+    present = sorted(p.name for p in docs.iterdir() if p.name not in skipped and p.name[0] != ".")
+    assert sorted(listed) == present
+
+
+def test_the_readme_links_every_page() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)\)", section))
+    pages = {p.name for p in (REPO / "docs").glob("*.md")} - {"README.md", "index.md"}
+    assert pages - linked == set()
