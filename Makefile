@@ -1,6 +1,6 @@
 # nbagents: one command opens the tutorials, one runs every check.
 #
-#   make lab     create .venv if missing, install -e .[lab], open JupyterLab on notebooks/
+#   make lab     create .venv if missing, install -e .[lab] (and EXTRAS), open JupyterLab on notebooks/
 #   make test    create .venv, install -e .[test,docs], Arize Phoenix (in .venv/phoenix) and the
 #                system packages (graphviz, chromium, postgresql), then ruff, ruff format --check,
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
@@ -9,7 +9,8 @@
 #   make notebooks  re-execute every tutorial in place (after a change to what they show)
 #
 # Installs are quiet and idempotent: pip's output goes to .venv/pip-*.log and is shown only on failure;
-# a stamp file skips pip until pyproject.toml changes. PYTHON=python3.12 make ... picks the interpreter.
+# a stamp file skips pip until pyproject.toml changes. PYTHON=python3.12 make ... picks the interpreter;
+# EXTRAS=providers (make lab EXTRAS=providers) adds the real model providers' packages to the venv.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -19,6 +20,11 @@ STEP := scripts/step.sh
 PYTEST_ARGS ?=
 LAB_ARGS ?=
 SPHINX_ARGS ?=
+# More extras for the venv of `make lab` / `make test`, comma-separated: EXTRAS=providers adds
+# langchain-openai, langchain-anthropic and langchain-ollama, for real models by string.
+EXTRAS ?=
+comma := ,
+MORE_EXTRAS := $(if $(strip $(EXTRAS)),$(comma)$(strip $(EXTRAS)))
 # JupyterLab refuses to start as root unless told it may (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
@@ -36,10 +42,10 @@ $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
 
 install-lab: $(BIN)/python
-	@scripts/pip-install.sh $(VENV) lab
+	@scripts/pip-install.sh $(VENV) lab$(MORE_EXTRAS)
 
 install-test: $(BIN)/python
-	@scripts/pip-install.sh $(VENV) test,docs
+	@scripts/pip-install.sh $(VENV) test,docs$(MORE_EXTRAS)
 
 install-docs: $(BIN)/python
 	@if [[ -f $(VENV)/.nbagents-installed-test-docs ]]; then \

@@ -1,17 +1,28 @@
-"""The ``nbagents`` command: ``nbagents skills …`` (see ``nbagents --help``)."""
+"""The ``nbagents`` command: ``nbagents skills …`` and ``nbagents --version``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from nbagents import __version__
+from nbagents._distribution import DISTRIBUTION
 from nbagents.skills._cli import EXIT_USAGE, add_skills_parser
 from nbagents.skills._cli import run as run_skills
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nbagents", description="nbagents command line tools.")
+    # Where it runs from, too: another package may also install a top-level `nbagents`.
+    package = Path(__file__).parent
+    parser.add_argument(
+        "--version",
+        action="version",
+        # argparse formats the text with %: a % in the path must not be read as a field.
+        version=f"nbagents {__version__} ({DISTRIBUTION}) from {package}".replace("%", "%%"),
+    )
     commands = parser.add_subparsers(dest="command", metavar="{skills}")
     add_skills_parser(commands)
     return parser

@@ -28,6 +28,18 @@ if [[ -f "$stamp" && "$stamp" -nt "$source_file" && -x "$venv/bin/python" ]]; th
     exit 0
 fi
 
+# Before it was renamed jupyter-nbagents, this project was installed as `nbagents`, the name of an
+# unrelated PyPI project; pip would keep such an editable install of this clone beside the new
+# one, as a second distribution of the `nbagents` package, so it goes first.
+if [[ "$source_file" == pyproject.toml ]] && "$venv/bin/python" -I -c '
+import importlib.metadata as m, json, pathlib, sys
+here = pathlib.Path(sys.argv[1]).resolve().as_uri()
+old = [json.loads(d.read_text("direct_url.json") or "{}") for d in m.distributions(name="nbagents")]
+sys.exit(0 if any(d.get("url") == here for d in old) else 1)' "$PWD"; then
+    echo "pip: removing the editable install of this clone under its old name, nbagents"
+    "$venv/bin/python" -m pip uninstall --disable-pip-version-check -y -q nbagents
+fi
+
 log="$venv/pip-$slug.log"
 echo "pip: installing $what into $venv (first time: 1-3 minutes; log: $log)"
 start=$(date +%s)

@@ -127,4 +127,4 @@ except ImportError as error:
     lines = result.stdout.splitlines()
     assert lines[0] == "cost ok"
     assert "nbagents.export.export_trace needs the OpenTelemetry SDK" in lines[1]
-    assert "pip install 'nbagents[otel]'" in lines[1]
+    assert "pip install 'jupyter-nbagents[otel]'" in lines[1]

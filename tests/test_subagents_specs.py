@@ -19,8 +19,8 @@ from nbagents import (
     create_sub_agent,
 )
 from nbagents.backends import StateBackend
+from nbagents.models import _providers as providers_module
 from nbagents.models import call, delegate, parallel, say
-from nbagents.subagents import _middleware as middleware_module
 
 RESEARCHER = {
     "name": "researcher",
@@ -458,7 +458,7 @@ async def test_a_provider_model_string_is_resolved_with_init_chat_model(
     run_agent: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     resolved = _Resolved(ScriptedChatModel(script={"critic": ["Resolved model speaking."]}))
-    monkeypatch.setattr(middleware_module, "init_chat_model", resolved)
+    monkeypatch.setattr(providers_module, "init_chat_model", resolved)
     critic = {
         "name": "critic",
         "description": "Judges.",
@@ -472,29 +472,27 @@ async def test_a_provider_model_string_is_resolved_with_init_chat_model(
     assert [m.text for m in result["messages"] if m.type == "tool"] == ["Resolved model speaking."]
 
 
-def test_a_real_provider_string_resolves_without_key_or_network(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_real_provider_string_resolves_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
     chat_anthropic = pytest.importorskip("langchain_anthropic").ChatAnthropic
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # Never sent: building the model makes no request (without a key it is refused, see
+    # tests/test_model_strings.py).
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-never-sent")
     seen: list[BaseChatModel] = []
-    real = middleware_module.init_chat_model
+    real = providers_module.init_chat_model
 
     def spy(name: str, **kwargs: Any) -> BaseChatModel:
         seen.append(real(name, **kwargs))
         return seen[-1]
 
-    monkeypatch.setattr(middleware_module, "init_chat_model", spy)
+    monkeypatch.setattr(providers_module, "init_chat_model", spy)
     critic = {**RESEARCHER, "model": "anthropic:claude-sonnet-4-5"}
     create_deep_agent(ScriptedChatModel(), subagents=[critic])
     assert [type(m) for m in seen] == [chat_anthropic]
 
 
 def test_create_deep_agent_takes_a_provider_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nbagents.subagents import _factory as factory
-
     resolved = _Resolved(ScriptedChatModel(script={"main": ["Hello from the string model."]}))
-    monkeypatch.setattr(factory, "init_chat_model", resolved)
+    monkeypatch.setattr(providers_module, "init_chat_model", resolved)
     agent = create_deep_agent("anthropic:claude-sonnet-4-5")
     assert resolved.asked == ["anthropic:claude-sonnet-4-5"]
     result = agent.invoke({"messages": [("user", "hi")]})

@@ -1,9 +1,9 @@
 """Beyond the notebook: OpenTelemetry export of a ``Trace``, and what its model calls cost.
 
-Cost needs nothing extra; the ``cost`` extra (``pip install "nbagents[cost]"``) brings the
-maintained price table, genai-prices, which then prices calls by default. OpenTelemetry export
-needs the ``otel`` extra (``pip install "nbagents[otel]"``): the official ``opentelemetry-sdk``
-and the OTLP/HTTP exporter.
+Cost needs nothing extra; the ``cost`` extra (``pip install "jupyter-nbagents[cost]"``) brings
+the maintained price table, genai-prices, which then prices calls by default. OpenTelemetry
+export needs the ``otel`` extra (``pip install "jupyter-nbagents[otel]"``): the official
+``opentelemetry-sdk`` and the OTLP/HTTP exporter.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def __getattr__(name: str) -> Any:
             from nbagents.export._genai_prices import GenaiPrices
         except ImportError as error:
             raise ImportError(
-                f"nbagents.export.GenaiPrices needs genai-prices: pip install 'nbagents[cost]' "
-                f"({error})."
+                "nbagents.export.GenaiPrices needs genai-prices: "
+                f"pip install 'jupyter-nbagents[cost]' ({error})."
             ) from error
         return GenaiPrices
     # The OpenTelemetry SDK is an optional extra: import it only when an export name is used,
@@ -69,7 +69,7 @@ def __getattr__(name: str) -> Any:
         from nbagents.export import _export
     except ImportError as error:
         raise ImportError(
-            f"nbagents.export.{name} needs the OpenTelemetry SDK: pip install 'nbagents[otel]' "
-            f"({error})."
+            f"nbagents.export.{name} needs the OpenTelemetry SDK: "
+            f"pip install 'jupyter-nbagents[otel]' ({error})."
         ) from error
     return getattr(_export, name)

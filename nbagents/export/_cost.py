@@ -51,7 +51,7 @@ class Cost:
 @functools.cache
 def default_prices() -> PriceSource:
     """The prices used when none are given: genai-prices' maintained table when the ``cost``
-    extra is installed (``pip install "nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
+    extra is installed (``pip install "jupyter-nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
     try:
         from nbagents.export._genai_prices import GenaiPrices
 

@@ -18,7 +18,7 @@ __all__ = ["GenaiPrices"]
 
 
 class GenaiPrices:
-    """Prices from the installed genai-prices snapshot (``pip install "nbagents[cost]"``).
+    """Prices from the installed genai-prices snapshot (``pip install "jupyter-nbagents[cost]"``).
 
     A model name may carry its provider (``openai:gpt-4o``, ``anthropic/claude-sonnet-4``);
     otherwise genai-prices finds the provider from the name. Dated snapshots

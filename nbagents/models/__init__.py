@@ -6,6 +6,7 @@ from nbagents.models._cassette import (
     CassetteFormatError,
     CassetteMissError,
 )
+from nbagents.models._providers import MissingAPIKeyError
 from nbagents.models._scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
 from nbagents.models._turns import Turn, call, delegate, fail, parallel, say
 from nbagents.models.replay import RecordingChatModel, recorded
@@ -15,6 +16,7 @@ __all__ = [
     "CassetteError",
     "CassetteFormatError",
     "CassetteMissError",
+    "MissingAPIKeyError",
     "RecordingChatModel",
     "ScriptExhaustedError",
     "ScriptedChatModel",

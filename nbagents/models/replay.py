@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
-from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
@@ -52,6 +51,7 @@ from nbagents.models._entries import (
     response_entry,
     response_message,
 )
+from nbagents.models._providers import init_model
 
 __all__ = ["MODE_ENV", "CassetteMode", "RecordingChatModel", "recorded"]
 
@@ -217,7 +217,9 @@ class RecordingChatModel(CannedChatModel):
                 if self.inner is None:
                     raise ValueError("RecordingChatModel has no inner model to record with.")
                 self._model = (
-                    init_chat_model(self.inner) if isinstance(self.inner, str) else self.inner
+                    init_model(self.inner, "RecordingChatModel")
+                    if isinstance(self.inner, str)
+                    else self.inner
                 )
             return self._model
 

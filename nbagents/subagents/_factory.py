@@ -7,13 +7,13 @@ from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware, InterruptOnConfig
-from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._contract import MAX_PARALLEL_SUBAGENTS
 from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend, check_backend
+from nbagents.models._providers import init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
@@ -86,7 +86,7 @@ def create_deep_agent(
     problem = tools_problem(tools)
     if problem is not None:
         raise TypeError(f"create_deep_agent: tools= {problem}")
-    chat_model = init_chat_model(model) if isinstance(model, str) else model
+    chat_model = init_model(model, f"Agent {name!r}") if isinstance(model, str) else model
     if isinstance(skills, str):
         raise ValueError("skills must be a list of skill source directories, not one string.")
     if backend is not None:

@@ -15,7 +15,6 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain.chat_models import init_chat_model
 from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage, ToolMessage
@@ -26,6 +25,7 @@ from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, FilesystemMiddleware, check_backend
+from nbagents.models._providers import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._remote import RemoteGraphRunnable
@@ -366,7 +366,9 @@ def _resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:
     if not isinstance(model, str):
         return model
     try:
-        return init_chat_model(model)
+        return init_model(model, owner)
+    except MissingAPIKeyError:
+        raise
     except (ImportError, ValueError) as error:
         raise ValueError(f"{owner}: cannot initialise model {model!r}: {error}") from error
 

@@ -365,5 +365,5 @@ def _short(error: BaseException, limit: int = 300) -> str:
 
 def _missing_sdk() -> RemoteSubAgentError:
     return RemoteSubAgentError(
-        "Remote sub-agents need langgraph-sdk: pip install 'nbagents[remote]'."
+        "Remote sub-agents need langgraph-sdk: pip install 'jupyter-nbagents[remote]'."
     )
