@@ -52,9 +52,7 @@ class VersionedJSON:
                 parse_float=_finite_float,
             )
         except json.JSONDecodeError as error:
-            truncated = error.pos >= len(text.rstrip()) - 1 or error.msg.startswith(
-                "Unterminated string"
-            )
+            truncated = _cut_short(text, error)
             hint = " (the file looks truncated)" if truncated else ""
             raise self.error(self.not_json.format(error=error, hint=hint, **words)) from error
         except (ValueError, RecursionError) as error:
@@ -105,3 +103,14 @@ def escape_surrogates(text: str) -> str:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _cut_short(text: str, error: json.JSONDecodeError) -> bool:
+    """Whether the decoder ran out of text rather than met a wrong character: it failed on the
+    last character, inside a string, or inside a ``true``/``false``/``null`` cut off."""
+    rest = text[error.pos :].rstrip()
+    return (
+        len(rest) <= 1
+        or error.msg.startswith("Unterminated string")
+        or any(word.startswith(rest) for word in ("true", "false", "null"))
+    )
