@@ -57,9 +57,7 @@ def test_create_writes_a_valid_template_in_the_user_dir(shell: Shell) -> None:
     assert done.returncode == 0, done.stderr
     path = shell.user_skills / "pdf-tools" / "SKILL.md"
     assert f"Created skill 'pdf-tools' at {path}" in done.stdout
-    skill, warnings = parse_skill(
-        path.read_text(), folder="pdf-tools", path=str(path), source="user"
-    )
+    skill, warnings = parse_skill(path.read_text(), folder="pdf-tools", path=str(path))
     assert skill["name"] == "pdf-tools" and warnings == []
     assert "## Steps" in path.read_text()
 

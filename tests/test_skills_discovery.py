@@ -30,14 +30,15 @@ def test_later_sources_override_earlier_ones_by_name(tmp_path: Path) -> None:
         DiskBackend(tmp_path),
         [SkillSource("/user", "user"), SkillSource("/project", "project")],
     )
-    assert [(s["name"], s["source"], s["description"], s["path"]) for s in found.skills] == [
+    assert [(s["name"], found.source_of(s), s["description"], s["path"]) for s in found.skills] == [
         ("notes", "user", "User notes.", "/user/notes/SKILL.md"),
         ("pdf", "project", "Project PDF.", "/project/pdf/SKILL.md"),
     ]
-    assert [(s["name"], s["source"]) for s in found.overridden] == [("pdf", "user")]
-    # Reversed order, reversed winner.
+    assert [(s["name"], found.source_of(s)) for s in found.overridden] == [("pdf", "user")]
+    # Reversed order, reversed winner; a source given as a path is labelled after its folder.
     found = discover_skills(DiskBackend(tmp_path), ["/project", "/user"])
-    assert found.get("pdf") is not None and found.get("pdf")["source"] == "/user"  # type: ignore[index]
+    pdf = found.get("pdf")
+    assert pdf is not None and found.source_of(pdf) == "User"
 
 
 def test_broken_skills_are_warnings_and_the_rest_load(tmp_path: Path) -> None:
@@ -75,7 +76,7 @@ def test_denied_and_missing_sources(tmp_path: Path) -> None:
         ),
         (
             "../up",
-            "cannot list skills: Path '../up' contains '..', which is not allowed.",
+            "Path '../up' contains '..', which is not allowed.",
         ),
     ]
 
@@ -100,7 +101,7 @@ def test_discovery_from_host_directories(tmp_path: Path) -> None:
     write_skill(project, "pdf", "Project.")
     found = discover_skill_dirs([("user", user), ("project", project), ("none", tmp_path / "no")])
     (skill,) = found.skills
-    assert skill["source"] == "project"
+    assert found.source_of(skill) == "project"
     assert skill["path"] == str(project / "pdf" / "SKILL.md")
     assert found.overridden[0]["path"] == str(user / "pdf" / "SKILL.md")
 

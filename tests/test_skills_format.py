@@ -18,7 +18,7 @@ def skill_md(frontmatter: str, body: str = "Body.\n") -> str:
 
 
 def parse(text: str, folder: str = "pdf-tools") -> tuple[dict[str, object], list[str]]:
-    skill, warnings = parse_skill(text, folder=folder, path="/s/pdf-tools/SKILL.md", source="user")
+    skill, warnings = parse_skill(text, folder=folder, path="/s/pdf-tools/SKILL.md")
     return dict(skill), warnings
 
 
@@ -36,7 +36,6 @@ def test_a_full_skill_keeps_every_field() -> None:
         "name": "pdf-tools",
         "description": "Work with PDF files.",
         "path": "/s/pdf-tools/SKILL.md",
-        "source": "user",
         "license": "MIT",
         "compatibility": "Needs poppler.",
         "metadata": {"author": "ada", "version": "1.0"},
@@ -131,7 +130,13 @@ def test_bad_optional_fields_are_warnings_not_errors() -> None:
             "allowed-tools: {a: b}\nowner: me\ntags: [x]"
         )
     )
-    assert set(skill) == {"name", "description", "path", "source"}
+    # Ignored fields keep deepagents' empty values: every record has the same keys.
+    assert {k: skill[k] for k in ("license", "compatibility", "metadata", "allowed_tools")} == {
+        "license": None,
+        "compatibility": None,
+        "metadata": {},
+        "allowed_tools": [],
+    }
     assert warnings == [
         "unknown frontmatter keys ignored: owner, tags",
         "license must be a string; ignored",

@@ -75,9 +75,9 @@ def test_prompt_lists_skills_and_the_agent_reads_one(tmp_path: Path, model_calls
     # As in deepagents, the run's output is the conversation; the skills keys are private.
     assert SKILLS_METADATA_KEY not in result and SKILLS_ERRORS_KEY not in result
     state = state_of(agent)
-    assert [(s["name"], s["source"]) for s in state[SKILLS_METADATA_KEY]] == [
-        ("pdf", "project"),
-        ("web-research", "user"),
+    assert [(s["name"], s["path"]) for s in state[SKILLS_METADATA_KEY]] == [
+        ("pdf", "/skills/project/pdf/SKILL.md"),
+        ("web-research", "/skills/user/web-research/SKILL.md"),
     ]
     assert state[SKILLS_ERRORS_KEY] == [
         "/skills/project/broken/SKILL.md: SKILL.md must start with a '---' line opening the YAML"
@@ -130,7 +130,7 @@ async def test_discovery_runs_once_and_respects_existing_state(
     assert CountingDisk.listings == 3
 
     # The key is private: a caller cannot hand in a list instead of discovery.
-    given = [{"name": "given", "description": "Given.", "path": "/given/SKILL.md", "source": "x"}]
+    given = [{"name": "given", "description": "Given.", "path": "/given/SKILL.md"}]
     model = ScriptedChatModel(script={"main": ["done"]})
     agent = create_agent(model, middleware=[skills], name="main", checkpointer=InMemorySaver())
     await run_agent(agent, {"messages": [HumanMessage("go")], SKILLS_METADATA_KEY: given}, THREAD)
@@ -166,7 +166,7 @@ def test_no_skills_says_so(model_calls: Any, tmp_path: Path) -> None:
     )
     agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [model_calls]})
     assert system_text(model_calls.of("main")[0]) == SKILLS_PROMPT_SECTION.format(
-        skills_list="No skills are available.", warnings=""
+        skills_list="No skills available.", warnings=""
     )
 
 
@@ -180,7 +180,6 @@ def test_the_listing_keeps_one_line_per_skill() -> None:
         "name": "pdf",
         "description": "Reads PDFs.\n\nAlso  tables.",
         "path": "/p/SKILL.md",
-        "source": "u",
     }
     section = skills_section([skill])  # type: ignore[list-item]
     assert (
@@ -201,7 +200,29 @@ def test_deepagents_path_label_sources_are_read_with_their_label(
     agent = create_agent(model, middleware=[skills], name="main", checkpointer=InMemorySaver())
     agent.invoke({"messages": [HumanMessage("go")]}, {**THREAD, "callbacks": [model_calls]})
     (skill,) = state_of(agent)[SKILLS_METADATA_KEY]
-    assert (skill["source"], skill["description"]) == ("Project", "Project PDF.")
+    assert (skill["path"], skill["description"]) == ("/project/pdf/SKILL.md", "Project PDF.")
+    assert (skills.sources, skills.source_labels) == (["/user", "/project"], ["User", "Project"])
+
+
+@pytest.mark.parametrize(
+    ("path", "label"),
+    [
+        ("/skills/user", "User"),
+        ("/skills/user/", "User"),
+        ("/home/me/.claude/skills", "Claude"),
+        ("/opt/my_team-x/skills", "My Team X"),
+        ("/built_in_skills", "Built-in"),
+        ("/skills", "Skills"),
+        ("/", "Unnamed"),
+    ],
+)
+def test_a_source_without_a_label_is_named_after_its_folder(path: str, label: str) -> None:
+    # What the prompt's {skills_locations} and the trace call a source given as a path alone.
+    skills = SkillsMiddleware(StateBackend(), sources=[path])
+    assert skills.source_labels == [label]
+    assert skills_section(
+        [], [], "{skills_list}\n{skills_locations}", [SkillSource(path)]
+    ).endswith(f"- {label}: `{path}`")
 
 
 def test_no_system_prompt_adds_no_section(tmp_path: Path, model_calls: Any) -> None:
@@ -240,14 +261,16 @@ def test_an_upstream_style_template_is_filled(tmp_path: Path, model_calls: Any) 
         ({"system_prompt": "{skills_list} {oops}"}, ValueError, "cannot be filled"),
         ({"sources": [("/a",)]}, TypeError, r"\(path, label\) pair"),
         ({"sources": [3]}, TypeError, "skill source"),
+        ({"system_prompt": 0}, TypeError, "must be str or None"),
+        ({"backend": object()}, TypeError, "must be a file backend"),
     ],
 )
 def test_bad_templates_and_sources_fail_at_construction(
     tmp_path: Path, kwargs: dict[str, Any], error: type[Exception], message: str
 ) -> None:
-    arguments: dict[str, Any] = {"sources": ["/"], **kwargs}
+    arguments: dict[str, Any] = {"backend": DiskBackend(tmp_path), "sources": ["/"], **kwargs}
     with pytest.raises(error, match=message):
-        SkillsMiddleware(DiskBackend(tmp_path), **arguments)
+        SkillsMiddleware(**arguments)
 
 
 def test_load_problems_in_the_prompt_are_fenced_bounded_and_one_line_each() -> None:

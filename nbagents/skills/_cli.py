@@ -83,7 +83,7 @@ def _error(message: str) -> int:
 
 
 def _overrides(found: SkillsDiscovery, skill: SkillMetadata) -> list[str]:
-    return [s["source"] for s in found.overridden if s["name"] == skill["name"]]
+    return [found.source_of(s) for s in found.overridden if s["name"] == skill["name"]]
 
 
 def _print_warnings(found: SkillsDiscovery, out: TextIO) -> None:
@@ -109,7 +109,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 description = description[:71] + "…"
             overrides = _overrides(found, skill)
             note = f"  [overrides {', '.join(overrides)}]" if overrides else ""
-            print(f"{skill['name']:<{width}}  {skill['source']:<7}  {description}{note}")
+            print(f"{skill['name']:<{width}}  {found.source_of(skill):<7}  {description}{note}")
     _print_warnings(found, sys.stderr)
     return EXIT_OK
 
@@ -155,17 +155,18 @@ def cmd_info(args: argparse.Namespace) -> int:
     overrides = _overrides(found, skill)
     print(f"Name:        {skill['name']}")
     print(
-        f"Source:      {skill['source']}"
+        f"Source:      {found.source_of(skill)}"
         + (f" (overrides {', '.join(overrides)})" if overrides else "")
     )
     print(f"Path:        {path}")
     print(f"Description: {skill['description']}")
-    for key, label in (("license", "License"), ("compatibility", "Compatibility")):
-        if key in skill:
-            print(f"{label + ':':<13}{skill[key]}")  # type: ignore[literal-required]
-    if "allowed_tools" in skill:
+    if skill["license"] is not None:
+        print(f"License:     {skill['license']}")
+    if skill["compatibility"] is not None:
+        print(f"Compatibility: {skill['compatibility']}")
+    if skill["allowed_tools"]:
         print(f"Tools:       {' '.join(skill['allowed_tools'])}")
-    for key, value in skill.get("metadata", {}).items():
+    for key, value in skill["metadata"].items():
         print(f"Metadata:    {key} = {value}")
     print("Files:")
     folder = path.parent

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from nbagents._contract import SKILL_FILE
 from nbagents.backends import FILE_NOT_FOUND, BackendProtocol, DiskBackend
 from nbagents.skills._frontmatter import SkillFormatError, parse_skill
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
+
+_T = TypeVar("_T")
 
 
 def as_source(source: str | SkillSource | tuple[str, str]) -> SkillSource:
@@ -26,8 +30,8 @@ def as_source(source: str | SkillSource | tuple[str, str]) -> SkillSource:
     ):
         return SkillSource(source[0], source[1])
     raise TypeError(
-        f"A skill source is a directory path, a (path, label) pair or a SkillSource, "
-        f"not {source!r}."
+        f"A skill source is a directory path, a (path, label) pair or a SkillSource: expected "
+        f"str or (str, str) tuple, not {source!r}."
     )
 
 
@@ -35,21 +39,77 @@ def _warning(path: str, source: str, message: str, *, skipped: bool = True) -> S
     return {"path": path, "source": source, "message": message, "skipped": skipped}
 
 
-def load_source(
-    backend: BackendProtocol, source: str | SkillSource | tuple[str, str]
-) -> tuple[list[SkillMetadata], list[SkillWarning]]:
-    """The valid skills of one source, and warnings for the rest. A missing source is empty."""
-    source = as_source(source)
+Loaded = tuple[str, list[SkillMetadata], list[SkillWarning]]
+"""One source's label, its valid skills, and warnings for the rest."""
+
+# Discovery is written once, as steps that name the backend call they need (``ls``,
+# ``download_files`` or ``read``, with its argument) and receive its answer; ``load_source``
+# answers them with the sync methods and ``aload_source`` with the async twins.
+_Steps = Generator[tuple[str, Any], Any, _T]
+
+
+def load_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
+    """The valid skills of one source, and warnings for the rest. A missing source is empty.
+
+    ``backend`` needs ``ls`` and ``download_files`` only.
+    """
+    steps = _source_steps(as_source(source))
+    try:
+        method, argument = next(steps)
+        while True:
+            call = getattr(backend, method, None)
+            if not callable(call):
+                if method == "read":  # only to word an error better
+                    method, argument = steps.send(None)
+                    continue
+                raise TypeError(
+                    f"The skills backend {type(backend).__name__} has no {method}(): skills are "
+                    "found with ls() and download_files() (als() and adownload_files() in async "
+                    "runs)."
+                )
+            method, argument = steps.send(call(argument))
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def aload_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
+    """``load_source`` with the backend's async methods (``als``, ``adownload_files``), or
+    its sync ones in a worker thread where it has no async twin."""
+    steps = _source_steps(as_source(source))
+    try:
+        method, argument = next(steps)
+        while True:
+            twin = getattr(backend, "a" + method, None)
+            call = getattr(backend, method, None)
+            if callable(twin):
+                answer = await twin(argument)
+            elif callable(call):
+                answer = await asyncio.to_thread(call, argument)
+            elif method == "read":
+                answer = None
+            else:
+                raise TypeError(
+                    f"The skills backend {type(backend).__name__} has neither a{method}() nor "
+                    f"{method}(): skills are found with ls() and download_files()."
+                )
+            method, argument = steps.send(answer)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def _source_steps(source: SkillSource) -> _Steps[Loaded]:
     label = source.name
-    listing = backend.ls(source.path)
-    if listing.entries is None:
-        if _missing(backend, source.path):
-            return [], []
-        return [], [_warning(source.path, label, f"cannot list skills: {listing.error}")]
+    listing = yield "ls", source.path
+    if listing.error is not None or listing.entries is None:
+        if (yield from _missing_steps(source.path)):
+            return label, [], []
+        failed = _warning(source.path, label, str(listing.error or "cannot list it"))
+        failed["whole_source"] = True
+        return label, [], [failed]
     folders = [e for e in listing.entries if e.get("is_dir")]
     paths = [posixpath.join(e["path"].rstrip("/"), SKILL_FILE) for e in folders]
     # One batch: a store or remote backend answers all the SKILL.md files in one round trip.
-    downloads = backend.download_files(paths) if paths else []
+    downloads = (yield "download_files", paths) if paths else []
     skills: list[SkillMetadata] = []
     warnings: list[SkillWarning] = []
     for path, download in zip(paths, downloads, strict=True):
@@ -59,7 +119,8 @@ def load_source(
                 message = f"folder {folder!r} has no {SKILL_FILE}"
             else:
                 # The download's error is a code; a read says what the code stands for.
-                message = backend.read(path).error or str(download.error)
+                read = yield "read", path
+                message = (read.error if read is not None else None) or str(download.error)
             warnings.append(_warning(path, label, message))
             continue
         try:
@@ -70,37 +131,39 @@ def load_source(
             warnings.append(_warning(path, label, f"{SKILL_FILE} is not UTF-8 text"))
             continue
         try:
-            skill, notes = parse_skill(text, folder=folder, path=path, source=label)
+            skill, notes = parse_skill(text, folder=folder, path=path)
         except SkillFormatError as error:
             warnings.append(_warning(path, label, str(error)))
             continue
         skills.append(skill)
         warnings.extend(_warning(path, label, note, skipped=False) for note in notes)
-    return skills, warnings
+    return label, skills, warnings
 
 
-def _missing(backend: BackendProtocol, path: str) -> bool:
+def _missing_steps(path: str) -> _Steps[bool]:
     """Whether nothing is at ``path``: a missing source has no skills, and is no error."""
     path = path.rstrip("/")
-    if not path.startswith("/"):
-        return False
-    parent = posixpath.dirname(path)
-    listing = backend.ls(parent)
-    if listing.entries is not None:
-        return path not in {e["path"].rstrip("/") for e in listing.entries}
-    return parent != "/" and _missing(backend, parent)
+    while path.startswith("/"):
+        parent = posixpath.dirname(path)
+        listing = yield "ls", parent
+        if listing.error is None and listing.entries is not None:
+            return path not in {e["path"].rstrip("/") for e in listing.entries}
+        if parent == "/":
+            return False
+        path = parent
+    return False
 
 
-def merge_sources(
-    loaded: Iterable[tuple[list[SkillMetadata], list[SkillWarning]]],
-) -> SkillsDiscovery:
+def merge_sources(loaded: Iterable[Loaded]) -> SkillsDiscovery:
     """Sources in order: a skill overrides an earlier source's skill of the same name."""
     winners: dict[str, SkillMetadata] = {}
     overridden: list[SkillMetadata] = []
     warnings: list[SkillWarning] = []
-    for skills, source_warnings in loaded:
+    labels: dict[str, str] = {}
+    for label, skills, source_warnings in loaded:
         warnings.extend(source_warnings)
         for skill in skills:
+            labels[skill["path"]] = label
             previous = winners.get(skill["name"])
             if previous is not None:
                 overridden.append(previous)
@@ -109,6 +172,7 @@ def merge_sources(
         skills=[winners[name] for name in sorted(winners)],
         warnings=warnings,
         overridden=overridden,
+        sources=labels,
     )
 
 
@@ -117,6 +181,13 @@ def discover_skills(
 ) -> SkillsDiscovery:
     """Skills of ``sources`` (directories in ``backend``), later sources overriding earlier ones."""
     return merge_sources(load_source(backend, source) for source in sources)
+
+
+async def adiscover_skills(
+    backend: BackendProtocol, sources: Sequence[str | SkillSource | tuple[str, str]]
+) -> SkillsDiscovery:
+    """``discover_skills`` with the backend's async methods."""
+    return merge_sources([await aload_source(backend, source) for source in sources])
 
 
 def discover_skill_dirs(
@@ -131,10 +202,10 @@ def discover_skill_dirs(
         root = Path(directory)
         if not root.is_dir():
             continue
-        skills, warnings = load_source(DiskBackend(root), SkillSource("/", label))
+        label, skills, warnings = load_source(DiskBackend(root), SkillSource("/", label))
         for skill in skills:
             skill["path"] = str(root / skill["path"].lstrip("/"))
         for warning in warnings:
             warning["path"] = str(root / warning["path"].lstrip("/"))
-        loaded.append((skills, warnings))
+        loaded.append((label, skills, warnings))
     return merge_sources(loaded)

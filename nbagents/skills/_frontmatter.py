@@ -63,9 +63,7 @@ def split_frontmatter(text: str) -> str:
     return text[first_newline + 1 : match.start()]
 
 
-def parse_skill(
-    text: str, *, folder: str, path: str, source: str
-) -> tuple[SkillMetadata, list[str]]:
+def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, list[str]]:
     """The skill described by ``text`` (a whole ``SKILL.md``) and what was ignored in it.
 
     Problems with required fields raise :class:`SkillFormatError`; problems with optional ones
@@ -101,10 +99,13 @@ def parse_skill(
         )
 
     skill: SkillMetadata = {
+        "path": path,
         "name": name,
         "description": description.strip(),
-        "path": path,
-        "source": source,
+        "license": None,
+        "compatibility": None,
+        "metadata": {},
+        "allowed_tools": [],
     }
     warnings: list[str] = []
     unknown = sorted(str(k) for k in data if k not in KNOWN_KEYS)

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, Optional
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain.tools import ToolRuntime
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from nbagents._contract import SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
 from nbagents.backends import BackendLike, BackendProtocol, check_backend, is_backend
 from nbagents.backends._prompt import with_prompt_section
-from nbagents.skills._discovery import as_source, discover_skills
+from nbagents.skills._discovery import adiscover_skills, as_source, discover_skills
 from nbagents.skills._prompt import (
     SKILLS_PROMPT_SECTION,
     check_template,
     describe_warning,
     skills_section,
 )
-from nbagents.skills._records import SkillMetadata, SkillSource
+from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource
 
 
 class SkillsState(AgentState):
@@ -42,6 +42,12 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
     in the trace, not in ``invoke()``'s output.
     The agent reads a ``SKILL.md`` with ``read_file``, so give it the file tools on a backend
     where the listed paths resolve (usually the same backend).
+
+    ``sources`` are directory paths or ``(path, label)`` pairs; as in deepagents, the
+    attribute ``sources`` holds the paths and ``source_labels`` the labels (made from the path
+    where none was given: ``/skills/user`` is ``User``). ``backend`` is a backend, a backend
+    class, a factory called with the runtime, or any object with ``ls`` and
+    ``download_files`` (all that discovery uses).
     """
 
     state_schema = SkillsState
@@ -56,54 +62,76 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
         super().__init__()
         if isinstance(sources, str):
             raise TypeError("sources must be a list of paths, not one string")
-        self.backend = check_backend(backend)
-        self.sources = [as_source(source) for source in sources]
+        self._skill_sources = [as_source(source) for source in sources]
+        self.sources: list[str] = [source.path for source in self._skill_sources]
+        self.source_labels: list[str] = [source.name for source in self._skill_sources]
         self.system_prompt = None if system_prompt is None else check_template(system_prompt)
+        self._readonly = _reads_skills(backend) and not is_backend(backend)
+        # A backend, a factory, or a reader of skills alone: what it is was settled just above.
+        self.backend: Any = backend if self._readonly else check_backend(backend)
 
-    def _backend(self, state: Any, runtime: Runtime[Any]) -> BackendProtocol:
-        if is_backend(self.backend):
+    def _resolve_backend(
+        self, state: Any, runtime: Runtime[Any] | None, config: RunnableConfig | None
+    ) -> BackendProtocol:
+        if self._readonly or is_backend(self.backend):
             return self.backend  # type: ignore[no-any-return]
-        try:
-            config = get_config()
-        except RuntimeError:
-            config = {}
+        if config is None:
+            try:
+                config = get_config()
+            except RuntimeError:
+                config = {}
         tool_runtime = ToolRuntime(
             state=state,
-            context=runtime.context,
+            context=getattr(runtime, "context", None),
             config=config,
-            stream_writer=runtime.stream_writer,
+            stream_writer=getattr(runtime, "stream_writer", None) or _no_stream,
             tool_call_id=None,
-            store=runtime.store,
+            store=getattr(runtime, "store", None),
         )
-        return self.backend(tool_runtime)  # type: ignore[operator,no-any-return]
+        return self.backend(tool_runtime)  # type: ignore[no-any-return]
 
-    def _discover(self, backend: BackendProtocol) -> dict[str, Any]:
-        found = discover_skills(backend, self.sources)
+    @staticmethod
+    def _update(found: SkillsDiscovery) -> dict[str, Any]:
         return {
             SKILLS_METADATA_KEY: found.skills,
             SKILLS_ERRORS_KEY: [describe_warning(w) for w in found.warnings],
         }
 
-    def before_agent(self, state: SkillsState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+    # ``config`` as deepagents' hooks take it, so code that calls them directly keeps working.
+    # LangGraph passes it only when the annotation reads exactly so (it compares the text).
+    def before_agent(
+        self,
+        state: SkillsState,
+        runtime: Runtime[Any],
+        config: Optional[RunnableConfig] = None,  # noqa: UP045
+    ) -> dict[str, Any] | None:
+        """Discover the skills, unless the state already holds them (a resumed thread)."""
         if state.get(SKILLS_METADATA_KEY) is not None:
             return None
-        return self._discover(self._backend(state, runtime))
+        backend = self._resolve_backend(state, runtime, config)
+        return self._update(discover_skills(backend, self._skill_sources))
 
     async def abefore_agent(
-        self, state: SkillsState, runtime: Runtime[Any]
+        self,
+        state: SkillsState,
+        runtime: Runtime[Any],
+        config: Optional[RunnableConfig] = None,  # noqa: UP045
     ) -> dict[str, Any] | None:
+        """``before_agent`` for async runs."""
         if state.get(SKILLS_METADATA_KEY) is not None:
             return None
-        # A disk backend reads a file per skill: keep the event loop free.
-        return await asyncio.to_thread(self._discover, self._backend(state, runtime))
+        backend = self._resolve_backend(state, runtime, config)
+        return self._update(await adiscover_skills(backend, self._skill_sources))
 
-    def _with_section(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """``request`` with the skills section added to its system message (as is, when
+        ``system_prompt`` is None)."""
         state: Mapping[str, Any] = request.state or {}
         skills = state.get(SKILLS_METADATA_KEY) or []
         problems = state.get(SKILLS_ERRORS_KEY) or []
         if self.system_prompt is None:
             return request
-        section = skills_section(skills, problems, self.system_prompt, self.sources)
+        section = skills_section(skills, problems, self.system_prompt, self._skill_sources)
         return with_prompt_section(request, section)
 
     def wrap_model_call(
@@ -111,11 +139,23 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
-        return handler(self._with_section(request))
+        return handler(self.modify_request(request))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
-        return await handler(self._with_section(request))
+        return await handler(self.modify_request(request))
+
+
+def _reads_skills(backend: object) -> bool:
+    """Whether ``backend`` has what discovery calls, sync or async."""
+    return any(
+        all(callable(getattr(backend, name, None)) for name in names)
+        for names in (("ls", "download_files"), ("als", "adownload_files"))
+    )
+
+
+def _no_stream(_chunk: Any) -> None:
+    return None

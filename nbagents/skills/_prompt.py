@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from nbagents.skills._records import SkillMetadata, SkillSource, SkillWarning
 
-SKILLS_PROMPT_SECTION = """## Skills
+SKILLS_PROMPT_SECTION = """## Skills System
 
 You have a library of skills: folders holding instructions, scripts and reference files for \
 particular kinds of work. Only each skill's name, description and the path of its SKILL.md \
@@ -21,7 +21,7 @@ description.
 
 def format_skills_list(skills: Sequence[SkillMetadata]) -> str:
     if not skills:
-        return "No skills are available."
+        return "No skills available."
     # A multi-line description (a YAML block scalar) would break the list: one line each.
     return "\n".join(
         f"- **{s['name']}**: {' '.join(s['description'].split())}\n"
@@ -38,6 +38,8 @@ MAX_SKILL_LOAD_WARNING_LENGTH = 1000
 
 def describe_warning(warning: SkillWarning) -> str:
     """One line for the state and the prompt: the path, what is wrong, and what came of it."""
+    if warning.get("whole_source"):
+        return f"Cannot load skills from {warning['path']!r}: {warning['message']}"
     outcome = "skill not loaded" if warning["skipped"] else "skill loaded"
     return f"{warning['path']}: {warning['message']} ({outcome})"
 
@@ -66,7 +68,12 @@ def format_warnings(problems: Sequence[str]) -> str:
 
 
 def format_locations(sources: Sequence[SkillSource]) -> str:
-    return "\n".join(f"- {s.label}: `{s.path}`" if s.label else f"- `{s.path}`" for s in sources)
+    # Later sources win a name clash: the model should know which copy it is reading.
+    last = len(sources) - 1
+    return "\n".join(
+        f"- {s.name}: `{s.path}`" + (" (higher priority)" if i == last and last else "")
+        for i, s in enumerate(sources)
+    )
 
 
 def skills_section(
@@ -86,11 +93,16 @@ def skills_section(
     )
 
 
-def check_template(template: str) -> str:
+def check_template(template: object) -> str:
     """``template`` if it fills in: it must list the skills, and name no other slot."""
+    if not isinstance(template, str):
+        raise TypeError(
+            f"system_prompt must be str or None, got {type(template).__name__}: a template "
+            "with {skills_list}, or None for no skills section"
+        )
     if "{skills_list}" not in template:
         raise ValueError(
-            "The skills prompt template must contain {skills_list} (where the skills are "
+            "system_prompt missing required format slot {skills_list} (where the skills are "
             "listed); it may also use {warnings} or {skills_load_warnings}, and "
             "{skills_locations}."
         )
