@@ -98,7 +98,8 @@ NOTEBOOKS ?= $(sort $(wildcard notebooks/[0-9]*.ipynb))
 notebooks: install-test
 	@for nb in $(NOTEBOOKS); do \
 	    echo "executing $$nb"; \
-	    NBAGENTS_CASSETTE_MODE=replay $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	    NBAGENTS_CASSETTE_MODE=replay NBAGENTS_RUNS=$${NBAGENTS_RUNS:-off} \
+	        $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	        --log-level=ERROR "$$nb" || exit 1; \
 	done
 

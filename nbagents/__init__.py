@@ -4,6 +4,14 @@ from nbagents._distribution import warn_about_other_distribution
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
 from nbagents.approvals import pending_approvals, resume
+from nbagents.history import (
+    RunStore,
+    delete_runs,
+    keep_runs,
+    load_run,
+    prune_runs,
+    runs,
+)
 from nbagents.models import ScriptedChatModel
 from nbagents.subagents import (
     GENERAL_PURPOSE_SUBAGENT,
@@ -25,6 +33,7 @@ __all__ = [
     "BackgroundSubAgentMiddleware",
     "CompiledSubAgent",
     "RemoteSubAgent",
+    "RunStore",
     "ScriptedChatModel",
     "Span",
     "SubAgent",
@@ -33,9 +42,14 @@ __all__ = [
     "Tracer",
     "create_deep_agent",
     "create_sub_agent",
+    "delete_runs",
+    "keep_runs",
+    "load_run",
     "load_subagents",
     "pending_approvals",
+    "prune_runs",
     "resume",
+    "runs",
     "trace",
     "wait_for_decisions",
 ]

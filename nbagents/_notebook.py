@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell
+from nbagents.history import _keeping as history
 from nbagents.tracing._recording import recording
 
 if TYPE_CHECKING:
@@ -64,7 +65,14 @@ def trace_bundle(
 
 
 @contextmanager
-def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
+def trace(
+    *,
+    display: bool | None = None,
+    title: str = "",
+    name: str | None = None,
+    tags: Sequence[str] = (),
+    store: history.StoreLike = None,
+) -> Iterator[Trace]:
     """Trace every LangChain run started inside the block; yields the :class:`Trace`.
 
     In a Jupyter kernel the live call-tree view appears in the cell output at once; when the
@@ -72,17 +80,34 @@ def trace(*, display: bool | None = None, title: str = "") -> Iterator[Trace]:
     the saved notebook shows on GitHub or nbviewer. Outside IPython, or with ``display=False``,
     it only records. A view that fails is logged once and
     never stops the run.
+
+    When the block ends (also by an error or Ctrl-C) the run is saved to the run history,
+    ``nbagents.runs()``, under ``name`` (default: ``title``) with ``tags``. ``store`` picks
+    another history (a path or a ``RunStore``) or none (``False``); see
+    :func:`nbagents.keep_runs`. A history that cannot save warns once and never stops the run.
     """
     view: LiveView | None = None
+    kept: Trace | None = None
     try:
         with recording() as tracer:
             tracer.trace.title = title
+            shell = kernel_shell()
+            history.keep_trace(
+                tracer.trace,
+                store=store,
+                name=title if name is None else name,
+                tags=tags,
+                user_ns=getattr(shell, "user_ns", None),
+            )
+            kept = tracer.trace
             view = _show_live(tracer, auto_finish=True) if display is not False else None
             yield tracer.trace
     finally:
         # After recording() has finished the trace, so the snapshot shows its final state.
         if view is not None:
             view.finish()
+        if kept is not None:
+            history.save(kept)
 
 
 async def wait_for_decisions(trace: Trace, *, timeout: float | None = None) -> Any:
@@ -177,14 +202,20 @@ def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:
     if not name.isidentifier():
         raise UsageError(f"%%trace takes a variable name to store the trace in, got {name!r}.")
     view = None
+    kept: Trace | None = None
     try:
         with recording() as tracer:
             ip.user_ns[name] = tracer.trace
+            run_name = "" if name == DEFAULT_NAME else name
+            history.keep_trace(tracer.trace, name=run_name, user_ns=ip.user_ns)
+            kept = tracer.trace
             view = _show_live(tracer, auto_finish=False)
             return _run(ip, cell)
     finally:
         if view is not None:
             view.finish()
+        if kept is not None:
+            history.save(kept)
 
 
 def _run(ip: Any, cell: str) -> Any:

@@ -91,5 +91,11 @@ def run_resumed(tracer: Tracer, agent: Any, command: Any, config: Any) -> Any:
     if any(t is tracer for t in active_tracers()):
         result = agent.invoke(command, config)
         return result
-    with recording(tracer):
-        return agent.invoke(command, config)
+    try:
+        with recording(tracer):
+            return agent.invoke(command, config)
+    finally:
+        # A run kept in the history is saved again when it resumes: the same run, one record.
+        from nbagents.history import save
+
+        save(tracer.trace)
