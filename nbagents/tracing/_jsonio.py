@@ -35,6 +35,7 @@ _FILE = VersionedJSON(
 
 
 def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
+    # Encoded under the lock: the dicts share the spans' values, which a running trace changes.
     with trace.lock:
         payload = {
             **_FILE.header(),
@@ -42,7 +43,7 @@ def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
             "finished": trace.finished,
             "spans": [s.to_dict() for s in trace.spans],
         }
-    text = json.dumps(payload, indent=indent, ensure_ascii=False, default=_fallback)
+        text = json.dumps(payload, indent=indent, ensure_ascii=False, default=_fallback)
     return escape_surrogates(text)
 
 

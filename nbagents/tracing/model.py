@@ -77,7 +77,9 @@ class Span:
         return None if self.end is None else self.end - self.start
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The span as JSON-ready data. Values are the span's own, not copies: encode them
+        while the trace's lock is held if the run may still change them."""
+        data = {name: getattr(self, name) for name in _SPAN_FIELDS}
         data["usage"] = asdict(self.usage)
         return data
 
@@ -87,6 +89,9 @@ class Span:
         values = {k: v for k, v in data.items() if k in known}
         values["usage"] = TokenUsage(**(data.get("usage") or {}))
         return cls(**values)
+
+
+_SPAN_FIELDS = tuple(f.name for f in fields(Span))
 
 
 @dataclass(frozen=True)
