@@ -86,7 +86,7 @@ async def test_a_thread_sees_the_files_of_its_input(run_agent: Any, backend: Any
     )
     other = await run_agent(agent, {"messages": [HumanMessage("go")]}, thread("t2"))
 
-    assert tool_texts(result) == ["     1\tgiven line"]
+    assert tool_texts(result) == ["1  given line"]
     assert "not found" in tool_texts(other)[0]
 
 

@@ -93,7 +93,7 @@ async def test_store_files_outlive_the_thread_and_the_agent_per_user(
     # A new thread and a rebuilt agent: the store's file is there, the thread's scratch is not.
     later = await run(build(store, tag), "recall", "t2", "ada", mode)
     memory, scratch = texts(later)
-    assert memory == "     1\tlikes tea"
+    assert memory == "1  likes tea"
     assert "not found" in scratch
 
     # Another user on the same store sees neither.

@@ -47,7 +47,7 @@ async def test_state_backend_write_lands_in_the_final_state(run_agent: Any) -> N
     wrote, edited, read = tool_messages(result)
     assert wrote.text == "Wrote /notes/plan.md (17 characters)."
     assert edited.text == "Replaced 1 occurrence in /notes/plan.md."
-    assert read.text == "     1\tstep one\n     2\tstep 2"
+    assert read.text == "1  step one\n2  step 2"
     assert all(m.status == "success" for m in (wrote, edited, read))
 
 
@@ -117,7 +117,7 @@ async def test_failures_are_error_results_and_the_run_goes_on(
         ("read_file", "Error: Line offset 5 exceeds file length (1 lines)"),
     ]
     # grep takes its pattern literally (as upstream's): no regex error to make.
-    assert [m.text for m in messages if m.name == "grep"] == ["No matches."]
+    assert [m.text for m in messages if m.name == "grep"] == ["No matches found"]
     assert messages[-1].status == "success"
     assert messages[-1].text.startswith("/blob.bin is a binary file (2 bytes)")
     assert result["messages"][-1].text == "I give up"
@@ -147,18 +147,22 @@ async def test_huge_files_are_paged_with_a_note(run_agent: Any) -> None:
         },
     }
     first, last, wide, heavy, nothing = tool_messages(await run_agent(agent, start))
-    assert first.text.splitlines()[0] == "     1\tline 1"
+    assert first.text.splitlines()[0] == "   1  line 1"
     assert first.text.endswith(
         "[Showing lines 1-2000 of 5000. To read more, call read_file with offset=2000.]"
     )
-    assert last.text == "  4999\tline 4999\n  5000\tline 5000"
+    assert last.text == "4999  line 4999\n5000  line 5000"
     assert wide.text.endswith("… [line cut at 2000 characters]")
     assert len(wide.text) < 2100
     assert heavy.text.endswith(
         "[Showing lines 1-99 of 300. To read more, call read_file with offset=99.]"
     )
     assert len(heavy.text) <= 100_200
-    assert (nothing.status, nothing.text) == ("success", "No lines of /big.txt were asked for.")
+    assert nothing.status == "success"
+    assert nothing.text == (
+        "No lines of /big.txt were read: `limit` was 0, so the file was not looked at. "
+        "Call read_file with a limit of 1 or more to read it."
+    )
 
 
 async def test_listing_and_searching_a_composite_backend(run_agent: Any, tmp_path: Path) -> None:
@@ -172,18 +176,22 @@ async def test_listing_and_searching_a_composite_backend(run_agent: Any, tmp_pat
             call("write_file", file_path="/notes/a.md", content="Extract later"),
             call("ls", path="/"),
             call("glob", pattern="**/*.md"),
-            call("grep", pattern="Extract"),
+            call("grep", pattern="Extract", output_mode="content"),
             call("glob", pattern="*.txt"),
+            call("grep", pattern="Extract"),
+            call("grep", pattern="e", output_mode="count"),
             "ok",
         ],
         FilesystemMiddleware(backend=backend),
     )
     result = await run_agent(agent, {"messages": [HumanMessage("go")]})
-    _, ls, glob, grep, nothing = (m.text for m in tool_messages(result))
+    _, ls, glob, grep, nothing, files, counts = (m.text for m in tool_messages(result))
     assert ls == "/notes/\n/skills/"
     assert glob == "/notes/a.md\n/skills/pdf/SKILL.md"
     assert grep == "/notes/a.md:1: Extract later\n/skills/pdf/SKILL.md:4: Extract text."
-    assert nothing == "No files match '*.txt' under /."
+    assert nothing == "No files found"
+    assert files == "/notes/a.md\n/skills/pdf/SKILL.md"  # the default output_mode
+    assert counts == "/notes/a.md: 1\n/skills/pdf/SKILL.md: 2"
     assert list(result["files"]) == ["/notes/a.md"]
 
 

@@ -6,8 +6,22 @@ so backends move between the two libraries; see ``docs/coming-from-deepagents.md
 
 from nbagents.backends._base import FileBackend
 from nbagents.backends._composite import CompositeBackend
+from nbagents.backends._descriptions import (
+    EDIT_FILE_TOOL_DESCRIPTION,
+    GLOB_TOOL_DESCRIPTION,
+    GREP_TOOL_DESCRIPTION,
+    LIST_FILES_TOOL_DESCRIPTION,
+    READ_FILE_TOOL_DESCRIPTION,
+    WRITE_FILE_TOOL_DESCRIPTION,
+)
 from nbagents.backends._disk import AccessRule, DiskBackend, FilesystemBackend
-from nbagents.backends._middleware import FILESYSTEM_PROMPT, FilesState, FilesystemMiddleware
+from nbagents.backends._format import TOOL_RESULT_TOKEN_LIMIT, TRUNCATION_GUIDANCE
+from nbagents.backends._middleware import (
+    FILESYSTEM_PROMPT,
+    FilesState,
+    FilesystemMiddleware,
+    FilesystemState,
+)
 from nbagents.backends._protocol import (
     FILE_NOT_FOUND,
     INVALID_PATH,
@@ -49,12 +63,20 @@ from nbagents.backends._store import NamespaceFactory, StoreBackend
 from nbagents.backends._tools import build_file_tools
 
 __all__ = [
+    "EDIT_FILE_TOOL_DESCRIPTION",
     "FILESYSTEM_PROMPT",
     "FILES_KEY",
     "FILE_NOT_FOUND",
+    "GLOB_TOOL_DESCRIPTION",
+    "GREP_TOOL_DESCRIPTION",
     "INVALID_PATH",
     "IS_DIRECTORY",
+    "LIST_FILES_TOOL_DESCRIPTION",
     "PERMISSION_DENIED",
+    "READ_FILE_TOOL_DESCRIPTION",
+    "TOOL_RESULT_TOKEN_LIMIT",
+    "TRUNCATION_GUIDANCE",
+    "WRITE_FILE_TOOL_DESCRIPTION",
     "AccessDeniedError",
     "AccessRule",
     "BackendError",
@@ -80,6 +102,7 @@ __all__ = [
     "FilesUpdate",
     "FilesystemBackend",
     "FilesystemMiddleware",
+    "FilesystemState",
     "GlobResult",
     "GrepMatch",
     "GrepResult",

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import re
+from typing import Literal
+
 from nbagents.backends._content import data_size
 from nbagents.backends._protocol import FileInfo, GrepMatch, ReadResult
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
 MAX_MATCHES = 500
+TOOL_RESULT_TOKEN_LIMIT = 20_000
+"""A tool's answer longer than this many tokens (about four characters each) is cut."""
+TRUNCATION_GUIDANCE = "[Output cut here: narrow the path, glob or pattern to see the rest.]"
+"""The line that ends an answer cut at :data:`TOOL_RESULT_TOKEN_LIMIT`."""
+NO_FILES = "No files found"
+NO_MATCHES = "No matches found"
+GrepMode = Literal["files_with_matches", "content", "count"]
+_REGEX_SIGNS = re.compile(r"\||\.\*|\.\+|\\[.dswbDSWB()\[\]|]|^\^|\$$|\[[^\]]*\]|\(\?")
+
+
+def truncate(text: str) -> str:
+    """``text``, cut after :data:`TOOL_RESULT_TOKEN_LIMIT` tokens with a line saying so."""
+    limit = TOOL_RESULT_TOKEN_LIMIT * 4
+    return text if len(text) <= limit else text[:limit] + "\n" + TRUNCATION_GUIDANCE
 
 
 def format_listing(infos: list[FileInfo], empty: str, *, truncated: bool = False) -> str:
@@ -19,11 +36,11 @@ def format_listing(infos: list[FileInfo], empty: str, *, truncated: bool = False
     ]
     if truncated:
         rows.append("[The search stopped early: the list may be incomplete.]")
-    return "\n".join(rows)
+    return truncate("\n".join(rows))
 
 
-def format_read(path: str, result: ReadResult, limit: int) -> str:
-    """Numbered lines (``cat -n`` style), long lines cut, and a note on how to read further."""
+def format_read(path: str, result: ReadResult, offset: int, limit: int) -> str:
+    """Numbered lines (the number, two spaces, the line), long lines cut, how to read further."""
     data = result.file_data
     if data is None:
         return f"{path} could not be read."
@@ -33,32 +50,51 @@ def format_read(path: str, result: ReadResult, limit: int) -> str:
             "Only text files can be read."
         )
     if result.start_line is None:
-        return f"{path} is empty." if limit > 0 else f"No lines of {path} were asked for."
+        if limit > 0:
+            return f"{path} is empty."
+        return (
+            f"No lines of {path} were read: `limit` was {limit}, so the file was not looked at. "
+            "Call read_file with a limit of 1 or more to read it."
+        )
+    lines = data["content"].splitlines()
+    width = len(str(result.start_line + len(lines) - 1))
     out: list[str] = []
     used = 0
-    shown = 0
-    for number, line in enumerate(data["content"].splitlines(), result.start_line):
+    for number, line in enumerate(lines, result.start_line):
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f" … [line cut at {MAX_LINE_CHARS} characters]"
-        row = f"{number:6d}\t{line}"
+        row = f"{number:>{width}}  {line}"
         if out and used + len(row) > MAX_OUTPUT_CHARS:
             break
         out.append(row)
         used += len(row) + 1
-        shown += 1
-    last = result.start_line - 1 + shown
+    last = result.start_line - 1 + len(out)
     total = result.total_lines
     if total is not None and last < total:
         out.append(
             f"\n[Showing lines {result.start_line}-{last} of {total}. "
             f"To read more, call read_file with offset={last}.]"
         )
+    if offset < 0:
+        out.append(f"\n[offset={offset} is before the start of the file: read from line 1.]")
     return "\n".join(out)
 
 
-def format_matches(matches: list[GrepMatch], *, truncated: bool = False) -> str:
+def format_matches(
+    matches: list[GrepMatch], mode: GrepMode = "content", *, truncated: bool = False
+) -> str:
+    """``content``: ``path:line: text`` per match; ``files_with_matches``: one path per line;
+    ``count``: ``path: n`` per file."""
     if not matches:
-        return "No matches."
+        return NO_MATCHES
+    if mode != "content":
+        counts: dict[str, int] = {}
+        for m in matches:
+            counts[m["path"]] = counts.get(m["path"], 0) + 1
+        rows = [p if mode == "files_with_matches" else f"{p}: {n}" for p, n in counts.items()]
+        if truncated:
+            rows.append("[The search stopped early: there may be more matches.]")
+        return truncate("\n".join(rows))
     rows = [f"{m['path']}:{m['line']}: {m['text'][:MAX_LINE_CHARS]}" for m in matches[:MAX_MATCHES]]
     if len(matches) > MAX_MATCHES:
         rows.append(
@@ -67,4 +103,14 @@ def format_matches(matches: list[GrepMatch], *, truncated: bool = False) -> str:
         )
     elif truncated:
         rows.append("[The search stopped early: there may be more matches.]")
-    return "\n".join(rows)
+    return truncate("\n".join(rows))
+
+
+def regex_hint(pattern: str) -> str:
+    """A note for a pattern that found nothing and looks like a regular expression, else ''."""
+    if not _REGEX_SIGNS.search(pattern):
+        return ""
+    return (
+        "grep matches literal text, not regex: characters such as `|`, `.*` and `\\.` are "
+        "searched as they are. Search for the exact text instead, one search per alternative."
+    )

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain.tools import ToolRuntime
@@ -12,47 +11,69 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from nbagents._contract import READ_FILE_TOOL
-from nbagents.backends._format import format_listing, format_matches, format_read
+from nbagents.backends._descriptions import TOOL_DESCRIPTIONS
+from nbagents.backends._format import (
+    NO_FILES,
+    NO_MATCHES,
+    GrepMode,
+    format_listing,
+    format_matches,
+    format_read,
+    regex_hint,
+    truncate,
+)
 from nbagents.backends._protocol import resolve_backend
 
 DEFAULT_READ_LIMIT = 2000
 
-ToolOutput = str | ToolMessage
+ToolOutput = ToolMessage
 Shape = Callable[[Any, dict[str, Any]], str]
 """Turns a backend result (without error) and the tool's arguments into the tool's answer."""
 
+_FAILS = (ValueError, OSError, NotImplementedError)
+"""What a backend raises for a request that cannot be done: an error result, not a crash."""
 
-def _error(runtime: ToolRuntime[Any, Any], name: str, message: str) -> ToolMessage:
-    text = message if message.startswith("Error") else f"Error: {message}"
+
+def _message(runtime: ToolRuntime[Any, Any], name: str, text: str, *, ok: bool) -> ToolMessage:
+    if not ok and not text.startswith("Error"):
+        text = f"Error: {text}"
     return ToolMessage(
-        content=text, tool_call_id=runtime.tool_call_id or "", name=name, status="error"
+        content=text,
+        tool_call_id=runtime.tool_call_id or "",
+        name=name,
+        status="success" if ok else "error",
     )
 
 
-def _answer(
-    name: str, runtime: ToolRuntime[Any, Any], result: Any, shape: Shape, args: Any
-) -> ToolOutput:
-    error = getattr(result, "error", None)
-    if error:
-        return _error(runtime, name, str(error))
-    return shape(result, args)
-
-
 class _FileTool:
-    """One file tool: which backend method it calls with which arguments, and its answer."""
+    """One file tool: which backend method it calls with which arguments, and its answer.
 
-    def __init__(self, name: str, method: str, backend: Any, shape: Shape) -> None:
+    ``raised`` names what the answer says when the backend raises (``glob`` says "glob failed:
+    ..." for any exception, as upstream's; the other tools turn only the usual failures,
+    :data:`_FAILS`, into error results).
+    """
+
+    def __init__(
+        self, name: str, method: str, backend: Any, shape: Shape, *, raised: str = ""
+    ) -> None:
         self.name, self.method, self.backend, self.shape = name, method, backend, shape
+        self.raised = raised
+        self.catch: tuple[type[Exception], ...] = (Exception,) if raised else _FAILS
 
-    def run(self, runtime: ToolRuntime[Any, Any], **args: Any) -> ToolOutput:
+    def run(
+        self, runtime: ToolRuntime[Any, Any], shown: Mapping[str, Any] | None = None, **args: Any
+    ) -> ToolOutput:
+        """Call the backend with ``args``; ``shown`` are arguments of the answer only."""
         try:
             backend = resolve_backend(self.backend, runtime)
             result = getattr(backend, self.method)(**args)
-        except (ValueError, OSError, NotImplementedError) as error:
-            return _error(runtime, self.name, _why(error))
-        return _answer(self.name, runtime, result, self.shape, args)
+        except self.catch as error:
+            return self._failed(runtime, error)
+        return self._answer(runtime, result, {**args, **(shown or {})})
 
-    async def arun(self, runtime: ToolRuntime[Any, Any], **args: Any) -> ToolOutput:
+    async def arun(
+        self, runtime: ToolRuntime[Any, Any], shown: Mapping[str, Any] | None = None, **args: Any
+    ) -> ToolOutput:
         try:
             backend = resolve_backend(self.backend, runtime)
             twin = getattr(backend, "a" + self.method, None)
@@ -60,9 +81,24 @@ class _FileTool:
                 result = await twin(**args)
             else:
                 result = await asyncio.to_thread(getattr(backend, self.method), **args)
-        except (ValueError, OSError, NotImplementedError) as error:
-            return _error(runtime, self.name, _why(error))
-        return _answer(self.name, runtime, result, self.shape, args)
+        except self.catch as error:
+            return self._failed(runtime, error)
+        return self._answer(runtime, result, {**args, **(shown or {})})
+
+    def _failed(self, runtime: ToolRuntime[Any, Any], error: Exception) -> ToolMessage:
+        why = f"{self.raised}: {error}" if self.raised else _why(error)
+        return _message(runtime, self.name, truncate(why), ok=False)
+
+    def _answer(self, runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolOutput:
+        error = getattr(result, "error", None)
+        if error and self.method == "grep" and result.matches:
+            # A search that failed part of the way: the matches found so far still help.
+            found = self.shape(result, args)
+            text = f"{truncate(str(error))}\n\nPartial matches:\n{found}"
+            return _message(runtime, self.name, text, ok=False)
+        if error:
+            return _message(runtime, self.name, truncate(str(error)), ok=False)
+        return _message(runtime, self.name, self.shape(result, args), ok=True)
 
 
 def _why(error: Exception) -> str:
@@ -74,11 +110,11 @@ def _why(error: Exception) -> str:
 
 
 def _ls(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.entries or [], f"{args['path']} is empty.")
+    return format_listing(result.entries or [], NO_FILES)
 
 
 def _read(result: Any, args: dict[str, Any]) -> str:
-    return format_read(args["file_path"], result, args["limit"])
+    return format_read(args["file_path"], result, args["offset"], args["limit"])
 
 
 def _write(result: Any, args: dict[str, Any]) -> str:
@@ -92,32 +128,33 @@ def _edit(result: Any, args: dict[str, Any]) -> str:
 
 
 def _glob(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(
-        result.matches or [],
-        f"No files match {args['pattern']!r} under {args['path']}.",
-        truncated=result.truncated,
-    )
+    return format_listing(result.matches or [], NO_FILES, truncated=result.truncated)
 
 
 def _grep(result: Any, args: dict[str, Any]) -> str:
-    return format_matches(result.matches or [], truncated=result.truncated)
+    matches = result.matches or []
+    text = format_matches(matches, args["output_mode"], truncated=result.truncated)
+    hint = "" if matches or result.truncated else regex_hint(args["pattern"])
+    return f"{NO_MATCHES}\n\n{hint}" if hint else text
 
 
 # Each tool's signature is spelled out (not **kwargs) so LangChain can infer its argument schema
-# and inject `runtime`.
+# and inject `runtime`. Its description is the one of TOOL_DESCRIPTIONS, or the caller's.
 
 
-def build_file_tools(backend: Any) -> list[BaseTool]:
-    """The six file tools bound to ``backend`` (an instance or a factory of the tool runtime)."""
+def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None) -> list[BaseTool]:
+    """The six file tools bound to ``backend`` (an instance or a factory of the tool runtime).
+
+    ``descriptions`` replaces the description of the tools it names (by tool name).
+    """
     ls_ = _FileTool("ls", "ls", backend, _ls)
     read_ = _FileTool(READ_FILE_TOOL, "read", backend, _read)
     write_ = _FileTool("write_file", "write", backend, _write)
     edit_ = _FileTool("edit_file", "edit", backend, _edit)
-    glob_ = _FileTool("glob", "glob", backend, _glob)
+    glob_ = _FileTool("glob", "glob", backend, _glob, raised="glob failed")
     grep_ = _FileTool("grep", "grep", backend, _grep)
 
     def ls(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
-        """List the files and directories directly inside ``path`` (directories end with '/')."""
         return ls_.run(runtime, path=path)
 
     async def als(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
@@ -129,11 +166,6 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         offset: int = 0,
         limit: int = DEFAULT_READ_LIMIT,
     ) -> ToolOutput:
-        """Read a text file, with line numbers.
-
-        Reads ``limit`` lines starting after ``offset`` lines (0 = from the top). Long files say
-        which offset to pass to continue. Binary files are reported, not shown.
-        """
         return read_.run(runtime, file_path=file_path, offset=offset, limit=limit)
 
     async def aread_file(
@@ -145,7 +177,6 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         return await read_.arun(runtime, file_path=file_path, offset=offset, limit=limit)
 
     def write_file(runtime: ToolRuntime[Any, Any], file_path: str, content: str) -> ToolOutput:
-        """Create a text file at the absolute path ``file_path``, or overwrite it."""
         return write_.run(runtime, file_path=file_path, content=content)
 
     async def awrite_file(
@@ -160,11 +191,6 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         new_string: str,
         replace_all: bool = False,
     ) -> ToolOutput:
-        """Replace the exact text ``old_string`` by ``new_string`` in a file.
-
-        ``old_string`` must occur exactly once (include surrounding lines to make it unique),
-        unless ``replace_all`` is true. Read the file first and copy the text exactly.
-        """
         return edit_.run(
             runtime,
             file_path=file_path,
@@ -189,25 +215,30 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         )
 
     def glob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
-        """Find files by name pattern under ``path``: ``*`` and ``?`` within a name, ``**`` across
-        directories (``**/*.md`` is every Markdown file)."""
         return glob_.run(runtime, pattern=pattern, path=path)
 
     async def aglob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
         return await glob_.arun(runtime, pattern=pattern, path=path)
 
     def grep(
-        runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/", glob: str | None = None
+        runtime: ToolRuntime[Any, Any],
+        pattern: str,
+        path: str = "/",
+        glob: str | None = None,
+        output_mode: GrepMode = "files_with_matches",
     ) -> ToolOutput:
-        """Search text files under ``path`` for lines containing the exact text ``pattern`` (not
-        a regular expression), optionally only in files matching ``glob``. Answers
-        ``path:line: text`` per match."""
-        return grep_.run(runtime, pattern=pattern, path=path, glob=glob)
+        shown = {"output_mode": output_mode}
+        return grep_.run(runtime, shown, pattern=pattern, path=path, glob=glob)
 
     async def agrep(
-        runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/", glob: str | None = None
+        runtime: ToolRuntime[Any, Any],
+        pattern: str,
+        path: str = "/",
+        glob: str | None = None,
+        output_mode: GrepMode = "files_with_matches",
     ) -> ToolOutput:
-        return await grep_.arun(runtime, pattern=pattern, path=path, glob=glob)
+        shown = {"output_mode": output_mode}
+        return await grep_.arun(runtime, shown, pattern=pattern, path=path, glob=glob)
 
     pairs: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
         (ls, als),
@@ -217,9 +248,8 @@ def build_file_tools(backend: Any) -> list[BaseTool]:
         (glob, aglob),
         (grep, agrep),
     ]
+    chosen = {**TOOL_DESCRIPTIONS, **(descriptions or {})}
     return [
-        StructuredTool.from_function(
-            func=f, coroutine=af, description=inspect.cleandoc(f.__doc__ or "")
-        )
+        StructuredTool.from_function(func=f, coroutine=af, description=chosen[f.__name__].rstrip())
         for f, af in pairs
     ]

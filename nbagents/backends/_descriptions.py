@@ -1,0 +1,58 @@
+"""What each file tool tells the model about itself (``FilesystemMiddleware`` can replace them).
+
+The names are deepagents' (``READ_FILE_TOOL_DESCRIPTION``, ...); the texts are nbagents' own.
+"""
+
+from __future__ import annotations
+
+LARGE_TOOL_RESULTS_DIR = "/large_tool_results/"
+"""Where ``FilesystemMiddleware`` saves a tool result too large to keep in the conversation."""
+
+LIST_FILES_TOOL_DESCRIPTION = (
+    "List the files and directories directly inside `path` (directories end with '/'). "
+    "Use it to find your way before reading or editing."
+)
+
+READ_FILE_TOOL_DESCRIPTION = f"""Read a text file, with line numbers.
+
+- Reads `limit` lines (2000 unless given) after the first `offset` lines (0 = from the top). \
+Each line comes as its number, two spaces and the text; never copy the numbers into an edit.
+- Long files say which `offset` to pass to go on. Binary files are reported, not shown.
+- A tool result too large for the conversation is offloaded to a file under \
+`{LARGE_TOOL_RESULTS_DIR}`, and the tool's message names it: read that file here, a page at a \
+time with `offset` and `limit`.
+- Read a file before editing it."""
+
+WRITE_FILE_TOOL_DESCRIPTION = """Create a text file at the absolute path `file_path`, or \
+replace it whole if it exists. Prefer edit_file to change part of an existing file."""
+
+EDIT_FILE_TOOL_DESCRIPTION = """Replace the exact text `old_string` by `new_string` in a file.
+
+`old_string` must occur exactly once (include surrounding lines to make it unique), unless \
+`replace_all` is true. Read the file first and copy the text exactly, without line numbers."""
+
+GLOB_TOOL_DESCRIPTION = """Find files by name pattern under `path`, answering their absolute \
+paths: `*` and `?` within a name, `**` across directories, `{a,b}` for alternatives. A pattern \
+without '/' matches names at any depth (`*.md` finds every Markdown file); names starting with \
+'.' match only a pattern that starts with '.'."""
+
+GREP_TOOL_DESCRIPTION = f"""Search text files under `path` for lines containing the exact text \
+`pattern`: a LITERAL text, not a regular expression (`a|b` looks for "a|b"; search once per \
+alternative). `glob` limits the search to the files whose names match it.
+
+`output_mode` shapes the answer: `files_with_matches` (the default) gives the matching files, \
+one per line; `content` gives `path:line: text` per matching line; `count` gives `path: n` per \
+file.
+
+Offloaded large tool results are files under `{LARGE_TOOL_RESULTS_DIR}` (the artifacts root's \
+`large_tool_results/`): grep there when you do not know which file holds what you look for."""
+
+TOOL_DESCRIPTIONS = {
+    "ls": LIST_FILES_TOOL_DESCRIPTION,
+    "read_file": READ_FILE_TOOL_DESCRIPTION,
+    "write_file": WRITE_FILE_TOOL_DESCRIPTION,
+    "edit_file": EDIT_FILE_TOOL_DESCRIPTION,
+    "glob": GLOB_TOOL_DESCRIPTION,
+    "grep": GREP_TOOL_DESCRIPTION,
+}
+"""The description of each file tool, by the tool's name."""

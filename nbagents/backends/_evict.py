@@ -1,0 +1,126 @@
+"""Large tool results: saved to a file, and replaced in the conversation by a note and a preview.
+
+``FilesystemMiddleware(tool_token_limit_before_evict=...)`` uses this on every tool call but its
+own file tools (whose answers are already paged or capped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from nbagents.backends._descriptions import LARGE_TOOL_RESULTS_DIR
+
+CHARS_PER_TOKEN = 4
+PREVIEW_LINES = 5
+PREVIEW_LINE_CHARS = 1000
+KEPT_IN_CONVERSATION = ("ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete")
+"""Tools whose results are never saved to a file: the file tools themselves."""
+
+NOTE = """The result of tool call {call_id} was too large to keep in the conversation \
+({chars} characters), so it was saved to the file {path}.
+
+Read it with read_file, a page at a time (offset and limit, e.g. offset=0, limit=100), or \
+search it with grep. Its first and last lines:
+
+{preview}"""
+
+
+def result_path(tool_call_id: str) -> str:
+    """Where the result of ``tool_call_id`` is saved: a file name without '/', '\\' or '.'."""
+    name = re.sub(r"[./\\]", "_", tool_call_id) or "unknown"
+    return f"{LARGE_TOOL_RESULTS_DIR}{name}"
+
+
+def preview(text: str) -> str:
+    """The first and last :data:`PREVIEW_LINES` lines of ``text`` (each cut), numbered."""
+    lines = text.splitlines()
+    numbered = [f"{n}  {line[:PREVIEW_LINE_CHARS]}" for n, line in enumerate(lines, 1)]
+    if len(lines) <= 2 * PREVIEW_LINES:
+        return "\n".join(numbered)
+    skipped = len(lines) - 2 * PREVIEW_LINES
+    return "\n".join(
+        [
+            *numbered[:PREVIEW_LINES],
+            f"... [{skipped} lines not shown] ...",
+            *numbered[-PREVIEW_LINES:],
+        ]
+    )
+
+
+class Evictor:
+    """Saves tool results over ``limit_tokens`` with ``backend`` (resolved per call)."""
+
+    def __init__(self, limit_tokens: int | None) -> None:
+        self.limit_chars = limit_tokens * CHARS_PER_TOKEN if limit_tokens else None
+
+    def applies(self, tool_name: str) -> bool:
+        return self.limit_chars is not None and tool_name not in KEPT_IN_CONVERSATION
+
+    def _too_large(self, message: Any) -> bool:
+        return (
+            self.limit_chars is not None
+            and isinstance(message, ToolMessage)
+            and len(message.text) > self.limit_chars
+        )
+
+    def shrink(self, result: Any, backend: Any) -> Any:
+        """``result`` (a ToolMessage or a Command carrying some), its large messages saved."""
+        return _map_messages(result, self._too_large, lambda m: _saved(m, backend.write))
+
+    async def ashrink(self, result: Any, backend: Any) -> Any:
+        large = [m for m in _messages(result) if self._too_large(m)]
+        replaced: dict[int, ToolMessage] = {}
+        for message in large:
+            writer = getattr(backend, "awrite", None)
+            if writer is None:
+                write_result = await asyncio.to_thread(
+                    backend.write, result_path(message.tool_call_id), message.text
+                )
+            else:
+                write_result = await writer(result_path(message.tool_call_id), message.text)
+            replaced[id(message)] = _replacement(message, write_result)
+        return _map_messages(result, lambda m: id(m) in replaced, lambda m: replaced[id(m)])
+
+
+def _messages(result: Any) -> list[Any]:
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        return list(result.update.get("messages") or [])
+    return [result]
+
+
+def _map_messages(result: Any, pick: Any, change: Any) -> Any:
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        messages = result.update.get("messages")
+        if not messages:
+            return result
+        update = {**result.update, "messages": [change(m) if pick(m) else m for m in messages]}
+        return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
+    return change(result) if pick(result) else result
+
+
+def _saved(message: ToolMessage, write: Any) -> ToolMessage:
+    return _replacement(message, write(result_path(message.tool_call_id), message.text))
+
+
+def _replacement(message: ToolMessage, write_result: Any) -> ToolMessage:
+    """The note that replaces ``message``, or ``message`` itself if it could not be saved."""
+    if write_result is None or getattr(write_result, "error", None):
+        return message
+    text = message.text
+    note = NOTE.format(
+        call_id=message.tool_call_id,
+        chars=len(text),
+        path=result_path(message.tool_call_id),
+        preview=preview(text),
+    )
+    if isinstance(message.content, str):
+        return message.model_copy(update={"content": note})
+    # Keep the blocks that are not text (images, ...): only the text was saved.
+    others = [b for b in message.content if not (isinstance(b, dict) and b.get("type") == "text")]
+    others = [b for b in others if not isinstance(b, str)]
+    return message.model_copy(update={"content": [{"type": "text", "text": note}, *others]})
