@@ -4,6 +4,7 @@ from nbagents._distribution import warn_about_other_distribution
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
 from nbagents.approvals import pending_approvals, resume
+from nbagents.comparison import compare
 from nbagents.history import (
     RunStore,
     delete_runs,
@@ -40,6 +41,7 @@ __all__ = [
     "SubAgentMiddleware",
     "Trace",
     "Tracer",
+    "compare",
     "create_deep_agent",
     "create_sub_agent",
     "delete_runs",

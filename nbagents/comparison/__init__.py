@@ -1,0 +1,49 @@
+"""Runs side by side: two runs' agent trees aligned row by row, or several runs' totals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbagents.comparison._align import AgentRun, Pair, agent_tree, align
+from nbagents.comparison._compare import Comparison, Row, RunLike, Side, Totals, labelled
+from nbagents.comparison._table import RunsTable
+from nbagents.comparison._words import word_diff
+from nbagents.export._cost import Prices
+
+__all__ = [
+    "AgentRun",
+    "Comparison",
+    "Pair",
+    "Row",
+    "RunLike",
+    "RunsTable",
+    "Side",
+    "Totals",
+    "agent_tree",
+    "align",
+    "compare",
+    "word_diff",
+]
+
+
+def compare(
+    *runs: RunLike, store: Any = None, prices: Prices | None = None
+) -> Comparison | RunsTable:
+    """Runs side by side. Each run is a ``Trace`` or the id of a run in the history.
+
+    Two runs give a :class:`Comparison`: their agents aligned (a sub-agent matched by its path
+    of sub-agent types and its task, else by order), each row with both runs' status,
+    tokens, cost and time and the deltas, the result's word-level diff where it changed, and
+    agents only one run has marked added or removed. More runs give a :class:`RunsTable` of
+    totals and per-agent-type figures. Both display in the notebook and have
+    ``to_dataframe()``. ``store`` is the history run ids are read from.
+    """
+    if len(runs) == 1 and isinstance(runs[0], list | tuple):
+        runs = tuple(runs[0])
+    if len(runs) < 2:
+        raise ValueError(f"compare needs two runs or more, got {len(runs)}")
+    found = labelled(runs, store)
+    if len(found) == 2:
+        (a, label_a), (b, label_b) = found
+        return Comparison(a, b, (label_a, label_b), prices)
+    return RunsTable(found, prices)
