@@ -162,7 +162,8 @@ def _row(row: Row) -> str:
     return line + (
         f'<tr class="nba-compare-diff"{style}><td></td><td colspan="13">'
         "<details><summary>result differs (A → B, word by word)</summary>"
-        f'<div class="nba-text" style="white-space:pre-wrap">{_diff(row.diff)}</div>'
+        '<div class="nba-text" style="white-space:pre-wrap;word-break:break-all">'
+        f"{_diff(row.diff)}</div>"
         "</details></td></tr>"
     )
 
