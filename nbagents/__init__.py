@@ -3,6 +3,7 @@
 from nbagents._distribution import warn_about_other_distribution
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
+from nbagents._rerun import Rerun, rerun
 from nbagents.approvals import pending_approvals, resume
 from nbagents.comparison import compare
 from nbagents.history import (
@@ -34,6 +35,7 @@ __all__ = [
     "BackgroundSubAgentMiddleware",
     "CompiledSubAgent",
     "RemoteSubAgent",
+    "Rerun",
     "RunStore",
     "ScriptedChatModel",
     "Span",
@@ -50,6 +52,7 @@ __all__ = [
     "load_subagents",
     "pending_approvals",
     "prune_runs",
+    "rerun",
     "resume",
     "runs",
     "trace",

@@ -173,6 +173,17 @@ def test_any_string_survives_save_load_save_and_every_view(
     assert "digraph" in loaded.to_graphviz().source
 
 
+def test_a_loaded_span_whose_pending_attribute_is_not_requests_still_renders(
+    tmp_path: Path,
+) -> None:
+    # Found by the property test above: a tool named anything may record {"pending": [...]}.
+    trace = small_trace("pending", "pending")
+    trace.save(tmp_path / "t.json")
+    loaded = Trace.load(tmp_path / "t.json")
+    assert loaded.get("t").attributes["pending"] == ["pending"]
+    assert "pending" in loaded.to_html()
+
+
 # -- stopped from outside: Ctrl-C and cancellation ------------------------------------------------
 
 WORKER = {"name": "w", "description": "Works.", "system_prompt": "Work."}

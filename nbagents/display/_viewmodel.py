@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from nbagents._tokens import TokenUsage
@@ -413,8 +413,9 @@ class ViewBuilder:
             "end": span.end,
         }
         pending = span.attributes.get(PENDING)
-        if pending:
-            node["pending"] = [pending_view(r) for r in pending]
+        if pending and isinstance(pending, list):
+            # A loaded file is anyone's JSON: draw the requests that have a request's shape.
+            node["pending"] = [pending_view(r) for r in pending if isinstance(r, Mapping)]
         if with_children:
             node["children"] = [self._key[k] for k in self._vkids.get(sid, ())]
         text = _dumps(node)

@@ -133,4 +133,5 @@ def create_deep_agent(
         name=name,
         debug=debug,
     )
-    return DeepAgentGraph.of(agent).with_config(max_concurrency=max_concurrency)
+    graph = DeepAgentGraph.of(agent, subagent_middleware._registry)
+    return graph.with_config(max_concurrency=max_concurrency)

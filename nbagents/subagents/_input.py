@@ -7,6 +7,7 @@ wants its state, ``{"messages": [...]}``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -18,6 +19,10 @@ from nbagents._resumable import remember
 from nbagents.subagents._stop import ctrl_c_stops_subagents
 
 __all__ = ["DeepAgentGraph", "check_input"]
+
+# Each agent's sub-agent registry, for a later re-run of one sub-agent (``nbagents.rerun``).
+# Kept beside the graph, not in it: LangGraph copies a graph from its constructor arguments.
+_registries: weakref.WeakKeyDictionary[DeepAgentGraph, Any] = weakref.WeakKeyDictionary()
 
 _EXAMPLE = 'agent.invoke({"messages": [("user", "hello")]})'
 
@@ -46,11 +51,29 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     """
 
     @classmethod
-    def of(cls, graph: CompiledStateGraph[Any, Any, Any, Any]) -> DeepAgentGraph:
+    def of(
+        cls, graph: CompiledStateGraph[Any, Any, Any, Any], registry: Any = None
+    ) -> DeepAgentGraph:
         # The same construction as ``Pregel.copy``, which also keeps the class through
         # ``with_config`` and friends.
         attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
-        return cls(**attrs)
+        made = cls(**attrs)
+        if registry is not None:
+            _registries[made] = registry
+        return made
+
+    def copy(self, update: dict[str, Any] | None = None) -> DeepAgentGraph:
+        # ``with_config`` and friends copy: the copy builds the same sub-agents.
+        made = super().copy(update)
+        registry = _registries.get(self)
+        if registry is not None:
+            _registries[made] = registry
+        return made
+
+    @property
+    def subagent_registry(self) -> Any:
+        """The sub-agent types this agent delegates to, as built (``None`` when unknown)."""
+        return _registries.get(self)
 
     def stream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any

@@ -127,6 +127,13 @@ class _Registry:
                 self._by_format.popitem(last=False)
         return graph
 
+    def build(self, spec: SubAgent) -> Runnable[Any, Any]:
+        """``spec`` built as this agent builds its sub-agents: inherited model and tools, file
+        tools and skills, approvals, and a ``task`` tool that delegates through this registry.
+        For a re-run of one sub-agent with its spec changed."""
+        validate_specs([spec])
+        return self._build(spec)
+
     def accumulating(self, name: str) -> frozenset[str]:
         """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
         channels = getattr(self.graphs[name], "channels", None) or {}

@@ -1,0 +1,152 @@
+"""``nbagents.rerun``: one sub-agent of a recorded run, run again alone on the input it was
+given, with its spec as it was or changed, and compared with the original spawn."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from nbagents._notebook import trace as traced
+from nbagents.comparison._compare import Comparison
+from nbagents.comparison._subtree import find_spawn, subtree
+from nbagents.history._keeping import StoreLike
+from nbagents.subagents._specs import SubAgent
+from nbagents.tracing.model import Span, SubAgentRecord, Trace
+
+_CUT = re.compile(r"… \[\d+ more (chars|items)\]$")
+"""How the recorder marks a value it shortened (``tracing._jsonready``)."""
+
+
+class Rerun:
+    """A sub-agent run again: the new run's ``trace`` and ``result``, the ``original`` spawn,
+    whether the input was the same (``exact``, and ``notes`` saying why not), and the
+    ``comparison`` of the two, which is what it displays."""
+
+    def __init__(self, original: Trace, trace: Trace, notes: list[str], label: str) -> None:
+        self.original = original
+        """The original spawn, as a trace of its own (``subtree``)."""
+        self.trace = trace
+        self.notes = notes
+        self.comparison = Comparison(original, trace, ("A: as recorded", f"B: {label}"))
+
+    @property
+    def exact(self) -> bool:
+        """Whether the sub-agent got the same input as when it was recorded."""
+        return not self.notes
+
+    @property
+    def result(self) -> str | None:
+        rows = self.comparison.rows
+        return rows[0].b.result if rows else None
+
+    def to_html(self) -> str:
+        notes = "".join(
+            f'<div class="nba-empty">Not an exact re-run: {_escape(n)}</div>' for n in self.notes
+        )
+        return notes + self.comparison.to_html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/plain": repr(self), "text/html": self.to_html()}
+
+    def __repr__(self) -> str:
+        exact = "exact" if self.exact else "not exact: " + "; ".join(self.notes)
+        return f"<Rerun ({exact}) {self.comparison.summary()}>"
+
+
+def _escape(text: str) -> str:
+    from html import escape
+
+    return escape(text, quote=True)
+
+
+def rerun(
+    trace: Trace,
+    spawn: SubAgentRecord | Span | str | int,
+    agent: Any,
+    *,
+    spec: SubAgent | None = None,
+    name: str | None = None,
+    store: StoreLike = None,
+    display: bool | None = False,
+    **changes: Any,
+) -> Rerun:
+    """Run one sub-agent of ``trace`` again, alone, on the input it was given.
+
+    ``spawn`` picks it: one of ``trace.subagents``, a span id, a sub-agent type (when it was
+    spawned once) or a position. ``agent`` is the agent ``create_deep_agent`` built, which
+    knows how its sub-agents are built (inherited model and tools, files, skills, nested
+    sub-agents). Change the sub-agent with keyword arguments of its spec
+    (``system_prompt=...``, ``model=...``, ``tools=[...]``, ``response_format=...``) or give a
+    whole ``spec``. The new run is traced (kept in the run history under ``name``) and
+    compared with the original spawn, which is what the result shows. Where the re-run cannot
+    be exact (the recorded input was shortened; tools the original used are gone; a remote or
+    compiled sub-agent), ``notes`` says so.
+    """
+    registry = getattr(agent, "subagent_registry", None)
+    if registry is None:
+        raise TypeError(
+            "rerun needs the agent create_deep_agent built (it knows how its sub-agents are "
+            f"built), not {type(agent).__name__}."
+        )
+    span = find_spawn(trace, spawn)
+    recorded = registry.specs.get(span.name)
+    if recorded is None:
+        raise KeyError(
+            f"This agent has no sub-agent {span.name!r} (it has {sorted(registry.specs)}): "
+            "pass the agent that made the run."
+        )
+    if spec is not None and changes:
+        raise TypeError("Give either spec= or changes to the recorded spec, not both.")
+    notes: list[str] = []
+    if "runnable" in recorded or "graph_id" in recorded:
+        if spec is not None or changes:
+            kind = "CompiledSubAgent" if "runnable" in recorded else "RemoteSubAgent"
+            raise ValueError(f"Sub-agent {span.name!r} is a {kind}: its spec cannot be changed.")
+        graph = registry.graphs[span.name]
+        if "graph_id" in recorded:
+            notes.append("it runs on a LangGraph server, which may have changed since")
+    else:
+        new_spec = spec if spec is not None else {**recorded, **changes}
+        graph = registry.build(new_spec)
+    original = subtree(trace, span)
+    state, cut = _recorded_input(span)
+    notes += cut + _missing_tools(original, graph)
+    label = name or f"{span.name} re-run"
+    with traced(display=display, name=label, tags=["rerun"], store=store) as new:
+        graph.invoke(state)
+    return Rerun(original, new, notes, label)
+
+
+def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
+    """What the sub-agent was given, from its span: the task as its one message, and the
+    state keys its parent passed. Notes where the recording is not the whole input."""
+    recorded = span.inputs if isinstance(span.inputs, dict) else {}
+    description = str(span.attributes.get("description", ""))
+    state: dict[str, Any] = {k: v for k, v in recorded.items() if k != "messages"}
+    state["messages"] = [HumanMessage(content=description)]
+    notes: list[str] = []
+    if _was_cut(description) or _was_cut(state):
+        notes.append("the recorded input was shortened (over the trace's size bounds)")
+    return state, notes
+
+
+def _was_cut(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(_CUT.search(value))
+    if isinstance(value, dict):
+        return any(_was_cut(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_was_cut(v) for v in value)
+    return False
+
+
+def _missing_tools(original: Trace, graph: Any) -> list[str]:
+    node = getattr(graph, "nodes", {}).get("tools")
+    have = set(getattr(getattr(node, "bound", None), "tools_by_name", {}))
+    used = sorted({s.name for s in original.spans if s.kind == "tool"} - {"task"})
+    missing = [t for t in used if t not in have]
+    if not missing:
+        return []
+    return [f"the original called {', '.join(missing)}, which this re-run does not have"]
