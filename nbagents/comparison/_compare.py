@@ -154,7 +154,9 @@ class Comparison:
 def resolve(run: RunLike, store: Any = None) -> tuple[Trace, str]:
     """The trace of ``run`` and a label for it (its name in the history, or its title)."""
     if isinstance(run, Trace):
-        return run, run.title
+        from nbagents.history import run_name_of
+
+        return run, run_name_of(run) or run.title
     if isinstance(run, str):
         from nbagents.history import load_run
         from nbagents.history._keeping import resolve_store

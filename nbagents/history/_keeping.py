@@ -97,6 +97,12 @@ def run_id_of(trace: Trace) -> str | None:
     return None if kept is None else kept.run_id
 
 
+def run_name_of(trace: Trace) -> str | None:
+    """The name ``trace`` is saved under in the history, if it is kept."""
+    kept = _kept.get(trace)
+    return None if kept is None else kept.name
+
+
 def save(trace: Trace) -> bool:
     """Save ``trace`` as it stands, if it is kept. Never raises: a store that fails is one
     ``RunStoreWarning``. Whether it was saved."""
