@@ -13,12 +13,13 @@ from langchain.agents.middleware import (
 )
 from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, check_backend
+from nbagents.backends._prompt import with_prompt_section
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._registry import SubAgentRegistry, resolve_model
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
@@ -184,28 +185,14 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
         check_not_stopped()
-        return handler(self._with_prompt(request))
+        return handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
-        return await handler(self._with_prompt(request))
-
-    def _with_prompt(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        section = self._registry.prompt_section
-        if not section:
-            return request
-        current = request.system_message
-        if current is None or not current.content:
-            return request.override(system_message=SystemMessage(content=section))
-        if isinstance(current.content, str):
-            content: Any = f"{current.content}\n\n{section}"
-        else:
-            # Content blocks may carry provider settings (e.g. cache_control): keep them.
-            content = [*current.content, {"type": "text", "text": section}]
-        return request.override(system_message=current.model_copy(update={"content": content}))
+        return await handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
 
 def _fill(template: str, agents: str) -> str:
