@@ -81,14 +81,16 @@ def test_a_streaming_reply_grows_in_the_running_model_node() -> None:
 def test_finished_model_and_tool_calls_are_not_looked_at_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nbagents.display import _viewmodel
+    from nbagents.display import _fingerprints
 
     trace = big_trace(750)  # 3,001 spans: every model and tool call has ended
     builder = ViewBuilder(trace)
     builder.update()
     seen: list[str] = []
-    real = _viewmodel._fingerprint
-    monkeypatch.setattr(_viewmodel, "_fingerprint", lambda span: seen.append(span.id) or real(span))
+    real = _fingerprints._fingerprint
+    monkeypatch.setattr(
+        _fingerprints, "_fingerprint", lambda span: seen.append(span.id) or real(span)
+    )
     assert not builder.update()
     # only the agent, the tasks and the sub-agents, which may still change (a result, a pause)
     assert len(seen) == 1 + 2 * 750

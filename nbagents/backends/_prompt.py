@@ -9,7 +9,7 @@ from langchain_core.messages import SystemMessage
 
 
 def with_prompt_section(request: ModelRequest[Any], section: str) -> ModelRequest[Any]:
-    """``request`` with ``section`` after its system prompt (as ``SubAgentMiddleware`` does)."""
+    """``request`` with ``section`` after its system prompt."""
     if not section:
         return request
     current = request.system_message

@@ -14,7 +14,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.runnables import Runnable
 
-from nbagents.subagents._middleware import _resolve_model
+from nbagents.subagents._registry import resolve_model
 from nbagents.subagents._specs import SubAgent, validate_specs
 
 __all__ = ["create_sub_agent"]
@@ -46,7 +46,7 @@ def create_sub_agent(
     if spec.get("interrupt_on"):
         middleware.append(HumanInTheLoopMiddleware(interrupt_on=spec["interrupt_on"]))
     return create_agent(
-        _resolve_model(model, f"Sub-agent {name!r}"),
+        resolve_model(model, f"Sub-agent {name!r}"),
         tools=list(spec.get("tools", ())),
         system_prompt=spec.get("system_prompt") or None,
         middleware=middleware,

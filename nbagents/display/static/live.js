@@ -205,23 +205,28 @@ function section(ui, key, title, body) {
 }
 
 // -- the view: built once, then updated in place ------------------------------------------------
+//
+// TraceView holds the data and what is selected, and hands each part its patch: the tree (with
+// its filter), the details pane, the approvals, the token table and the timeline. Each part
+// keeps its own UI state, so a whole view arriving again redraws everything and loses none.
 
 class TraceView {
   constructor(root, model) {
     this.root = root;
     this.model = model || null;
-    this.decisions = new Map(); // pending request key -> {decision, args_json, message}
-    this.sending = false;
     this.data = null;
     this.selected = null;
-    this.collapsed = new Set();
-    this.expanded = new Set();
     this.closedSections = new Set();
-    this.shown = new Map(); // node id -> how many children are drawn
-    this.items = new Map(); // node id -> {li, row, ul}
-    this.filter = { text: "", kind: "", status: "" };
-    this.keep = null; // while filtering: the ids drawn (matches and their ancestors)
-    this.built = false;
+    this.tree = new TreePane(this);
+    this.details = new DetailsPane(this);
+    this.approvals = new Approvals(this);
+    // Both tables draw the same agents: "show more" in one shows them in the other too.
+    const page = new AgentPage(() => {
+      this.table.redraw();
+      this.timeline.redraw();
+    });
+    this.table = new AgentTable(this, page);
+    this.timeline = new Timeline(this, page);
   }
 
   // The whole view arrived (first, or again): redraw everything, keeping the UI state.
@@ -235,63 +240,97 @@ class TraceView {
     if (num(patch.rev) <= this.data.rev) return; // already in the whole view
     const touched = applyPatch(this.data, patch);
     this.drawHeader();
-    this.drawApprovals();
-    if (this.keep) {
-      this.drawTree();
-    } else {
-      touched.nodes.forEach((id) => this.updateRow(id));
-      touched.kids.forEach((id) => this.updateChildren(id));
-    }
-    if (this.selected && touched.nodes.has(this.selected)) this.drawDetails();
-    if (patch.columns) this.tokenIds = null; // new columns (cost): the table is drawn again
-    this.updateTokens(touched.rows, Boolean(patch.agents || patch.columns));
-    this.updateTimeline(touched.timeline, Boolean(patch.agents));
+    this.approvals.draw();
+    this.tree.patch(touched);
+    if (this.selected && touched.nodes.has(this.selected)) this.details.draw();
+    if (patch.columns) this.table.forget(); // new columns (cost): the table is drawn again
+    this.table.update(touched.rows, Boolean(patch.agents || patch.columns));
+    this.timeline.update(touched.timeline, Boolean(patch.agents));
   }
 
   build() {
     const root = this.root;
     root.replaceChildren();
-    this.items.clear();
-    this.tokenIds = null;
-    this.timelineIds = null;
     if (!this.data) {
       root.appendChild(h("div", "nba-empty", "Waiting for the trace…"));
-      this.built = false;
       return;
     }
     this.headerEl = h("div");
     root.appendChild(this.headerEl);
     this.drawHeader();
-    this.approvalsEl = h("div", "nba-approvals");
-    root.appendChild(this.approvalsEl);
-    this.drawApprovals();
+    root.appendChild(this.approvals.build());
+    this.approvals.draw();
     const main = h("div", "nba-live-main");
     const left = h("div", "nba-live-left");
-    left.appendChild(this.filterBar());
-    this.treeEl = h("div", "nba-live-tree");
-    left.appendChild(this.treeEl);
-    this.detailsEl = h("div", "nba-live-details");
+    this.tree.build(left);
     main.appendChild(left);
-    main.appendChild(this.detailsEl);
+    main.appendChild(this.details.build());
     root.appendChild(section(this, "tree", "Call tree", main));
-    this.tokensBox = h("div");
-    this.tokensSec = section(this, "tokens", "Tokens per agent", this.tokensBox);
-    root.appendChild(this.tokensSec);
-    this.timelineBox = h("div", "nba-tl");
-    this.timelineSec = section(this, "timeline", "Timeline", this.timelineBox);
-    root.appendChild(this.timelineSec);
-    this.built = true;
-    this.drawTree();
-    this.drawDetails();
-    this.updateTokens(new Set(), true);
-    this.updateTimeline(new Set(), true);
+    root.appendChild(this.table.build());
+    root.appendChild(this.timeline.build());
+    this.tree.draw();
+    this.details.draw();
+    this.table.redraw();
+    this.timeline.redraw();
   }
 
   drawHeader() {
     this.headerEl.replaceChildren(header(this.data.header));
   }
 
-  // -- filter --
+  choose(id) {
+    this.select(this.selected === id ? null : id);
+  }
+
+  // Selects a step, opening its ancestors so its row is drawn.
+  select(id) {
+    const before = this.selected;
+    this.selected = id;
+    if (this.tree.reveal(id)) this.tree.draw();
+    else {
+      if (before) this.tree.updateRow(before);
+      if (id) this.tree.updateRow(id);
+    }
+    this.details.draw();
+    this.root.querySelectorAll("tr[data-node], .nba-tl-row").forEach((el) => {
+      el.classList.toggle("nba-selected", el.dataset.node === this.selected);
+    });
+  }
+}
+
+// -- the call tree and its filter ---------------------------------------------------------------
+
+class TreePane {
+  constructor(view) {
+    this.view = view;
+    this.collapsed = new Set();
+    this.expanded = new Set();
+    this.shown = new Map(); // node id -> how many children are drawn
+    this.items = new Map(); // node id -> {li, row, ul}
+    this.filter = { text: "", kind: "", status: "" };
+    this.keep = null; // while filtering: the ids drawn (matches and their ancestors)
+    this.focused = null;
+  }
+
+  get data() {
+    return this.view.data;
+  }
+
+  build(left) {
+    this.items.clear();
+    left.appendChild(this.filterBar());
+    this.el = h("div", "nba-live-tree");
+    left.appendChild(this.el);
+  }
+
+  patch(touched) {
+    if (this.keep) {
+      this.draw();
+      return;
+    }
+    touched.nodes.forEach((id) => this.updateRow(id));
+    touched.kids.forEach((id) => this.updateChildren(id));
+  }
 
   filterBar() {
     const bar = h("div", "nba-filter");
@@ -318,12 +357,13 @@ class TraceView {
     status.value = this.filter.status;
     const apply = () => {
       this.filter = { text: text.value.trim().toLowerCase(), kind: kind.value, status: status.value };
-      this.drawTree();
+      this.draw();
     };
     text.addEventListener("input", apply);
     kind.addEventListener("change", apply);
     status.addEventListener("change", apply);
     this.countEl = h("span", "nba-filter-count");
+    this.inputs = [text, kind, status];
     bar.append(text, kind, status, this.countEl);
     return bar;
   }
@@ -356,24 +396,22 @@ class TraceView {
     return keep;
   }
 
-  // -- tree --
-
-  drawTree() {
+  draw() {
     this.keep = this.computeKeep();
     this.items.clear();
-    const scroll = this.treeEl.scrollTop;
-    const hadFocus = this.root.contains(document.activeElement);
+    const scroll = this.el.scrollTop;
+    const hadFocus = this.view.root.contains(document.activeElement);
     const ul = h("ul", "nba-tree");
     ul.setAttribute("role", "tree");
     this.rootUl = ul;
     this.fillChildren(null, ul);
-    this.treeEl.replaceChildren();
+    this.el.replaceChildren();
     if (!ul.childNodes.length) {
       const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
-      this.treeEl.appendChild(h("div", "nba-empty", empty));
+      this.el.appendChild(h("div", "nba-empty", empty));
     }
-    this.treeEl.appendChild(ul);
-    this.treeEl.scrollTop = scroll;
+    this.el.appendChild(ul);
+    this.el.scrollTop = scroll;
     if (this.keep) {
       const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
       this.countEl.textContent = this.keep.found + " matching" + more;
@@ -426,9 +464,9 @@ class TraceView {
     row.addEventListener("focus", () => {
       this.focused = id;
     });
-    row.addEventListener("click", () => this.choose(id));
+    row.addEventListener("click", () => this.view.choose(id));
     row.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter" || ev.key === " ") this.choose(id);
+      if (ev.key === "Enter" || ev.key === " ") this.view.choose(id);
       else if (ev.key === "ArrowRight") this.setOpen(id, true);
       else if (ev.key === "ArrowLeft") this.setOpen(id, false);
       else return;
@@ -446,7 +484,7 @@ class TraceView {
     const kids = this.kidsOf(node.id);
     const open = this.isOpen(node);
     item.li.className = "nba-node " + kindCls(node.kind) + " " + statusCls(node.status);
-    item.row.className = "nba-row" + (this.selected === node.id ? " nba-selected" : "");
+    item.row.className = "nba-row" + (this.view.selected === node.id ? " nba-selected" : "");
     const toggle = h("span", "nba-toggle", kids.length ? (open ? "▾" : "▸") : "");
     if (kids.length) {
       item.row.setAttribute("aria-expanded", String(open));
@@ -456,151 +494,7 @@ class TraceView {
       });
     } else item.row.removeAttribute("aria-expanded");
     item.row.replaceChildren(toggle, line(node));
-    this.drawPending(item, node);
-  }
-
-  // -- approvals: pending requests at their steps, answered from the view --
-
-  pendingRequests() {
-    const out = [];
-    if (!this.data) return out;
-    for (const node of this.data.nodes.values()) (node.pending || []).forEach((p) => out.push(p));
-    return out;
-  }
-
-  drawPending(item, node) {
-    const pending = node.pending || [];
-    const keys = pending.map((p) => p.key).join("|");
-    if (item.cardKeys === keys) return;
-    item.cardKeys = keys;
-    if (item.card) item.card.remove();
-    item.card = null;
-    if (!pending.length) return;
-    item.card = h("div", "nba-pending");
-    pending.forEach((p) => item.card.appendChild(this.requestCard(p)));
-    item.row.after(item.card);
-  }
-
-  requestCard(p) {
-    const box = h("div", "nba-request");
-    box.dataset.request = p.key;
-    box.appendChild(h("div", "nba-request-title", "waits for a decision: " + p.title));
-    if (p.description) box.appendChild(h("div", "nba-request-desc", p.description));
-    const body = h("div", "nba-request-body");
-    const choices = h("div", "nba-choices");
-    const draw = () => {
-      const chosen = this.decisions.get(p.key) || {};
-      choices.querySelectorAll("button").forEach((b) => {
-        b.setAttribute("aria-pressed", String(b.dataset.decision === chosen.decision));
-      });
-      body.replaceChildren();
-      if (chosen.decision === "edit") {
-        const area = h("textarea", "nba-edit-args");
-        area.setAttribute("aria-label", "Arguments of " + p.title + " as JSON");
-        area.value = chosen.args_json;
-        area.rows = Math.min(12, area.value.split("\n").length + 1);
-        area.addEventListener("input", () => {
-          chosen.args_json = area.value;
-        });
-        body.appendChild(area);
-      } else if (chosen.decision === "reject" || chosen.decision === "respond") {
-        const input = h("input", "nba-message");
-        input.type = "text";
-        input.placeholder = chosen.decision === "reject" ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it";
-        input.setAttribute("aria-label", (chosen.decision === "reject" ? "Reason to reject " : "Answer instead of ") + p.title);
-        input.value = chosen.message || "";
-        input.addEventListener("input", () => {
-          chosen.message = input.value;
-          this.drawApprovals();
-        });
-        body.appendChild(input);
-      }
-      this.drawApprovals();
-    };
-    p.allowed.forEach((decision) => {
-      const b = h("button", "nba-choice", decision);
-      b.type = "button";
-      b.dataset.decision = decision;
-      b.disabled = !this.answerable();
-      b.addEventListener("click", () => {
-        const old = this.decisions.get(p.key);
-        this.decisions.set(p.key, {
-          decision,
-          args_json: old && old.args_json !== undefined ? old.args_json : p.args_json,
-          message: old ? old.message || "" : "",
-        });
-        draw();
-      });
-      choices.appendChild(b);
-    });
-    if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
-    box.appendChild(choices);
-    box.appendChild(body);
-    draw();
-    return box;
-  }
-
-  answerable() {
-    return Boolean(this.model && this.model.get("answerable") && this.model.send);
-  }
-
-  ready(p) {
-    const chosen = this.decisions.get(p.key);
-    if (!chosen || !p.allowed.includes(chosen.decision)) return false;
-    return chosen.decision !== "respond" || Boolean((chosen.message || "").trim());
-  }
-
-  drawApprovals() {
-    const bar = this.approvalsEl;
-    if (!bar) return;
-    const pending = this.pendingRequests().filter((p) => p.allowed.length);
-    const notice = this.model ? this.model.get("notice") || "" : "";
-    bar.replaceChildren();
-    if (!pending.length) {
-      this.sending = false;
-      if (notice) bar.appendChild(h("div", "nba-notice", notice));
-      return;
-    }
-    const keys = pending.map((p) => p.key).join("|");
-    if (this.sending && keys !== this.sentKeys) this.sending = false; // it paused again
-    const decided = pending.filter((p) => this.ready(p)).length;
-    const line = h("div", "nba-approvals-bar");
-    if (!this.answerable()) {
-      line.appendChild(h("span", "nba-waiting", pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result)."));
-    } else {
-      line.appendChild(h("span", "nba-waiting", decided + " of " + pending.length + " decided"));
-      const submit = h("button", "nba-submit", this.sending ? "resuming…" : "Submit decisions and resume");
-      submit.type = "button";
-      submit.disabled = this.sending || decided < pending.length;
-      submit.addEventListener("click", () => this.submit(pending));
-      line.appendChild(submit);
-    }
-    bar.appendChild(line);
-    if (notice && !this.sending) bar.appendChild(h("div", "nba-notice", notice));
-  }
-
-  submit(pending) {
-    if (!this.answerable() || this.sending) return;
-    const decisions = pending.map((p) => {
-      const chosen = this.decisions.get(p.key);
-      return { key: p.key, decision: chosen.decision, args_json: chosen.args_json, message: chosen.message || "" };
-    });
-    this.sending = true;
-    this.sentKeys = pending.map((p) => p.key).join("|");
-    this.model.send({ type: "decide", decisions });
-    this.drawApprovals();
-  }
-
-  noticeChanged() {
-    this.sending = false;
-    this.drawApprovals();
-  }
-
-  answerableChanged() {
-    this.root.querySelectorAll(".nba-choice").forEach((b) => {
-      b.disabled = !this.answerable();
-    });
-    this.drawApprovals();
+    this.view.approvals.drawCards(item, node);
   }
 
   drawKids(item, node) {
@@ -654,14 +548,8 @@ class TraceView {
     if (item) item.row.focus({ preventScroll: true });
   }
 
-  choose(id) {
-    this.select(this.selected === id ? null : id);
-  }
-
-  // Selects a step, opening its ancestors so its row is drawn.
-  select(id) {
-    const before = this.selected;
-    this.selected = id;
+  // Opens the ancestors of `id` and drops a filter that hides it; whether to draw again.
+  reveal(id) {
     const chain = [];
     let node = id ? this.data.nodes.get(id) : null;
     while (node && node.parent !== null) {
@@ -678,24 +566,32 @@ class TraceView {
     });
     if (id && this.keep && !this.keep.has(id)) {
       this.filter = { text: "", kind: "", status: "" };
-      this.treeEl.parentNode.querySelectorAll(".nba-filter input, .nba-filter select").forEach((el) => {
+      this.inputs.forEach((el) => {
         el.value = "";
       });
       redraw = true;
     }
-    if (redraw) this.drawTree();
-    else {
-      if (before) this.updateRow(before);
-      if (id) this.updateRow(id);
-    }
-    this.drawDetails();
-    this.markSelected();
+    return redraw;
+  }
+}
+
+// -- the details pane ---------------------------------------------------------------------------
+
+class DetailsPane {
+  constructor(view) {
+    this.view = view;
   }
 
-  drawDetails() {
-    const pane = this.detailsEl;
+  build() {
+    this.el = h("div", "nba-live-details");
+    return this.el;
+  }
+
+  draw() {
+    const pane = this.el;
     const scroll = pane.scrollTop;
-    const node = this.selected ? this.data.nodes.get(this.selected) : null;
+    const id = this.view.selected;
+    const node = id ? this.view.data.nodes.get(id) : null;
     pane.replaceChildren();
     if (!node) {
       pane.appendChild(h("div", "nba-empty", "Click a step in the tree or the timeline to see its details."));
@@ -714,75 +610,288 @@ class TraceView {
     }
     pane.scrollTop = scroll;
   }
+}
 
-  markSelected() {
-    this.root.querySelectorAll("tr[data-node], .nba-tl-row").forEach((el) => {
-      el.classList.toggle("nba-selected", el.dataset.node === this.selected);
+// -- approvals: pending requests at their steps, answered from the view -------------------------
+
+class Approvals {
+  constructor(view) {
+    this.view = view;
+    this.decisions = new Map(); // pending request key -> {decision, args_json, message}
+    this.sending = false;
+    this.sentKeys = null;
+    this.el = null;
+  }
+
+  build() {
+    this.el = h("div", "nba-approvals");
+    return this.el;
+  }
+
+  pendingRequests() {
+    const out = [];
+    if (!this.view.data) return out;
+    for (const node of this.view.data.nodes.values()) (node.pending || []).forEach((p) => out.push(p));
+    return out;
+  }
+
+  // The request cards under a step's row in the tree.
+  drawCards(item, node) {
+    const pending = node.pending || [];
+    const keys = pending.map((p) => p.key).join("|");
+    if (item.cardKeys === keys) return;
+    item.cardKeys = keys;
+    if (item.card) item.card.remove();
+    item.card = null;
+    if (!pending.length) return;
+    item.card = h("div", "nba-pending");
+    pending.forEach((p) => item.card.appendChild(this.requestCard(p)));
+    item.row.after(item.card);
+  }
+
+  requestCard(p) {
+    const box = h("div", "nba-request");
+    box.dataset.request = p.key;
+    box.appendChild(h("div", "nba-request-title", "waits for a decision: " + p.title));
+    if (p.description) box.appendChild(h("div", "nba-request-desc", p.description));
+    const body = h("div", "nba-request-body");
+    const choices = h("div", "nba-choices");
+    const draw = () => {
+      const chosen = this.decisions.get(p.key) || {};
+      choices.querySelectorAll("button").forEach((b) => {
+        b.setAttribute("aria-pressed", String(b.dataset.decision === chosen.decision));
+      });
+      body.replaceChildren();
+      if (chosen.decision === "edit") {
+        const area = h("textarea", "nba-edit-args");
+        area.setAttribute("aria-label", "Arguments of " + p.title + " as JSON");
+        area.value = chosen.args_json;
+        area.rows = Math.min(12, area.value.split("\n").length + 1);
+        area.addEventListener("input", () => {
+          chosen.args_json = area.value;
+        });
+        body.appendChild(area);
+      } else if (chosen.decision === "reject" || chosen.decision === "respond") {
+        const input = h("input", "nba-message");
+        input.type = "text";
+        input.placeholder = chosen.decision === "reject" ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it";
+        input.setAttribute("aria-label", (chosen.decision === "reject" ? "Reason to reject " : "Answer instead of ") + p.title);
+        input.value = chosen.message || "";
+        input.addEventListener("input", () => {
+          chosen.message = input.value;
+          this.draw();
+        });
+        body.appendChild(input);
+      }
+      this.draw();
+    };
+    p.allowed.forEach((decision) => {
+      const b = h("button", "nba-choice", decision);
+      b.type = "button";
+      b.dataset.decision = decision;
+      b.disabled = !this.answerable();
+      b.addEventListener("click", () => {
+        const old = this.decisions.get(p.key);
+        this.decisions.set(p.key, {
+          decision,
+          args_json: old && old.args_json !== undefined ? old.args_json : p.args_json,
+          message: old ? old.message || "" : "",
+        });
+        draw();
+      });
+      choices.appendChild(b);
     });
+    if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
+    box.appendChild(choices);
+    box.appendChild(body);
+    draw();
+    return box;
   }
 
-  // -- token table --
-
-  // The agents drawn in the tables: the first ROW_PAGE (more on request), in run order.
-  tableIds() {
-    return this.data.agents.slice(0, Math.max(this.tableLimit || ROW_PAGE, ROW_PAGE));
+  answerable() {
+    const model = this.view.model;
+    return Boolean(model && model.get("answerable") && model.send);
   }
 
-  moreAgents(box, drawn, redraw) {
-    const rest = this.data.agents.length - drawn;
+  ready(p) {
+    const chosen = this.decisions.get(p.key);
+    if (!chosen || !p.allowed.includes(chosen.decision)) return false;
+    return chosen.decision !== "respond" || Boolean((chosen.message || "").trim());
+  }
+
+  // The bar above the tree: how many requests are decided, and the button that sends them.
+  draw() {
+    const bar = this.el;
+    if (!bar) return;
+    const pending = this.pendingRequests().filter((p) => p.allowed.length);
+    const notice = this.view.model ? this.view.model.get("notice") || "" : "";
+    bar.replaceChildren();
+    if (!pending.length) {
+      this.sending = false;
+      if (notice) bar.appendChild(h("div", "nba-notice", notice));
+      return;
+    }
+    const keys = pending.map((p) => p.key).join("|");
+    if (this.sending && keys !== this.sentKeys) this.sending = false; // it paused again
+    const decided = pending.filter((p) => this.ready(p)).length;
+    const line = h("div", "nba-approvals-bar");
+    if (!this.answerable()) {
+      line.appendChild(h("span", "nba-waiting", pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result)."));
+    } else {
+      line.appendChild(h("span", "nba-waiting", decided + " of " + pending.length + " decided"));
+      const submit = h("button", "nba-submit", this.sending ? "resuming…" : "Submit decisions and resume");
+      submit.type = "button";
+      submit.disabled = this.sending || decided < pending.length;
+      submit.addEventListener("click", () => this.submit(pending));
+      line.appendChild(submit);
+    }
+    bar.appendChild(line);
+    if (notice && !this.sending) bar.appendChild(h("div", "nba-notice", notice));
+  }
+
+  submit(pending) {
+    if (!this.answerable() || this.sending) return;
+    const decisions = pending.map((p) => {
+      const chosen = this.decisions.get(p.key);
+      return { key: p.key, decision: chosen.decision, args_json: chosen.args_json, message: chosen.message || "" };
+    });
+    this.sending = true;
+    this.sentKeys = pending.map((p) => p.key).join("|");
+    this.view.model.send({ type: "decide", decisions });
+    this.draw();
+  }
+
+  noticeChanged() {
+    this.sending = false;
+    this.draw();
+  }
+
+  answerableChanged() {
+    this.view.root.querySelectorAll(".nba-choice").forEach((b) => {
+      b.disabled = !this.answerable();
+    });
+    this.draw();
+  }
+}
+
+// -- the agents' sections: tokens per agent and the timeline ------------------------------------
+
+// Which agents both sections draw: the first ROW_PAGE in run order, more on request.
+class AgentPage {
+  constructor(onMore) {
+    this.limit = ROW_PAGE;
+    this.onMore = onMore;
+  }
+
+  ids(agents) {
+    return agents.slice(0, Math.max(this.limit, ROW_PAGE));
+  }
+
+  // A "show more" button in `box` when agents past the `drawn` first wait; else null.
+  button(box, total, drawn) {
+    const rest = total - drawn;
     if (rest <= 0) return null;
     const button = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " agents");
     button.addEventListener("click", () => {
-      this.tableLimit = drawn + ROW_PAGE;
-      redraw();
+      this.limit = drawn + ROW_PAGE;
+      this.onMore();
     });
     box.appendChild(button);
     return button;
   }
+}
 
-  updateTokens(touched, reorder) {
-    const data = this.data;
-    this.tokensSec.style.display = data.agents.length ? "" : "none";
-    if (!data.agents.length) return;
-    const ids = this.tableIds();
-    // New agents past the drawn page only change the "show more" count: no redraw.
-    const same = this.tokenIds && ids.length === this.tokenIds.length && ids.every((id, i) => id === this.tokenIds[i]);
-    if (reorder && !same) this.tokenIds = null;
-    if (!this.tokenIds || !this.tokensBody) {
-      const table = h("table", "nba-table nba-tokens");
-      const head = h("tr");
-      data.columns.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
-      const thead = h("thead");
-      thead.appendChild(head);
-      table.appendChild(thead);
-      this.tokensBody = h("tbody");
-      this.tokenRows = new Map();
-      table.appendChild(this.tokensBody);
-      this.tokensBox.replaceChildren(table);
-      ids.forEach((id) => this.tokensBody.appendChild(this.tokenRow(id)));
-      this.totalRow = h("tr", "nba-total");
-      this.tokensBody.appendChild(this.totalRow);
-      this.tokenIds = ids;
-      this.tokensMore = null;
-    } else {
-      touched.forEach((id) => {
-        const old = this.tokenRows.get(id);
-        if (old) old.replaceWith(this.tokenRow(id));
-      });
-    }
-    if (this.tokensMore) this.tokensMore.remove();
-    this.tokensMore = this.moreAgents(this.tokensBox, ids.length, () => {
-      this.tokenIds = null;
-      this.updateTokens(new Set(), true);
-      this.timelineIds = null;
-      this.updateTimeline(new Set(), true);
-    });
-    this.totalRow.replaceChildren(...data.totals.map((t, i) => h("td", i >= 4 ? "nba-num" : null, t)));
+// A section of one row per agent of the page, keyed by agent id: a patch replaces the touched
+// rows in place; a new order of the drawn agents, or redraw(), draws them all again. A subclass
+// makes a row (row(id) -> {el, ...}), lays all rows out (drawAll), says where "show more" goes
+// (moreBox) and updates what depends on every row (refresh).
+class KeyedRows {
+  constructor(view, page, key, title, cls) {
+    this.view = view;
+    this.page = page;
+    this.key = key;
+    this.title = title;
+    this.cls = cls;
+    this.ids = null; // the agents drawn, in order
+    this.entries = new Map(); // id -> what row(id) returned
+    this.more = null;
   }
 
-  tokenRow(id) {
-    const row = this.data.agentRows.get(id) || { cells: [], depth: 0, status: "running", glyph: "" };
-    const tr = h("tr", statusCls(row.status) + (this.selected === id ? " nba-selected" : ""));
+  build() {
+    this.box = h("div", this.cls);
+    this.sec = section(this.view, this.key, this.title, this.box);
+    return this.sec;
+  }
+
+  forget() {
+    this.ids = null;
+  }
+
+  redraw() {
+    this.forget();
+    this.update(new Set(), true);
+  }
+
+  update(touched, reorder) {
+    const agents = this.view.data.agents;
+    this.sec.style.display = agents.length ? "" : "none";
+    if (!agents.length) return;
+    const ids = this.page.ids(agents);
+    // New agents past the drawn page only change the "show more" count: no redraw.
+    const same = this.ids && ids.length === this.ids.length && ids.every((id, i) => id === this.ids[i]);
+    if (reorder && !same) this.ids = null;
+    if (this.ids) {
+      touched.forEach((id) => {
+        const old = this.entries.get(id);
+        if (old) old.el.replaceWith(this.add(id).el);
+      });
+    } else {
+      this.entries = new Map();
+      this.ids = ids;
+      this.drawAll(ids.map((id) => this.add(id).el));
+    }
+    if (this.more) this.more.remove();
+    this.more = this.page.button(this.moreBox(), agents.length, ids.length);
+    this.refresh();
+  }
+
+  add(id) {
+    const entry = this.row(id);
+    this.entries.set(id, entry);
+    return entry;
+  }
+}
+
+class AgentTable extends KeyedRows {
+  constructor(view, page) {
+    super(view, page, "tokens", "Tokens per agent", null);
+  }
+
+  drawAll(rows) {
+    const table = h("table", "nba-table nba-tokens");
+    const head = h("tr");
+    this.view.data.columns.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
+    const thead = h("thead");
+    thead.appendChild(head);
+    table.appendChild(thead);
+    const body = h("tbody");
+    table.appendChild(body);
+    this.totalRow = h("tr", "nba-total");
+    body.append(...rows, this.totalRow);
+    this.box.replaceChildren(table);
+  }
+
+  moreBox() {
+    return this.box;
+  }
+
+  refresh() {
+    this.totalRow.replaceChildren(...this.view.data.totals.map((t, i) => h("td", i >= 4 ? "nba-num" : null, t)));
+  }
+
+  row(id) {
+    const row = this.view.data.agentRows.get(id) || { cells: [], depth: 0, status: "running", glyph: "" };
+    const tr = h("tr", statusCls(row.status) + (this.view.selected === id ? " nba-selected" : ""));
     tr.dataset.node = id;
     (row.cells || []).forEach((c, i) => {
       if (i === 0) {
@@ -792,53 +901,38 @@ class TraceView {
         tr.appendChild(td);
       } else tr.appendChild(h("td", i >= 4 ? "nba-num" : null, c));
     });
-    tr.addEventListener("click", () => this.select(id));
-    this.tokenRows.set(id, tr);
-    return tr;
+    tr.addEventListener("click", () => this.view.select(id));
+    return { el: tr };
+  }
+}
+
+class Timeline extends KeyedRows {
+  constructor(view, page) {
+    super(view, page, "timeline", "Timeline", "nba-tl");
   }
 
-  // -- timeline --
-
-  updateTimeline(touched, reorder) {
-    const data = this.data;
-    this.timelineSec.style.display = data.agents.length ? "" : "none";
-    if (!data.agents.length) return;
-    const ids = this.tableIds();
-    const same = this.timelineIds && ids.length === this.timelineIds.length && ids.every((id, i) => id === this.timelineIds[i]);
-    if (reorder && !same) this.timelineIds = null;
-    if (!this.timelineIds || !this.tlRows) {
-      this.tlRows = new Map();
-      this.timelineBox.replaceChildren();
-      ids.forEach((id) => this.timelineBox.appendChild(this.timelineRow(id)));
-      this.timelineMoreBox = h("div");
-      this.timelineBox.appendChild(this.timelineMoreBox);
-      const legend = h("div", "nba-legend", "bar: agent run");
-      legend.appendChild(h("span", "nba-swatch nba-seg-model"));
-      legend.appendChild(document.createTextNode("model call"));
-      legend.appendChild(h("span", "nba-swatch nba-seg-tool"));
-      legend.appendChild(document.createTextNode("tool call"));
-      this.timelineBox.appendChild(legend);
-      this.timelineIds = ids;
-    } else {
-      touched.forEach((id) => {
-        const old = this.tlRows.get(id);
-        if (old) old.el.replaceWith(this.timelineRow(id));
-      });
-    }
-    this.timelineMoreBox.replaceChildren();
-    this.moreAgents(this.timelineMoreBox, ids.length, () => {
-      this.tokenIds = null;
-      this.updateTokens(new Set(), true);
-      this.timelineIds = null;
-      this.updateTimeline(new Set(), true);
-    });
-    // The time axis grows with the run: every drawn bar is placed again (numbers only).
-    this.tlRows.forEach((entry) => this.place(entry));
+  drawAll(rows) {
+    this.moreHolder = h("div");
+    const legend = h("div", "nba-legend", "bar: agent run");
+    legend.appendChild(h("span", "nba-swatch nba-seg-model"));
+    legend.appendChild(document.createTextNode("model call"));
+    legend.appendChild(h("span", "nba-swatch nba-seg-tool"));
+    legend.appendChild(document.createTextNode("tool call"));
+    this.box.replaceChildren(...rows, this.moreHolder, legend);
   }
 
-  timelineRow(id) {
-    const row = this.data.timeline.get(id) || { segments: [], name: "", depth: 0, time: "" };
-    const r = h("div", "nba-tl-row " + statusCls(row.status) + (this.selected === id ? " nba-selected" : ""));
+  moreBox() {
+    return this.moreHolder;
+  }
+
+  // The time axis grows with the run: every drawn bar is placed again (numbers only).
+  refresh() {
+    this.entries.forEach((entry) => this.place(entry));
+  }
+
+  row(id) {
+    const row = this.view.data.timeline.get(id) || { segments: [], name: "", depth: 0, time: "" };
+    const r = h("div", "nba-tl-row " + statusCls(row.status) + (this.view.selected === id ? " nba-selected" : ""));
     r.dataset.node = id;
     const label = h("span", "nba-tl-label");
     label.style.paddingLeft = Math.min(num(row.depth), 20) * 12 + "px";
@@ -852,21 +946,19 @@ class TraceView {
       const seg = h("span", "nba-seg " + (s.kind === "tool" ? "nba-seg-tool" : "nba-seg-model"));
       seg.addEventListener("click", (ev) => {
         ev.stopPropagation();
-        this.select(s.id);
+        this.view.select(s.id);
       });
       track.appendChild(seg);
       return [seg, s];
     });
     r.appendChild(track);
     r.appendChild(h("span", "nba-tl-time", row.time));
-    r.addEventListener("click", () => this.select(id));
-    const entry = { el: r, bar, row, segs };
-    this.tlRows.set(id, entry);
-    return r;
+    r.addEventListener("click", () => this.view.select(id));
+    return { el: r, bar, row, segs };
   }
 
   place(entry) {
-    const horizon = this.data.duration;
+    const horizon = this.view.data.duration;
     const scale = horizon > 0 ? 100 / horizon : 0;
     const put = (el, start, end) => {
       const s = num(start);
@@ -894,8 +986,8 @@ function render({ model, el }) {
   };
   const onView = () => view.reset(parse("view_json"));
   const onPatch = () => view.patch(parse("patch_json"));
-  const onNotice = () => view.noticeChanged();
-  const onAnswerable = () => view.answerableChanged();
+  const onNotice = () => view.approvals.noticeChanged();
+  const onAnswerable = () => view.approvals.answerableChanged();
   model.on("change:view_json", onView);
   model.on("change:patch_json", onPatch);
   model.on("change:notice", onNotice);

@@ -1,0 +1,145 @@
+"""The tree the views draw: a trace's visible spans, their node ids, depths and agents' calls.
+
+A hidden span is left out and its children hang from its nearest visible ancestor. Node ids
+are handed out in the order spans are first seen and never change, so a late parallel sibling
+never shifts the ids of the others; the order of children is the call order
+(:func:`nbagents.tracing.model.call_order`), settled once per update rather than per span.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from nbagents.tracing._classify import AGENT_KINDS
+from nbagents.tracing.model import call_order
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Span
+
+__all__ = ["AGENT_KINDS", "CALL_KINDS", "VisibleTree"]
+
+CALL_KINDS = ("model", "tool", "skill")
+"""Drawn as segments of their agent's timeline bar (a skill load is a file read: a tool)."""
+
+
+class VisibleTree:
+    """The visible tree of one trace, grown one span at a time (see the module docstring).
+
+    ``spans`` holds the latest copy of every span taken in, hidden ones too: the roll-ups walk
+    a call's ancestors through them.
+    """
+
+    def __init__(self) -> None:
+        self.spans: dict[str, Span] = {}
+        self.key: dict[str, str] = {}
+        """Node id of each visible span."""
+        self.parent: dict[str, str | None] = {}
+        """Nearest visible ancestor of each span (hidden ones too); ``None`` for a root."""
+        self.kids: dict[str | None, list[str]] = {None: []}
+        """Visible children in call order; ``None`` holds the roots."""
+        self.depth: dict[str, int] = {}
+        self.agent_depth: dict[str, int] = {}
+        """How many visible agents are above each visible agent."""
+        self.calls: dict[str, list[str]] = {}
+        """Each visible agent's own model, tool and skill calls, in the order first seen."""
+        self.owner: dict[str, str] = {}
+        """The agent whose timeline bar draws each call."""
+        self.agents: list[str] = []
+        """Visible agents in tree order, as of the last :meth:`settle`."""
+        self.agent_names: Counter[str] = Counter()
+        self.spawns = 0
+        self._agentful: set[str] = set()
+        """Agents and the steps above them: the part of the tree the agents' order needs."""
+        self._unordered: set[str | None] = set()
+        self._new_agent = False
+
+    def take(self, span: Span) -> bool:
+        """Keep ``span`` (a newer copy of a span replaces the older); whether it is new."""
+        new = span.id not in self.spans
+        self.spans[span.id] = span
+        if new:
+            self._add(span)
+        return new
+
+    def _add(self, span: Span) -> None:
+        sid = span.id
+        parent = span.parent_id if span.parent_id in self.spans else None
+        while parent is not None and self.spans[parent].hidden:
+            grand = self.spans[parent].parent_id
+            parent = grand if grand in self.spans else None
+        self.parent[sid] = parent
+        if span.hidden:
+            return
+        self.key[sid] = str(len(self.key))
+        self.kids.setdefault(parent, []).append(sid)
+        self._unordered.add(parent)
+        self.depth[sid] = 0 if parent is None else self.depth[parent] + 1
+        if span.kind in AGENT_KINDS:
+            self._new_agent = True
+            above: str | None = sid
+            while above is not None and above not in self._agentful:
+                self._agentful.add(above)
+                above = self.parent[above]
+            self.agent_names[span.name] += 1
+            self.spawns += span.kind == "subagent"
+            self.agent_depth[sid] = sum(1 for _ in self._visible_agents_above(sid))
+            self.calls[sid] = []
+        elif span.kind in CALL_KINDS:
+            owner = next(iter(self._visible_agents_above(sid)), None)
+            if owner is not None:
+                self.owner[sid] = owner
+                self.calls[owner].append(sid)
+
+    def settle(self) -> set[str | None]:
+        """Put children that came since the last call in call order, and the agents in tree
+        order; returns the parents whose children were ordered again."""
+        reordered, self._unordered = self._unordered, set()
+        for parent in reordered:
+            kids = call_order([self.spans[k] for k in self.kids[parent]])
+            self.kids[parent] = [k.id for k in kids]
+        if self._new_agent:
+            self._new_agent = False
+            self.agents = self._agents_in_order()
+        return reordered
+
+    def keys(self, ids: Iterable[str]) -> list[str]:
+        return [self.key[s] for s in ids]
+
+    def ancestors(self, sid: str) -> Iterator[Span]:
+        """The spans above ``sid``, hidden ones too, nearest first."""
+        parent = self.spans[sid].parent_id
+        while parent is not None and parent in self.spans:
+            span = self.spans[parent]
+            yield span
+            parent = span.parent_id
+
+    def _visible_agents_above(self, sid: str) -> Iterator[str]:
+        parent = self.parent.get(sid)
+        while parent is not None:
+            if self.spans[parent].kind in AGENT_KINDS:
+                yield parent
+            parent = self.parent.get(parent)
+
+    def walk(self) -> list[str]:
+        """Visible spans in tree order."""
+        out: list[str] = []
+        stack = list(reversed(self.kids[None]))
+        while stack:
+            sid = stack.pop()
+            out.append(sid)
+            stack.extend(reversed(self.kids.get(sid, ())))
+        return out
+
+    def _agents_in_order(self) -> list[str]:
+        """Agent spans in tree order, walking only the branches that lead to one."""
+        within = self._agentful
+        out: list[str] = []
+        stack = [r for r in reversed(self.kids[None]) if r in within]
+        while stack:
+            sid = stack.pop()
+            if self.spans[sid].kind in AGENT_KINDS:
+                out.append(sid)
+            stack.extend(k for k in reversed(self.kids.get(sid, ())) if k in within)
+        return out

@@ -1,0 +1,208 @@
+"""The sub-agent types of one main agent: their specs and the graphs built from them."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, cast, get_origin, get_type_hints
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware, InterruptOnConfig
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langgraph.channels.binop import BinaryOperatorAggregate
+
+from nbagents._contract import GENERAL_PURPOSE
+from nbagents.backends import BackendLike, FilesystemMiddleware
+from nbagents.models._providers import MissingAPIKeyError, init_model
+from nbagents.skills import SkillsMiddleware
+from nbagents.subagents._remote import RemoteGraphRunnable
+from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError
+from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, validate_specs
+from nbagents.subagents._threads import with_threaded_coroutines
+
+__all__ = ["SubAgentRegistry", "reducer_keys", "resolve_model"]
+
+_FORMATS_KEPT = 32
+"""Sub-agents built for a per-call response format that are kept for reuse."""
+
+
+class SubAgentRegistry:
+    """The sub-agent types of one main agent and their graphs, built once at construction.
+
+    Built sub-agents get a ``task`` tool sharing this registry, so nesting needs no extra graphs:
+    the depth limit is enforced at run time from the run's metadata. ``delegation`` makes the
+    middleware that gives a built sub-agent that tool (the registry cannot import the middleware,
+    which holds a registry).
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent],
+        *,
+        default_model: BaseChatModel | None,
+        default_tools: Sequence[Any],
+        default_middleware: Sequence[AgentMiddleware[Any, Any]],
+        backend: BackendLike | None,
+        default_skills: Sequence[str] | None,
+        default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None,
+        state_schema: Any,
+        excluded: frozenset[str],
+        max_depth: int,
+        on_error: OnError,
+        prompt_section: str | None,
+        task_description: str,
+        delegation: Callable[[SubAgentRegistry], AgentMiddleware[Any, Any]],
+    ) -> None:
+        self.specs = {s["name"]: s for s in specs}
+        self.excluded = excluded
+        self.max_depth = max_depth
+        self.on_error = on_error
+        self.prompt_section = prompt_section
+        self.task_description = task_description
+        self._default_model = default_model
+        self._default_tools = list(default_tools)
+        self._default_middleware = list(default_middleware)
+        self._backend = backend
+        self._default_skills = list(default_skills) if default_skills else None
+        self._default_interrupt_on = dict(default_interrupt_on or {})
+        self._state_schema = state_schema
+        self._schema_reducers = reducer_keys(state_schema)
+        self._delegation = delegation
+        # Building eagerly makes a bad model string, tool or response format fail when the agent
+        # is created rather than in the middle of a run.
+        self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
+        # Keyed by the format's identity (a schema may be an unhashable dict); the entry holds
+        # the format itself, so its id cannot be reused while it is cached.
+        self._by_format: OrderedDict[tuple[str, int], tuple[Any, Runnable[Any, Any]]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def graph_for(self, name: str, response_format: Any = None) -> Runnable[Any, Any]:
+        """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
+
+        Raises ``ValueError`` for a ``CompiledSubAgent`` (a ready-made runnable cannot be
+        rebuilt with another format, as in deepagents) and for a ``RemoteSubAgent`` (the
+        server's graph answers as it was deployed).
+        """
+        if response_format is None:
+            return self.graphs[name]
+        spec = self.specs[name]
+        if "runnable" in spec or "graph_id" in spec:
+            kind = "CompiledSubAgent" if "runnable" in spec else "RemoteSubAgent"
+            raise ValueError(
+                f"Sub-agent {name!r} is a {kind}: a response format chosen per task "
+                f"call ({SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY!r} in the config) needs a SubAgent "
+                f"spec that nbagents builds."
+            )
+        key = (name, id(response_format))
+        with self._lock:
+            cached = self._by_format.get(key)
+            if cached is not None and cached[0] is response_format:
+                self._by_format.move_to_end(key)
+                return cached[1]
+        graph = self._build(spec, response_format)
+        with self._lock:
+            self._by_format[key] = (response_format, graph)
+            while len(self._by_format) > _FORMATS_KEPT:
+                self._by_format.popitem(last=False)
+        return graph
+
+    def build(self, spec: SubAgent) -> Runnable[Any, Any]:
+        """``spec`` built as this agent builds its sub-agents: inherited model and tools, file
+        tools and skills, approvals, and a ``task`` tool that delegates through this registry.
+        For a re-run of one sub-agent with its spec changed."""
+        validate_specs([spec])
+        return self._build(spec)
+
+    def accumulating(self, name: str) -> frozenset[str]:
+        """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
+        channels = getattr(self.graphs[name], "channels", None) or {}
+        own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
+        return self._schema_reducers | own
+
+    def _build(
+        self, spec: SubAgent | CompiledSubAgent | RemoteSubAgent, response_format: Any = None
+    ) -> Runnable[Any, Any]:
+        if "graph_id" in spec:
+            return RemoteGraphRunnable(cast(RemoteSubAgent, spec))
+        if "runnable" in spec:
+            return cast(CompiledSubAgent, spec)["runnable"]
+        middleware: list[AgentMiddleware[Any, Any]] = [
+            *self._file_middleware(spec),
+            *self._default_middleware,
+            *spec.get("middleware", ()),
+        ]
+        # A sub-agent may hold the main agent's tools, so it keeps their approvals unless its
+        # spec says otherwise.
+        interrupt_on = spec.get("interrupt_on", self._default_interrupt_on)
+        if interrupt_on:
+            middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
+        middleware.append(self._delegation(self))
+        model = spec.get("model") or self._default_model
+        if model is None:
+            raise ValueError(
+                f"Sub-agent {spec['name']!r} has no 'model', and SubAgentMiddleware was given "
+                f"no default_model: give the spec a model or pass default_model=..."
+            )
+        return create_agent(
+            resolve_model(model, f"Sub-agent {spec['name']!r}"),
+            tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
+            system_prompt=spec["system_prompt"],
+            middleware=middleware,
+            response_format=(
+                response_format if response_format is not None else spec.get("response_format")
+            ),
+            state_schema=self._state_schema,
+            name=spec["name"],
+        )
+
+    def _file_middleware(self, spec: SubAgent) -> list[AgentMiddleware[Any, Any]]:
+        """File tools on the shared backend, and the skills this sub-agent is offered.
+
+        The general-purpose sub-agent shares the main agent's skills; any other sub-agent has
+        only the skills its spec names (as in deepagents).
+        """
+        sources = spec.get("skills")
+        if sources is None and spec["name"] == GENERAL_PURPOSE:
+            sources = self._default_skills
+        if self._backend is None:
+            if sources:
+                raise ValueError(
+                    f"Sub-agent {spec['name']!r} names skills {list(sources)}, but there is no "
+                    f"backend to read them from: pass backend=... to create_deep_agent or "
+                    f"SubAgentMiddleware."
+                )
+            return []
+        stack: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self._backend)]
+        if sources:
+            stack.append(SkillsMiddleware(self._backend, sources=list(sources)))
+        return stack
+
+
+def resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:
+    if not isinstance(model, str):
+        return model
+    try:
+        return init_model(model, owner)
+    except MissingAPIKeyError:
+        raise
+    except (ImportError, ValueError) as error:
+        raise ValueError(f"{owner}: cannot initialise model {model!r}: {error}") from error
+
+
+def reducer_keys(schema: Any) -> frozenset[str]:
+    """Keys of a state schema annotated with a reducer (``Annotated[list, operator.add]``)."""
+    if schema is None:
+        return frozenset()
+    try:
+        hints = get_type_hints(schema, include_extras=True)
+    except Exception:  # an unresolvable annotation: fall back to the graph's channels
+        return frozenset()
+    return frozenset(
+        k
+        for k, hint in hints.items()
+        if get_origin(hint) is Annotated and any(callable(m) for m in hint.__metadata__)
+    )
