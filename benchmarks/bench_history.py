@@ -6,7 +6,9 @@ tool and their model, on the scripted model) is recorded, then:
 - **save**: ``RunStore.save`` (what ends every ``nbagents.trace()`` block) beside the peer a
   user has without the history, ``Trace.save`` to a JSON file; time and bytes on disk;
 - **load**: ``load_run`` beside ``Trace.load`` of that file;
-- **list**: ``runs()`` over a history of 1,000 runs (the large one among 999 small ones).
+- **list**: ``runs()`` over a history of 1,000 runs (the large one among 999 small ones);
+- **compare**: ``compare`` of two large runs and its HTML, beside what a user has without it,
+  ``difflib.unified_diff`` of the two runs' JSON files.
 
 Figures vary with the machine and its load; read them side by side, not against a constant.
 
@@ -16,6 +18,7 @@ Figures vary with the machine and its load; read them side by side, not against 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 import tempfile
 import time
@@ -27,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_views import build_agent
 
-from nbagents import ScriptedChatModel, Tracer, create_deep_agent
+from nbagents import ScriptedChatModel, Tracer, compare, create_deep_agent
 from nbagents.history import RunStore
 from nbagents.history._record import describe
 from nbagents.tracing import Trace
@@ -89,6 +92,16 @@ def main() -> None:
         print(f"  RunStore.list               {listing:7.3f}")
         filtered = best_of(3, lambda: history.list(name="*7*", limit=50))
         print(f"  ... name='*7*', limit=50    {filtered:7.3f}")
+
+    other = recorded(build_agent(args.workers))
+    aligned = best_of(1, lambda: compare(big, other))
+    drawn = best_of(1, lambda: compare(big, other).to_html())
+    left, right = big.to_json(indent=1).splitlines(), other.to_json(indent=1).splitlines()
+    naive = best_of(1, lambda: sum(1 for _ in difflib.unified_diff(left, right, lineterm="")))
+    print(f"\ncompare two runs of {len(big):,} spans   seconds")
+    print(f"  compare (aligned rows)      {aligned:7.3f}")
+    print(f"  compare + to_html           {drawn:7.3f}")
+    print(f"  difflib on the JSON files   {naive:7.3f}")
 
 
 if __name__ == "__main__":

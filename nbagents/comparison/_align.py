@@ -8,6 +8,7 @@ types from the root and its task, else by order, and a changed prompt moves noth
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -125,30 +126,32 @@ def align(a: list[AgentRun], b: list[AgentRun], depth: int = 0) -> list[Pair]:
     rest alone. In ``a``'s order, each of ``b``'s own agents after the one it follows."""
     matched: dict[int, int] = {}
     taken: set[int] = set()
-    for key in (lambda r: (r.type, r.description), lambda r: (r.type,)):
+    for key in (lambda r: (r.type, r.description), lambda r: (r.type, "")):
+        waiting: dict[tuple[str, str], deque[int]] = {}
+        for j, right in enumerate(b):
+            if j not in taken:
+                waiting.setdefault(key(right), deque()).append(j)
         for i, left in enumerate(a):
-            if i in matched:
-                continue
-            for j, right in enumerate(b):
-                if j not in taken and key(left) == key(right):
-                    matched[i] = j
-                    taken.add(j)
-                    break
+            queue = waiting.get(key(left)) if i not in matched else None
+            if queue:
+                j = queue.popleft()
+                matched[i] = j
+                taken.add(j)
     pairs: list[Pair] = []
-    placed: set[int] = set()
+    cursor = 0  # b's agents before it are placed
     for i, left in enumerate(a):
         partner = matched.get(i)
         if partner is not None:
             # b's unmatched agents that come before this match go before it, as added.
-            for k in range(partner):
-                if k not in taken and k not in placed:
+            for k in range(cursor, partner):
+                if k not in taken:
                     pairs.append(_alone(None, b[k], depth))
-                    placed.add(k)
+            cursor = max(cursor, partner)
             right = b[partner]
             pairs.append(Pair(left, right, depth, align(left.children, right.children, depth + 1)))
         else:
             pairs.append(_alone(left, None, depth))
-    pairs.extend(_alone(None, right, depth) for k, right in enumerate(b) if k not in taken | placed)
+    pairs.extend(_alone(None, b[k], depth) for k in range(cursor, len(b)) if k not in taken)
     return pairs
 
 
