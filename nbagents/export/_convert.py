@@ -19,6 +19,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.util.types import AttributeValue
 
+from nbagents._distribution import __version__
 from nbagents.export._ids import otel_span_id, otel_trace_id
 from nbagents.export._prices import PriceSource
 from nbagents.tracing import Span, Trace
@@ -35,8 +36,6 @@ def default_resource() -> Resource:
 
 
 def _scope() -> InstrumentationScope:
-    from nbagents import __version__
-
     return InstrumentationScope("nbagents", __version__)
 
 
