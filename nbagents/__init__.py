@@ -1,5 +1,7 @@
 """nbagents: the DeepAgents sub-agent pattern for LangChain, made visible inside Jupyter."""
 
+# Imported for its effect too: export registers the cost columns of Trace.token_usage(cost=True).
+from nbagents import export as export
 from nbagents._distribution import __version__ as __version__
 from nbagents._distribution import warn_about_other_distribution
 from nbagents._notebook import load_ipython_extension as load_ipython_extension

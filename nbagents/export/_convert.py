@@ -139,13 +139,13 @@ class SpanConverter:
         return attributes
 
     def _cost(self, span: Span) -> dict[str, AttributeValue]:
-        from nbagents.export._cost import cost_of_spans, own_model_spans
+        from nbagents.export._cost import cost_of_spans
 
         assert self.prices is not None
         if span.kind == "model":
             scope = [span]
         elif span.kind in ("agent", "subagent"):
-            scope = own_model_spans(self.trace, span)
+            scope = self.trace.own_model_spans(span)
         else:
             return {}
         out: dict[str, AttributeValue] = {}

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     import graphviz
     import pandas as pd
 
-    from nbagents.export._cost import Prices
-
 __all__ = [
     "STREAMED",
     "STREAMED_CHARS",
@@ -125,6 +123,19 @@ class SubAgentRecord:
 
 
 Listener = Callable[["Trace"], None]
+Costing = Callable[["Trace", Any, Literal["agent", "spawn"]], "pd.DataFrame"]
+"""``trace_cost(trace, prices, per)``: token usage with cost columns."""
+_costing: Costing | None = None
+
+
+def cost_token_usage_with(costing: Costing) -> None:
+    """Let ``Trace.token_usage(cost=True)`` price its rows with ``costing``.
+
+    Prices belong to ``nbagents.export``, a layer above tracing: export registers its
+    ``trace_cost`` here rather than tracing importing it.
+    """
+    global _costing
+    _costing = costing
 
 
 class Trace:
@@ -278,18 +289,26 @@ class Trace:
                 total = total + span.usage
         return total
 
-    def own_usage(self, agent_span: Span) -> TokenUsage:
-        """Tokens of the model calls that belong to this agent span itself (not sub-agents)."""
-        total = TokenUsage()
+    def own_model_spans(self, agent_span: Span) -> list[Span]:
+        """The model calls of this agent span itself, not of the sub-agents it spawned.
+
+        The one definition of an agent's own scope: ``own_usage`` sums their tokens and
+        ``nbagents.export`` prices them, so tokens and costs always cover the same calls.
+        """
+        out: list[Span] = []
         stack = list(self.children(agent_span))
         while stack:
             span = stack.pop()
             if span.kind in ("agent", "subagent"):
                 continue
             if span.kind == "model":
-                total = total + span.usage
+                out.append(span)
             stack.extend(self.children(span))
-        return total
+        return out
+
+    def own_usage(self, agent_span: Span) -> TokenUsage:
+        """Tokens of the model calls that belong to this agent span itself (not sub-agents)."""
+        return sum((span.usage for span in self.own_model_spans(agent_span)), TokenUsage())
 
     def usage_including_descendants(self, span: Span) -> TokenUsage:
         total = span.usage if span.kind == "model" else TokenUsage()
@@ -312,7 +331,7 @@ class Trace:
         per: Literal["agent", "spawn"] = "agent",
         *,
         cost: bool = False,
-        prices: Prices | None = None,
+        prices: Any = None,
     ) -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``.
 
@@ -323,11 +342,13 @@ class Trace:
 
         With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
         ``unknown_models``: see :func:`nbagents.export.trace_cost`, which this calls.
+        ``prices`` is what ``trace_cost`` takes: a ``PriceTable``, another ``PriceSource``, or a
+        mapping of model name to price.
         """
         if cost or prices is not None:
-            from nbagents.export import trace_cost
-
-            return trace_cost(self, prices, per=per)
+            if _costing is None:
+                raise RuntimeError("Cost needs nbagents.export: import it first.")
+            return _costing(self, prices, per)
         from nbagents.tracing._frames import token_usage_frame
 
         return token_usage_frame(self, per)
