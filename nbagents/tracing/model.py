@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import graphviz
     import pandas as pd
 
+    from nbagents.tracing._tracer import Tracer
+
 __all__ = [
     "STREAMED",
     "STREAMED_CHARS",
@@ -153,8 +155,7 @@ class Trace:
         self.title = title
         self.finished = False
         """True once the traced block or run has ended."""
-        self._recorder: object | None = None
-        """The Tracer writing this trace, if any: a resumed run continues with it."""
+        self._recorder: Tracer | None = None
         for span in spans or []:
             self.add(span)
 
@@ -186,6 +187,12 @@ class Trace:
             listeners = list(self._listeners)
         for listener in listeners:
             self._listener_guard.run(listener, self)
+
+    @property
+    def recorder(self) -> Tracer | None:
+        """The :class:`~nbagents.Tracer` writing this trace (the last one made for it), or
+        ``None`` for a trace built or loaded by hand: a resumed run continues with it."""
+        return self._recorder
 
     @property
     def lock(self) -> threading.RLock:
