@@ -53,20 +53,36 @@ class Span:
     """
 
     id: str
+    """Unique in the trace: the LangChain run id, as text."""
     parent_id: str | None
+    """The id of the span this one ran under; ``None`` for a root (one per traced run)."""
     kind: SpanKind
+    """What the step is: an agent, a sub-agent, a ``task`` call, a model or tool call, …"""
     name: str
+    """The run's name: the agent's or sub-agent's name, the tool's, the model class's."""
     agent: str
+    """The name of the agent (or sub-agent) this step belongs to."""
     depth: int
+    """How deep that agent is: 0 for a run's own agent, one more per agent it runs under."""
     start: float
+    """Seconds since the trace began."""
     end: float | None = None
+    """Seconds since the trace began; ``None`` while the step runs."""
     status: SpanStatus = "running"
+    """``running``, ``ok``, ``error``, or ``interrupted`` (paused for a human, or stopped with
+    its agent)."""
     error: str | None = None
+    """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
     inputs: Any = None
+    """What the step was given, as bounded JSON data."""
     outputs: Any = None
+    """What the step returned, as bounded JSON data."""
     usage: TokenUsage = field(default_factory=TokenUsage)
+    """Tokens of a model call (zero for other kinds: see ``Trace.own_usage`` for an agent's)."""
     model: str | None = None
+    """The model a model call named, as the provider reported it."""
     hidden: bool = False
+    """LangGraph plumbing (node wrappers, middleware hooks) that views fold away."""
     attributes: dict[str, Any] = field(default_factory=dict)
     """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
     sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
@@ -74,15 +90,18 @@ class Span:
 
     @property
     def duration(self) -> float | None:
+        """Seconds from start to end; ``None`` while the step runs."""
         return None if self.end is None else self.end - self.start
 
     def to_dict(self) -> dict[str, Any]:
+        """The span as plain JSON-ready data, as the trace file stores it."""
         data = asdict(self)
         data["usage"] = asdict(self.usage)
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Span:
+        """The span ``to_dict`` gave; keys this version does not know are ignored."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["usage"] = TokenUsage(**(data.get("usage") or {}))
@@ -94,15 +113,25 @@ class SubAgentRecord:
     """One spawn of a sub-agent: what it was asked, what it cost, what it was (not) given."""
 
     span_id: str
+    """The id of the sub-agent's span."""
     type: str
+    """The sub-agent's type (its spec's name): ``"researcher"``, ``"general-purpose"``, …"""
     description: str
+    """The task it was given (the ``task`` tool's ``description``)."""
     parent_agent: str
+    """The name of the agent that spawned it."""
     depth: int
+    """1 for a sub-agent of the main agent, one more per level of nesting."""
     start: float
+    """Seconds since the trace began."""
     end: float | None
+    """Seconds since the trace began; ``None`` while it runs."""
     status: SpanStatus
+    """Its span's status."""
     result: str | None
+    """The text it returned to its parent; ``None`` until it did."""
     tokens_own: TokenUsage
+    """Tokens of its own model calls (not of the sub-agents it spawned)."""
     tokens_total: TokenUsage
     """Tokens of the sub-agent and every sub-agent it spawned, recursively."""
     withheld: Mapping[str, str]
@@ -112,14 +141,18 @@ class SubAgentRecord:
     returned: tuple[str, ...]
     """State keys the sub-agent sent back to the parent (besides its one ToolMessage)."""
     error: str | None = None
+    """Why the spawn failed; ``None`` unless it did."""
     task_span_id: str | None = None
+    """The id of the ``task`` call that spawned it."""
 
     @property
     def duration(self) -> float | None:
+        """Seconds the sub-agent ran; ``None`` while it runs."""
         return None if self.end is None else self.end - self.start
 
     @property
     def result_preview(self) -> str:
+        """The result on one line, cut to 80 characters."""
         text = " ".join((self.result or "").split())
         return text if len(text) <= 80 else text[:79] + "…"
 
@@ -162,6 +195,7 @@ class Trace:
     # -- building (the tracer calls these) -----------------------------------------------------
 
     def add(self, span: Span) -> None:
+        """Add a span (its parent may come later) and tell the listeners. For tracers."""
         with self._lock:
             if span.id in self._spans:
                 raise ValueError(f"A span with id {span.id!r} is already in the trace.")
@@ -220,6 +254,7 @@ class Trace:
         return iter(self.spans)
 
     def get(self, span_id: str) -> Span:
+        """The span with this id (``KeyError`` if none)."""
         return self._spans[span_id]
 
     @property
@@ -245,6 +280,7 @@ class Trace:
         return call_order(out)
 
     def visible_roots(self) -> list[Span]:
+        """The roots as a user thinks of them: hidden plumbing looked through."""
         return self.visible_children(None)
 
     def walk(self) -> list[Span]:
@@ -262,11 +298,13 @@ class Trace:
             return out
 
     def descendants(self, span: Span) -> Iterator[Span]:
+        """Every span under ``span``, depth first in call order (hidden plumbing included)."""
         for child in self.children(span):
             yield child
             yield from self.descendants(child)
 
     def parent(self, span: Span) -> Span | None:
+        """The span ``span`` ran under, or ``None`` for a root."""
         return self._spans.get(span.parent_id) if span.parent_id else None
 
     @property
@@ -285,6 +323,7 @@ class Trace:
 
     @property
     def duration(self) -> float:
+        """Seconds from the trace's start to the last end recorded so far."""
         ends = [s.end for s in self.spans if s.end is not None]
         return max(ends, default=0.0)
 
@@ -318,6 +357,8 @@ class Trace:
         return sum((span.usage for span in self.own_model_spans(agent_span)), TokenUsage())
 
     def usage_including_descendants(self, span: Span) -> TokenUsage:
+        """Tokens of ``span`` (if a model call) and of every model call under it, sub-agents'
+        included."""
         total = span.usage if span.kind == "model" else TokenUsage()
         for d in self.descendants(span):
             if d.kind == "model":
@@ -367,21 +408,25 @@ class Trace:
         return spans_frame(self)
 
     def to_json(self, *, indent: int | None = None) -> str:
+        """The trace as JSON text, in the versioned trace file format."""
         from nbagents.tracing._jsonio import trace_to_json
 
         return trace_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
+        """The trace ``to_json`` wrote (``TraceFormatError`` if the text is not one)."""
         from nbagents.tracing._jsonio import trace_from_json
 
         return trace_from_json(text)
 
     def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the trace to ``path`` as JSON (UTF-8); ``Trace.load`` reads it back."""
         Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Trace:
+        """Read a trace ``save`` wrote; ``TraceFormatError`` names the file if it is not one."""
         from nbagents.tracing._jsonio import TraceFormatError
 
         file = Path(path)
@@ -410,6 +455,7 @@ class Trace:
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> dict[str, str]:
+        """What Jupyter shows: the static HTML snapshot and the one-line summary."""
         from nbagents._notebook import trace_bundle
 
         return trace_bundle(self, include, exclude)
