@@ -1,5 +1,8 @@
 """nbagents: the DeepAgents sub-agent pattern for LangChain, made visible inside Jupyter."""
 
+# Imported for its effect too: export registers the cost columns of Trace.token_usage(cost=True).
+from nbagents import export as export
+from nbagents._distribution import __version__ as __version__
 from nbagents._distribution import warn_about_other_distribution
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
@@ -58,7 +61,5 @@ __all__ = [
     "trace",
     "wait_for_decisions",
 ]
-__version__ = "0.1.0"
-"""The one place the version is written: pyproject.toml reads it from here."""
 
 warn_about_other_distribution()

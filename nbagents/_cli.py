@@ -7,8 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nbagents import __version__
-from nbagents._distribution import DISTRIBUTION
+from nbagents._distribution import DISTRIBUTION, __version__
 from nbagents.skills._cli import EXIT_USAGE, add_skills_parser
 from nbagents.skills._cli import run as run_skills
 

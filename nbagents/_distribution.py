@@ -11,6 +11,9 @@ from __future__ import annotations
 import warnings
 from importlib import metadata
 
+__version__ = "0.1.0"
+"""The one place the version is written: pyproject.toml reads it from here, ``nbagents`` re-exports
+it. A leaf module, so that any layer can name the version without importing the package root."""
 DISTRIBUTION = "jupyter-nbagents"
 """The name nbagents is installed and published under."""
 OTHER_DISTRIBUTION = "nbagents"

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell
 from nbagents.history import _keeping as history
+from nbagents.tracing._pending import waiting_thread
 from nbagents.tracing._recording import recording
 
 if TYPE_CHECKING:
     from nbagents.display.live import LiveView
-    from nbagents.tracing._tracer import Tracer
     from nbagents.tracing.model import Trace
 
 __all__ = [
@@ -100,7 +100,7 @@ def trace(
                 user_ns=getattr(shell, "user_ns", None),
             )
             kept = tracer.trace
-            view = _show_live(tracer, auto_finish=True) if display is not False else None
+            view = _show_live(tracer.trace, auto_finish=True) if display is not False else None
             yield tracer.trace
     finally:
         # After recording() has finished the trace, so the snapshot shows its final state.
@@ -127,8 +127,6 @@ async def wait_for_decisions(trace: Trace, *, timeout: float | None = None) -> A
     an older ipykernel, or when no live view shows the trace: answer in code then, with
     :func:`nbagents.resume`.
     """
-    from nbagents._resumable import waiting_thread
-
     if waiting_thread(trace) is None:
         return None
     shell = kernel_shell()
@@ -209,7 +207,7 @@ def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:
             run_name = "" if name == DEFAULT_NAME else name
             history.keep_trace(tracer.trace, name=run_name, user_ns=ip.user_ns)
             kept = tracer.trace
-            view = _show_live(tracer, auto_finish=False)
+            view = _show_live(tracer.trace, auto_finish=False)
             return _run(ip, cell)
     finally:
         if view is not None:
@@ -238,8 +236,8 @@ def _run(ip: Any, cell: str) -> Any:
 # -- the live view ---------------------------------------------------------------------------------
 
 
-def _show_live(tracer: Tracer, *, auto_finish: bool) -> LiveView | None:
-    """Show the live view of ``tracer``'s trace in a kernel; elsewhere, or if it fails, None."""
+def _show_live(trace: Trace, *, auto_finish: bool) -> LiveView | None:
+    """Show the live view of ``trace`` in a kernel; elsewhere, or if it fails, None."""
     if not _in_kernel():
         return None
 
@@ -247,7 +245,7 @@ def _show_live(tracer: Tracer, *, auto_finish: bool) -> LiveView | None:
         # Imported here: a broken widget install must only cost the view, not the recording.
         from nbagents.display.live import live_view
 
-        return live_view(tracer.trace, auto_finish=auto_finish, tracer=tracer)
+        return live_view(trace, auto_finish=auto_finish)
 
     guard = Guard("The nbagents live view is unavailable; the run goes on without it.")
     return guard.run(show)

@@ -1,8 +1,10 @@
-"""Which agent a LangGraph thread last ran, so that a view can resume that thread's pause.
+"""Which agent a LangGraph thread last ran, so that a paused run on that thread can be resumed.
 
 A trace knows a paused run's thread id, not the agent object that must resume it. Agents built
-by ``create_deep_agent`` note themselves here each time they run on a thread; the live view's
-approval controls look the thread up. Held weakly (a deleted agent is forgotten) and bounded.
+by ``create_deep_agent`` note themselves here each time they run on a thread, and
+:mod:`nbagents.approvals` looks the thread up. Held weakly (a deleted agent is forgotten) and
+bounded. The sub-agent system writes it and knows nothing of tracing, so it depends on
+LangChain alone.
 """
 
 from __future__ import annotations
@@ -11,18 +13,11 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from nbagents.tracing._pending import THREAD
-from nbagents.tracing._recording import active_tracers, recording
-
-if TYPE_CHECKING:
-    from nbagents.tracing._tracer import Tracer
-    from nbagents.tracing.model import Trace
-
-__all__ = ["AnswerError", "agent_for", "paused_agent", "remember", "run_resumed", "waiting_thread"]
+__all__ = ["agent_for", "remember"]
 
 _KEPT = 256
 _lock = threading.Lock()
@@ -52,50 +47,3 @@ def agent_for(thread: str) -> tuple[Runnable[Any, Any], RunnableConfig] | None:
         return None
     agent = found[0]()
     return None if agent is None else (agent, found[1])
-
-
-class AnswerError(ValueError):
-    """Decisions that cannot be applied to a paused run; the message says why."""
-
-
-def waiting_thread(trace: Trace) -> str | None:
-    """The thread of the trace's paused run, if its last run is paused on one."""
-    roots = trace.visible_roots()
-    if not roots:
-        return None
-    last = roots[-1]
-    if last.status != "interrupted" or last.error is not None:
-        return None
-    thread = last.attributes.get(THREAD)
-    return str(thread) if thread is not None else None
-
-
-def paused_agent(trace: Trace) -> tuple[Runnable[Any, Any], RunnableConfig]:
-    """The agent and config to resume ``trace``'s paused run with, or ``AnswerError``."""
-    thread = waiting_thread(trace)
-    if thread is None:
-        raise AnswerError("The run is not waiting for a decision any more.")
-    found = agent_for(thread)
-    if found is None:
-        raise AnswerError(
-            f"The agent that paused on thread {thread!r} is not known here: only agents built "
-            "by create_deep_agent can be resumed from the view (or it was deleted). Answer in "
-            "code: nbagents.pending_approvals(...)."
-        )
-    return found
-
-
-def run_resumed(tracer: Tracer, agent: Any, command: Any, config: Any) -> Any:
-    """``agent.invoke(command, config)`` recorded by ``tracer`` (once, even inside its block)."""
-    tracer.trace.finished = False
-    if any(t is tracer for t in active_tracers()):
-        result = agent.invoke(command, config)
-        return result
-    try:
-        with recording(tracer):
-            return agent.invoke(command, config)
-    finally:
-        # A run kept in the history is saved again when it resumes: the same run, one record.
-        from nbagents.history import save
-
-        save(tracer.trace)

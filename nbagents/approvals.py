@@ -1,11 +1,10 @@
-"""Answer human-approval pauses without building ``Command(resume=...)`` payloads by hand.
+"""Human approvals: answer a paused run without building ``Command(resume=...)`` by hand, and
+resume it in the same trace.
 
 An agent (or any sub-agent under it) with ``interrupt_on`` pauses before a gated tool call and
-the run returns its pending requests under ``"__interrupt__"``. LangChain's
-``HumanInTheLoopMiddleware`` words them in one of two shapes (one interrupt per model turn
-listing every gated call, or one interrupt per call), and the answer must match that shape and
-be keyed by interrupt id when several sub-agents pause at once. This module reads either shape
-into one flat list, takes a decision per request, and builds the resume command::
+the run returns its pending requests under ``"__interrupt__"``. :func:`pending_approvals` reads
+them into one flat list (whichever shape LangChain's ``HumanInTheLoopMiddleware`` used), takes a
+decision per request, and builds the resume command::
 
     paused = agent.invoke(inputs, config)
     requests = pending_approvals(paused)
@@ -14,18 +13,38 @@ into one flat list, takes a decision per request, and builds the resume command:
     requests[1].edit(target="staging")
     requests[2].reject("Not on a Friday.")
     agent.invoke(requests.resume(), config)
+
+or, for a traced run, ``nbagents.resume(t, requests)``: the run continues the same tree.
+
+This module is where pause and resume live, between tracing and the views: answering a pause (in
+code with :func:`resume`, from the live view with :func:`answer`) and running the resumption
+with the tracer that recorded the pause, shown by whatever follows the trace. The live view
+registers itself as the trace's follower (:func:`follow`); nothing here imports a view. Below it,
+reading the interrupts depends on LangGraph alone (``nbagents._interrupts``, re-exported here),
+recording a pause is tracing's (``nbagents.tracing._pending``), and the agents of
+``create_deep_agent`` note the thread they run on (``nbagents._resumable``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+import json
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from langgraph.types import Command, Interrupt
-from pydantic import TypeAdapter
+from langchain_core.runnables import Runnable, RunnableConfig
 
-from nbagents._resumable import AnswerError, paused_agent, run_resumed
+from nbagents._interrupts import (
+    ApprovalError,
+    ApprovalRequest,
+    Approvals,
+    DecisionType,
+    pending_approvals,
+)
+from nbagents._resumable import agent_for
+from nbagents.history import _keeping as history
+from nbagents.tracing._pending import waiting_thread
+from nbagents.tracing._recording import active_tracers, recording
 from nbagents.tracing._tracer import Tracer
 
 if TYPE_CHECKING:
@@ -36,214 +55,74 @@ __all__ = [
     "ApprovalError",
     "ApprovalRequest",
     "Approvals",
+    "DecisionType",
+    "Follower",
+    "answer",
+    "follow",
+    "follower_of",
     "pending_approvals",
+    "resumable_agent",
     "resume",
 ]
 
-DecisionType = Literal["approve", "edit", "reject", "respond"]
-_ALL_DECISIONS: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respond")
+
+class AnswerError(ValueError):
+    """Decisions that cannot be applied to a paused run; the message says why."""
 
 
-class ApprovalError(ValueError):
-    """A decision that cannot be sent: not allowed for its request, or some request undecided."""
+# -- who shows a resumed run -----------------------------------------------------------------------
 
 
-@dataclass
-class ApprovalRequest:
-    """One gated tool call waiting for a person: what it would do and what may be decided."""
+class Follower(Protocol):
+    """What shows a trace and follows the runs resumed in it: the live view."""
 
-    tool: str
-    args: dict[str, Any]
-    description: str
-    allowed: tuple[DecisionType, ...]
-    interrupt_id: str
-    tool_call_id: str | None = None
-    decision: dict[str, Any] | None = field(default=None, repr=False)
-
-    def approve(self) -> None:
-        """Run the tool call as the model asked."""
-        self._decide({"type": "approve"})
-
-    def edit(self, args: Mapping[str, Any] | None = None, /, **changes: Any) -> None:
-        """Run the tool with other arguments: ``edit(target="staging")`` changes one argument
-        and keeps the rest; ``edit({...})`` replaces them all."""
-        new_args = dict(args) if args is not None else dict(self.args)
-        new_args.update(changes)
-        self._decide({"type": "edit", "edited_action": {"name": self.tool, "args": new_args}})
-
-    def reject(self, message: str | None = None) -> None:
-        """Do not run the tool; the agent is told it was rejected (and why, given a message)."""
-        decision: dict[str, Any] = {"type": "reject"}
-        if message:
-            decision["message"] = message
-        self._decide(decision)
-
-    def respond(self, message: str) -> None:
-        """Do not run the tool; ``message`` is given to the agent as the tool's result."""
-        self._decide({"type": "respond", "message": message})
-
-    def _decide(self, decision: dict[str, Any]) -> None:
-        kind = decision["type"]
-        if kind not in self.allowed:
-            raise ApprovalError(
-                f"{kind!r} is not allowed for the {self.tool!r} call; allowed: "
-                f"{', '.join(self.allowed)}."
-            )
-        self.decision = decision
-
-    def __str__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
-        state = self.decision["type"] if self.decision else "undecided"
-        return f"{self.tool}({args})  [{'/'.join(self.allowed)}]  {state}"
+    def follow(self, resumption: Callable[[], Any]) -> Any:
+        """Run ``resumption()`` while showing it; return what it returned."""
+        ...
 
 
-@dataclass(frozen=True)
-class _Pause:
-    """One interrupt and how its answer is shaped."""
-
-    interrupt_id: str
-    batched: bool
-    requests: tuple[ApprovalRequest, ...]
+# Weak both ways: a view holds its trace, so a strong value would keep every trace ever shown
+# alive for the kernel's lifetime.
+_followers: weakref.WeakKeyDictionary[Trace, weakref.ref[Follower]] = weakref.WeakKeyDictionary()
 
 
-class Approvals(Sequence[ApprovalRequest]):
-    """The pending requests of a paused run, in the order the run reported them."""
-
-    def __init__(self, pauses: Sequence[_Pause]) -> None:
-        self._pauses = list(pauses)
-        self._requests = [r for pause in self._pauses for r in pause.requests]
-
-    @overload
-    def __getitem__(self, index: int) -> ApprovalRequest: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ApprovalRequest]: ...
-    def __getitem__(self, index: int | slice) -> ApprovalRequest | Sequence[ApprovalRequest]:
-        return self._requests[index]
-
-    def __len__(self) -> int:
-        return len(self._requests)
-
-    def __iter__(self) -> Iterator[ApprovalRequest]:
-        return iter(self._requests)
-
-    def approve_all(self) -> None:
-        """Approve every request that has no decision yet."""
-        for request in self._requests:
-            if request.decision is None:
-                request.approve()
-
-    def resume(self) -> Command[Any]:
-        """The command that continues the run with every decision: ``agent.invoke(it, config)``
-        on the same thread (``config``) the run paused on."""
-        undecided = [str(r) for r in self._requests if r.decision is None]
-        if undecided:
-            raise ApprovalError(
-                f"{len(undecided)} request(s) have no decision yet: " + "; ".join(undecided)
-            )
-        answers: dict[str, Any] = {}
-        for pause in self._pauses:
-            decisions = [r.decision for r in pause.requests]
-            answers[pause.interrupt_id] = (
-                {"decisions": decisions} if pause.batched else decisions[0]
-            )
-        return Command(resume=answers)
-
-    def __repr__(self) -> str:
-        if not self._requests:
-            return "<Approvals: nothing pending>"
-        lines = [f"<Approvals: {len(self)} pending>"]
-        lines += [f"  [{i}] {request}" for i, request in enumerate(self._requests)]
-        return "\n".join(lines)
+def follow(trace: Trace, follower: Follower) -> None:
+    """Make ``follower`` show the runs resumed in ``trace`` (instead of any earlier one)."""
+    _followers[trace] = weakref.ref(follower)
 
 
-def pending_approvals(paused: Any) -> Approvals:
-    """The approval requests of a paused run.
-
-    ``paused`` is what ``invoke``/``ainvoke`` returned (a dict with ``"__interrupt__"``), a
-    state snapshot (``agent.get_state(config)``, whose ``interrupts`` hold them), or a list of
-    ``Interrupt``. Interrupts that are not approval requests are left out: answer those as
-    their own code expects. An empty result means the run is not waiting for approval.
-    """
-    pauses = [pause for pause in map(_read, _interrupts(paused)) if pause is not None]
-    return Approvals(pauses)
+def follower_of(trace: Trace) -> Follower | None:
+    """What shows the runs resumed in ``trace``, if anything does."""
+    ref = _followers.get(trace)
+    return ref() if ref is not None else None
 
 
-def _interrupts(paused: Any) -> list[Interrupt]:
-    if isinstance(paused, Mapping):
-        found = paused.get("__interrupt__", ())
-    elif hasattr(paused, "interrupts"):
-        found = paused.interrupts
-    elif isinstance(paused, Sequence) and not isinstance(paused, str | bytes):
-        found = paused
-    else:
-        raise TypeError(
-            "pending_approvals() takes what invoke() returned, a state snapshot or a list of "
-            f"Interrupt, not {type(paused).__name__}."
+# -- the paused run --------------------------------------------------------------------------------
+
+
+def resumable_agent(trace: Trace) -> Runnable[Any, Any] | None:
+    """The agent that can resume ``trace``'s paused run here; ``None`` when the run is not
+    paused or its agent is unknown (not built by ``create_deep_agent``, or deleted)."""
+    thread = waiting_thread(trace)
+    found = agent_for(thread) if thread is not None else None
+    return found[0] if found is not None else None
+
+
+def _paused_agent(trace: Trace) -> tuple[Runnable[Any, Any], RunnableConfig]:
+    thread = waiting_thread(trace)
+    if thread is None:
+        raise AnswerError("The run is not waiting for a decision any more.")
+    found = agent_for(thread)
+    if found is None:
+        raise AnswerError(
+            f"The agent that paused on thread {thread!r} is not known here: only agents built "
+            "by create_deep_agent can be resumed from the view (or it was deleted). Answer in "
+            "code: nbagents.pending_approvals(...)."
         )
-    return [i for i in found if isinstance(i, Interrupt)]
+    return found
 
 
-def _read(interrupt: Interrupt) -> _Pause | None:
-    value = interrupt.value
-    if not isinstance(value, Mapping):
-        return None
-    if value.get("type") == "tool_approval":  # HumanInTheLoopMiddleware(interrupt_mode="per_call")
-        request = ApprovalRequest(
-            tool=str(value.get("name", "")),
-            args=dict(value.get("args") or {}),
-            description=str(value.get("description", "")),
-            allowed=_allowed_per_call(interrupt),
-            interrupt_id=interrupt.id,
-            tool_call_id=value.get("tool_call_id"),
-        )
-        return _Pause(interrupt.id, batched=False, requests=(request,))
-    actions = value.get("action_requests")
-    if not isinstance(actions, list):
-        return None
-    configs = {c.get("action_name"): c for c in value.get("review_configs") or []}
-    requests = tuple(
-        ApprovalRequest(
-            tool=str(action.get("name", "")),
-            args=dict(action.get("args") or {}),
-            description=str(action.get("description", "")),
-            allowed=_allowed(configs.get(action.get("name"), {}).get("allowed_decisions")),
-            interrupt_id=interrupt.id,
-        )
-        for action in actions
-    )
-    return _Pause(interrupt.id, batched=True, requests=requests)
-
-
-def _allowed(names: Any) -> tuple[DecisionType, ...]:
-    if not names:
-        return _ALL_DECISIONS
-    return tuple(cast(DecisionType, n) for n in names if n in _ALL_DECISIONS)
-
-
-def _allowed_per_call(interrupt: Interrupt) -> tuple[DecisionType, ...]:
-    # The per-call interrupt carries the decisions it accepts as a schema, not a list: read the
-    # "type" constants of its branches from the JSON schema LangGraph publishes to clients.
-    schema = interrupt.response_schema
-    if schema is None:
-        return _ALL_DECISIONS
-    try:
-        json_schema = schema if isinstance(schema, dict) else TypeAdapter(schema).json_schema()
-    except Exception:  # an unreadable schema: offer every decision; LangGraph checks the answer
-        return _ALL_DECISIONS
-    found = set(_type_constants(json_schema))
-    return tuple(t for t in _ALL_DECISIONS if t in found) or _ALL_DECISIONS
-
-
-def _type_constants(schema: Any) -> Iterator[str]:
-    if isinstance(schema, Mapping):
-        kind = schema.get("properties", {}).get("type", {})
-        if isinstance(kind, Mapping) and isinstance(kind.get("const"), str):
-            yield kind["const"]
-        for value in schema.values():
-            yield from _type_constants(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            yield from _type_constants(value)
+# -- answering it ----------------------------------------------------------------------------------
 
 
 def resume(trace: Trace, decisions: Approvals) -> Any:
@@ -257,16 +136,96 @@ def resume(trace: Trace, decisions: Approvals) -> Any:
         requests[0].approve()
         result = nbagents.resume(t, requests)
     """
-    agent, config = paused_agent(trace)
-    command = decisions.resume()
+    agent, config = _paused_agent(trace)
+    return _continue(trace, agent, decisions.resume(), config)
+
+
+def answer(trace: Trace, decisions: Sequence[Mapping[str, Any]]) -> Any:
+    """Resume ``trace``'s paused run with the decisions the live view sent; returns its result.
+
+    One entry per pending request: ``key`` (``interrupt id:position``, as the view's
+    ``PendingView`` names it), ``decision``, and ``args_json`` for an edit or ``message`` for a
+    reject or respond. The requests are read again from the agent's state, so a decision can
+    only answer what the run really waits for. Raises :class:`AnswerError`, resuming nothing,
+    when the decisions cannot be applied.
+    """
+    agent, config = _paused_agent(trace)
+    approvals = pending_approvals(cast(Any, agent).get_state(config))
+    by_key = _keyed(approvals)
+    for entry in decisions:
+        request = by_key.get(str(entry.get("key", "")))
+        if request is None:
+            raise AnswerError("A decision answers a request the run no longer waits for.")
+        _apply(request, entry)
     try:
-        from nbagents.display.live import LiveView
-    except ImportError:  # no widget install: nothing to follow the run in
-        view = None
-    else:
-        view = LiveView.of(trace)
-    if view is not None:
-        return view.resume_with(agent, command, config)
-    recorder = trace._recorder
-    tracer = recorder if isinstance(recorder, Tracer) else Tracer(trace)
-    return run_resumed(tracer, agent, command, config)
+        command = approvals.resume()
+    except ApprovalError as error:
+        raise AnswerError(str(error)) from error
+    return _continue(trace, agent, command, config)
+
+
+def _keyed(approvals: Sequence[ApprovalRequest]) -> dict[str, ApprovalRequest]:
+    keyed: dict[str, ApprovalRequest] = {}
+    positions: dict[str, int] = {}
+    for request in approvals:
+        position = positions.get(request.interrupt_id, 0)
+        positions[request.interrupt_id] = position + 1
+        keyed[f"{request.interrupt_id}:{position}"] = request
+    return keyed
+
+
+def _apply(request: ApprovalRequest, entry: Mapping[str, Any]) -> None:
+    kind = entry.get("decision")
+    message = str(entry.get("message") or "").strip()
+    try:
+        if kind == "approve":
+            request.approve()
+        elif kind == "edit":
+            request.edit(_edited_args(request, entry.get("args_json")))
+        elif kind == "reject":
+            request.reject(message or None)
+        elif kind == "respond":
+            if not message:
+                raise AnswerError(f"Respond to {request.tool!r}: the answer text is empty.")
+            request.respond(message)
+        else:
+            raise AnswerError(f"No decision for the {request.tool!r} call.")
+    except ApprovalError as error:
+        raise AnswerError(str(error)) from error
+
+
+def _edited_args(request: ApprovalRequest, text: Any) -> dict[str, Any]:
+    try:
+        args = json.loads(str(text))
+    except json.JSONDecodeError as error:
+        raise AnswerError(
+            f"The edited arguments of {request.tool!r} are not valid JSON: {error.msg} "
+            f"(line {error.lineno}, column {error.colno})."
+        ) from error
+    if not isinstance(args, dict):
+        raise AnswerError(f"The edited arguments of {request.tool!r} must be a JSON object.")
+    return args
+
+
+# -- continuing the same tree ----------------------------------------------------------------------
+
+
+def _continue(trace: Trace, agent: Any, command: Any, config: Any) -> Any:
+    recorder = trace.recorder
+    tracer = recorder if recorder is not None else Tracer(trace)
+
+    def resumption() -> Any:
+        tracer.trace.finished = False
+        # Inside the recording() block that made the trace its tracer is attached already;
+        # attaching it twice would record every step twice.
+        if any(t is tracer for t in active_tracers()):
+            return agent.invoke(command, config)
+        try:
+            with recording(tracer):
+                return agent.invoke(command, config)
+        finally:
+            # A run kept in the history is saved again when it resumes: one run, one record.
+            history.save(tracer.trace)
+
+    follower = follower_of(trace)
+    return follower.follow(resumption) if follower is not None else resumption()

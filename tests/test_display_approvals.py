@@ -63,7 +63,7 @@ def paused_run(
     )
     config = {"configurable": {"thread_id": f"view-approvals-{next(_threads)}"}}
     with recording() as tracer:
-        view = LiveView(tracer.trace, tracer=tracer).start()
+        view = LiveView(tracer.trace).start()
         agent.invoke({"messages": [("user", "release")]}, config)
     view.finish()
     return agent, config, tracer, view
@@ -215,7 +215,7 @@ def test_an_agent_not_built_by_create_deep_agent_is_answered_in_code() -> None:
         name="main",
     )
     with recording() as tracer:
-        view = LiveView(tracer.trace, tracer=tracer).start()
+        view = LiveView(tracer.trace).start()
         agent.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "plain"}})
     view.finish()
     (request,) = requests_by_title(view).values()

@@ -76,6 +76,15 @@ def test_nested_recordings_both_see_inner_runs() -> None:
     assert inner.trace.roots[0].id == outer.trace.roots[1].id
 
 
+def test_a_trace_names_the_tracer_that_records_it() -> None:
+    with recording() as tracer:
+        pass
+    assert tracer.trace.recorder is tracer
+    assert Tracer(title="x").trace.recorder is not None
+    assert Trace().recorder is None
+    assert Trace.from_json(tracer.trace.to_json()).recorder is None
+
+
 def test_explicit_callback_inside_recording_is_not_doubled() -> None:
     agent = small_agent()
     alone = Tracer()

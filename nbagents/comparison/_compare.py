@@ -132,7 +132,7 @@ class Comparison:
         return pd.DataFrame.from_records(records)
 
     def to_html(self) -> str:
-        from nbagents.display._comparehtml import comparison_html
+        from nbagents.comparison._html import comparison_html
 
         return comparison_html(self)
 

@@ -57,7 +57,7 @@ class RunsTable:
         return pd.DataFrame.from_records(records)
 
     def to_html(self) -> str:
-        from nbagents.display._comparehtml import runs_table_html
+        from nbagents.comparison._html import runs_table_html
 
         return runs_table_html(self)
 

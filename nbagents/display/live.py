@@ -24,7 +24,6 @@ import logging
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib.resources import files
@@ -33,21 +32,16 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
+from nbagents import approvals
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
-from nbagents._resumable import AnswerError, agent_for, run_resumed, waiting_thread
-from nbagents.display._answer import decide
+from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
 from nbagents.display._viewmodel import ViewBuilder
-from nbagents.tracing._tracer import Tracer
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
-
-_views: weakref.WeakKeyDictionary[Trace, weakref.ref[LiveView]] = weakref.WeakKeyDictionary()
-"""The view shown for each trace. Weak both ways: a view holds its trace, so a strong value
-would keep every trace ever shown alive for the kernel's lifetime."""
 
 __all__ = ["LIVE_TEXT_PREFIX", "LiveView", "TraceWidget", "live_view"]
 
@@ -103,14 +97,10 @@ class LiveView:
     now. ``updates`` counts widget updates, for tests and curious users.
     """
 
-    def __init__(
-        self, trace: Trace, *, max_rate: float = 10.0, tracer: Tracer | None = None
-    ) -> None:
+    def __init__(self, trace: Trace, *, max_rate: float = 10.0) -> None:
         if max_rate <= 0:
             raise ValueError("max_rate must be positive.")
         self.trace = trace
-        self.tracer = tracer
-        """The tracer recording ``trace``: a run resumed from the view continues in it."""
         self.last_result: Any = None
         """What the last run resumed from the view returned."""
         self.min_interval = 1.0 / max_rate
@@ -134,7 +124,7 @@ class LiveView:
         self._unregister_cell_hook: Callable[[], None] | None = None
         self._paused_agent: Any = None
         self.widget.on_msg(self._on_msg)
-        _views[trace] = weakref.ref(self)
+        approvals.follow(trace, self)
 
     # -- following the trace -------------------------------------------------------------------
 
@@ -193,13 +183,12 @@ class LiveView:
             self._last_size = len(text)
             self.sent_bytes += len(text)
             self.updates += 1
-            thread = waiting_thread(self.trace) if self.builder.waiting else None
-            found = agent_for(thread) if thread is not None else None
-            if found is not None:
+            agent = approvals.resumable_agent(self.trace) if self.builder.waiting else None
+            if agent is not None:
                 # The view keeps the paused agent alive: its output can resume it later even
                 # when the notebook dropped its own reference.
-                self._paused_agent = found[0]
-            self.widget.answerable = found is not None
+                self._paused_agent = agent
+            self.widget.answerable = agent is not None
             return True
 
     # -- answering a paused run ----------------------------------------------------------------
@@ -207,8 +196,8 @@ class LiveView:
     @classmethod
     def of(cls, trace: Trace) -> LiveView | None:
         """The live view shown for ``trace``, if any."""
-        ref = _views.get(trace)
-        return ref() if ref is not None else None
+        follower = approvals.follower_of(trace)
+        return follower if isinstance(follower, LiveView) else None
 
     def answer(self, decisions: Sequence[Mapping[str, Any]]) -> Any:
         """Apply decisions sent from the view, resume the paused run and follow it here.
@@ -216,21 +205,17 @@ class LiveView:
         Returns what the resumed run returned; raises :class:`AnswerError` when the decisions
         cannot be applied (nothing is resumed then).
         """
-        agent, command, config = decide(self.trace, decisions)
-        return self.resume_with(agent, command, config)
+        approvals.follow(self.trace, self)  # the view answered is the one that shows the run
+        return approvals.answer(self.trace, decisions)
 
-    def resume_with(self, agent: Any, command: Any, config: Any) -> Any:
-        """Run ``agent.invoke(command, config)`` (a resumption) and follow it in this view."""
+    def follow(self, resumption: Callable[[], Any]) -> Any:
+        """Run ``resumption()``, a run resumed in the trace, and show it in this view."""
         self.widget.notice = ""
         following = not self._finished
         if not following:
             self._reopen()
-        tracer = self.tracer
-        if tracer is None:
-            recorder = self.trace._recorder
-            tracer = recorder if isinstance(recorder, Tracer) else Tracer(self.trace)
         try:
-            result = run_resumed(tracer, agent, command, config)
+            result = resumption()
         finally:
             if following:
                 self._guard(self.sync)
@@ -347,9 +332,7 @@ class LiveView:
         self.finish()
 
 
-def live_view(
-    trace: Trace, *, auto_finish: bool = True, tracer: Tracer | None = None
-) -> LiveView | None:
+def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:
     """Show a live view of ``trace`` in the current cell when running in a kernel, else None.
 
     Never raises: for callers such as ``nbagents.trace()`` that must not break the run.
@@ -357,7 +340,7 @@ def live_view(
     if _kernel_shell() is None:
         return None
     guard = Guard("The nbagents live view could not be shown; the run goes on without it.")
-    return guard.run(lambda: LiveView(trace, tracer=tracer).show(auto_finish=auto_finish))
+    return guard.run(lambda: LiveView(trace).show(auto_finish=auto_finish))
 
 
 def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:

@@ -19,6 +19,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.util.types import AttributeValue
 
+from nbagents._distribution import __version__
 from nbagents.export._ids import otel_span_id, otel_trace_id
 from nbagents.export._prices import PriceSource
 from nbagents.tracing import Span, Trace
@@ -35,8 +36,6 @@ def default_resource() -> Resource:
 
 
 def _scope() -> InstrumentationScope:
-    from nbagents import __version__
-
     return InstrumentationScope("nbagents", __version__)
 
 
@@ -140,13 +139,13 @@ class SpanConverter:
         return attributes
 
     def _cost(self, span: Span) -> dict[str, AttributeValue]:
-        from nbagents.export._cost import cost_of_spans, own_model_spans
+        from nbagents.export._cost import cost_of_spans
 
         assert self.prices is not None
         if span.kind == "model":
             scope = [span]
         elif span.kind in ("agent", "subagent"):
-            scope = own_model_spans(self.trace, span)
+            scope = self.trace.own_model_spans(span)
         else:
             return {}
         out: dict[str, AttributeValue] = {}

@@ -7,19 +7,19 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Literal
-
-import pandas as pd
+from typing import TYPE_CHECKING, Literal
 
 from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceSource, PriceTable
 from nbagents.tracing import Span, Trace
-from nbagents.tracing._frames import inside_same_agent
+from nbagents.tracing.model import cost_token_usage_with
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Cost",
     "cost_of_spans",
     "default_prices",
-    "own_model_spans",
     "priced_call",
     "span_cost",
     "trace_cost",
@@ -100,23 +100,6 @@ def cost_of_spans(spans: Iterable[Span], prices: Prices | None = None) -> Cost:
     return total
 
 
-def own_model_spans(trace: Trace, agent_span: Span) -> list[Span]:
-    """The model calls of this agent itself, not of the sub-agents it spawned.
-
-    The same scope as ``Trace.own_usage``, so costs line up with ``token_usage()``.
-    """
-    out: list[Span] = []
-    stack = list(trace.children(agent_span))
-    while stack:
-        span = stack.pop()
-        if span.kind in ("agent", "subagent"):
-            continue
-        if span.kind == "model":
-            out.append(span)
-        stack.extend(trace.children(span))
-    return out
-
-
 def trace_cost(
     trace: Trace,
     prices: Prices | None = None,
@@ -144,7 +127,7 @@ def trace_cost(
     total: list[Cost] = []
     for span_id in frame["span_id"]:
         span = trace.get(str(span_id))
-        own.append(cost_of_spans(own_model_spans(trace, span), table))
+        own.append(cost_of_spans(trace.own_model_spans(span), table))
         total.append(
             cost_of_spans((d for d in trace.descendants(span) if d.kind == "model"), table)
         )
@@ -163,6 +146,8 @@ def _per_agent(
     # Grouped exactly as token_usage() groups its rows (agent name and role, first seen first),
     # with the sums kept in Decimal until the end so they are exact. A spawn inside another of
     # its own type is already in that one's total, so only the outer one's total is added.
+    from nbagents.tracing._frames import inside_same_agent
+
     frame = trace.token_usage(per="agent")
     nested = inside_same_agent(trace, spawns)
     sums: dict[tuple[str, str], tuple[Cost, Cost]] = {}
@@ -181,6 +166,8 @@ def _per_agent(
 
 
 def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     for span in trace.walk():
         if span.kind != "model":
@@ -224,3 +211,9 @@ def _names(cost: Cost) -> str:
 def total_cost(trace: Trace, prices: Prices | None = None) -> Cost:
     """Every model call of the trace."""
     return cost_of_spans((s for s in trace.spans if s.kind == "model"), prices)
+
+
+# Trace.token_usage(cost=True) gives these columns, but tracing is a layer below export and may
+# not import it: export tells tracing how to price instead (nbagents/__init__ imports export, so
+# this has run before any trace exists).
+cost_token_usage_with(trace_cost)

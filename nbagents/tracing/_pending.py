@@ -1,4 +1,4 @@
-"""What a paused run waits for, kept on the span where it waits.
+"""Pauses in a trace: what a paused run waits for, and continuing its spans when it resumes.
 
 When a run pauses (``interrupt_on``, or a graph's own ``interrupt(...)``), LangGraph raises
 ``GraphInterrupt`` through every run between the pause and the root, carrying the interrupts.
@@ -6,15 +6,44 @@ The tracer records a pause as ``interrupted`` with no error text, and puts each 
 on the nearest visible span the interrupt passed (the sub-agent whose tool call waits, or the
 agent itself): ``span.attributes["pending"]``, a list of :class:`PendingRequest`. The views
 show them there, and the live view answers them. A resumption of the thread clears them.
+
+A resumed run is one trace with its pause. Resumed on the same LangGraph thread, LangGraph
+starts the paused runs again: a new root, the same ``task`` tool calls (same tool call ids) and
+the same sub-agents, which carry on from their checkpoints. Recorded naively that is a second
+tree beside the first, with every paused sub-agent spawned twice. Instead the tracer asks
+:class:`PausedSpans`, at each agent, ``task`` and sub-agent start, whether the span the pause
+left is waiting for it, and if so reopens that span: the tree continues where it stopped. Keys:
+a root is found by its thread; a ``task`` by its thread and tool call id; a sub-agent by the
+``task`` span it runs under.
+
+Answering a pause and running the resumption is not tracing's: see :mod:`nbagents.approvals`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from langgraph.types import Command, Interrupt
+
+from nbagents._interrupts import pending_approvals
 from nbagents.tracing._jsonready import jsonready
+from nbagents.tracing.model import Span
 
-__all__ = ["PENDING", "THREAD", "PendingRequest", "is_pause", "pending_requests"]
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = [
+    "PENDING",
+    "THREAD",
+    "PausedSpans",
+    "PendingRequest",
+    "is_pause",
+    "is_resume",
+    "pending_requests",
+    "thread_of",
+    "waiting_thread",
+]
 
 PENDING = "pending"
 """Span attribute: the requests a paused run waits for at this span."""
@@ -38,16 +67,16 @@ class PendingRequest(TypedDict):
     """The interrupt's value, for a plain ``interrupt(value)``."""
 
 
+# -- recording a pause -----------------------------------------------------------------------------
+
+
 def is_pause(error: BaseException) -> bool:
+    """``error`` is LangGraph's ``GraphInterrupt`` (matched by name: subclasses vary by version)."""
     return any(cls.__name__ == "GraphInterrupt" for cls in type(error).__mro__)
 
 
 def pending_requests(error: BaseException) -> list[PendingRequest]:
     """The requests a ``GraphInterrupt`` carries, approvals read as ``pending_approvals`` does."""
-    from langgraph.types import Interrupt
-
-    from nbagents.approvals import pending_approvals
-
     found = error.args[0] if error.args else ()
     if not isinstance(found, list | tuple):
         return []
@@ -82,3 +111,60 @@ def pending_requests(error: BaseException) -> list[PendingRequest]:
                 )
             )
     return requests
+
+
+def waiting_thread(trace: Trace) -> str | None:
+    """The thread of the trace's paused run, if its last run is paused on one."""
+    roots = trace.visible_roots()
+    if not roots:
+        return None
+    last = roots[-1]
+    if last.status != "interrupted" or last.error is not None:
+        return None
+    thread = last.attributes.get(THREAD)
+    return str(thread) if thread is not None else None
+
+
+# -- continuing it ---------------------------------------------------------------------------------
+
+
+def is_resume(inputs: Any) -> bool:
+    """A root run started with ``Command(resume=...)``: it continues a pause. New input on the
+    same thread is a new run, even while a pause is pending."""
+    return isinstance(inputs, Command) and inputs.resume is not None
+
+
+def thread_of(metadata: Mapping[str, Any]) -> str | None:
+    """The LangGraph thread a run belongs to (LangChain copies it from the config's
+    ``configurable`` into every run's metadata)."""
+    thread = metadata.get("thread_id")
+    return str(thread) if thread not in (None, "") else None
+
+
+class PausedSpans:
+    """Spans ended ``interrupted`` on a thread, waiting for that thread to be resumed.
+
+    Not thread-safe by itself: the tracer calls it under the trace's lock.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: dict[tuple[str, str, str], Span] = {}
+
+    def paused(self, span: Span, thread: str | None, key: str) -> None:
+        """``span`` ended interrupted; a resumption of ``thread`` may continue it."""
+        if thread is not None and span.kind in ("agent", "task", "subagent"):
+            self._waiting[(thread, span.kind, key)] = span
+
+    def resume(self, thread: str | None, kind: str, key: str, now: float) -> Span | None:
+        """The span to continue instead of opening a new one, reopened, or ``None``."""
+        if thread is None:
+            return None
+        span = self._waiting.pop((thread, kind, key), None)
+        if span is None:
+            return None
+        pauses: list[list[float]] = span.attributes.setdefault("paused", [])
+        pauses.append([span.end if span.end is not None else now, now])
+        span.status = "running"
+        span.end = None
+        span.error = None
+        return span

@@ -47,8 +47,15 @@ from nbagents.tracing._extract import (
     tool_outcome,
 )
 from nbagents.tracing._jsonready import jsonready, shape
-from nbagents.tracing._pending import PENDING, THREAD, is_pause, pending_requests
-from nbagents.tracing._resume import PausedSpans, is_resume, thread_of
+from nbagents.tracing._pending import (
+    PENDING,
+    THREAD,
+    PausedSpans,
+    is_pause,
+    is_resume,
+    pending_requests,
+    thread_of,
+)
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, Trace
 

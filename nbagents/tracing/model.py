@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import graphviz
     import pandas as pd
 
-    from nbagents.export._cost import Prices
+    from nbagents.tracing._tracer import Tracer
 
 __all__ = [
     "STREAMED",
@@ -53,20 +53,36 @@ class Span:
     """
 
     id: str
+    """Unique in the trace: the LangChain run id, as text."""
     parent_id: str | None
+    """The id of the span this one ran under; ``None`` for a root (one per traced run)."""
     kind: SpanKind
+    """What the step is: an agent, a sub-agent, a ``task`` call, a model or tool call, …"""
     name: str
+    """The run's name: the agent's or sub-agent's name, the tool's, the model class's."""
     agent: str
+    """The name of the agent (or sub-agent) this step belongs to."""
     depth: int
+    """How deep that agent is: 0 for a run's own agent, one more per agent it runs under."""
     start: float
+    """Seconds since the trace began."""
     end: float | None = None
+    """Seconds since the trace began; ``None`` while the step runs."""
     status: SpanStatus = "running"
+    """``running``, ``ok``, ``error``, or ``interrupted`` (paused for a human, or stopped with
+    its agent)."""
     error: str | None = None
+    """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
     inputs: Any = None
+    """What the step was given, as bounded JSON data."""
     outputs: Any = None
+    """What the step returned, as bounded JSON data."""
     usage: TokenUsage = field(default_factory=TokenUsage)
+    """Tokens of a model call (zero for other kinds: see ``Trace.own_usage`` for an agent's)."""
     model: str | None = None
+    """The model a model call named, as the provider reported it."""
     hidden: bool = False
+    """LangGraph plumbing (node wrappers, middleware hooks) that views fold away."""
     attributes: dict[str, Any] = field(default_factory=dict)
     """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
     sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
@@ -74,17 +90,19 @@ class Span:
 
     @property
     def duration(self) -> float | None:
+        """Seconds from start to end; ``None`` while the step runs."""
         return None if self.end is None else self.end - self.start
 
     def to_dict(self) -> dict[str, Any]:
-        """The span as JSON-ready data. Values are the span's own, not copies: encode them
-        while the trace's lock is held if the run may still change them."""
+        """The span as JSON-ready data, as the trace file stores it. Values are the span's own,
+        not copies: encode them while the trace's lock is held if the run may still change them."""
         data = {name: getattr(self, name) for name in _SPAN_FIELDS}
         data["usage"] = asdict(self.usage)
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Span:
+        """The span ``to_dict`` gave; keys this version does not know are ignored."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["usage"] = TokenUsage(**(data.get("usage") or {}))
@@ -99,15 +117,25 @@ class SubAgentRecord:
     """One spawn of a sub-agent: what it was asked, what it cost, what it was (not) given."""
 
     span_id: str
+    """The id of the sub-agent's span."""
     type: str
+    """The sub-agent's type (its spec's name): ``"researcher"``, ``"general-purpose"``, …"""
     description: str
+    """The task it was given (the ``task`` tool's ``description``)."""
     parent_agent: str
+    """The name of the agent that spawned it."""
     depth: int
+    """1 for a sub-agent of the main agent, one more per level of nesting."""
     start: float
+    """Seconds since the trace began."""
     end: float | None
+    """Seconds since the trace began; ``None`` while it runs."""
     status: SpanStatus
+    """Its span's status."""
     result: str | None
+    """The text it returned to its parent; ``None`` until it did."""
     tokens_own: TokenUsage
+    """Tokens of its own model calls (not of the sub-agents it spawned)."""
     tokens_total: TokenUsage
     """Tokens of the sub-agent and every sub-agent it spawned, recursively."""
     withheld: Mapping[str, str]
@@ -117,19 +145,36 @@ class SubAgentRecord:
     returned: tuple[str, ...]
     """State keys the sub-agent sent back to the parent (besides its one ToolMessage)."""
     error: str | None = None
+    """Why the spawn failed; ``None`` unless it did."""
     task_span_id: str | None = None
+    """The id of the ``task`` call that spawned it."""
 
     @property
     def duration(self) -> float | None:
+        """Seconds the sub-agent ran; ``None`` while it runs."""
         return None if self.end is None else self.end - self.start
 
     @property
     def result_preview(self) -> str:
+        """The result on one line, cut to 80 characters."""
         text = " ".join((self.result or "").split())
         return text if len(text) <= 80 else text[:79] + "…"
 
 
 Listener = Callable[["Trace"], None]
+Costing = Callable[["Trace", Any, Literal["agent", "spawn"]], "pd.DataFrame"]
+"""``trace_cost(trace, prices, per)``: token usage with cost columns."""
+_costing: Costing | None = None
+
+
+def cost_token_usage_with(costing: Costing) -> None:
+    """Let ``Trace.token_usage(cost=True)`` price its rows with ``costing``.
+
+    Prices belong to ``nbagents.export``, a layer above tracing: export registers its
+    ``trace_cost`` here rather than tracing importing it.
+    """
+    global _costing
+    _costing = costing
 
 
 class Trace:
@@ -147,14 +192,14 @@ class Trace:
         self.title = title
         self.finished = False
         """True once the traced block or run has ended."""
-        self._recorder: object | None = None
-        """The Tracer writing this trace, if any: a resumed run continues with it."""
+        self._recorder: Tracer | None = None
         for span in spans or []:
             self.add(span)
 
     # -- building (the tracer calls these) -----------------------------------------------------
 
     def add(self, span: Span) -> None:
+        """Add a span (its parent may come later) and tell the listeners. For tracers."""
         with self._lock:
             if span.id in self._spans:
                 raise ValueError(f"A span with id {span.id!r} is already in the trace.")
@@ -182,6 +227,12 @@ class Trace:
             self._listener_guard.run(listener, self)
 
     @property
+    def recorder(self) -> Tracer | None:
+        """The :class:`~nbagents.Tracer` writing this trace (the last one made for it), or
+        ``None`` for a trace built or loaded by hand: a resumed run continues with it."""
+        return self._recorder
+
+    @property
     def lock(self) -> threading.RLock:
         """Hold it to read several spans consistently while the run goes on."""
         return self._lock
@@ -207,6 +258,7 @@ class Trace:
         return iter(self.spans)
 
     def get(self, span_id: str) -> Span:
+        """The span with this id (``KeyError`` if none)."""
         return self._spans[span_id]
 
     @property
@@ -232,6 +284,7 @@ class Trace:
         return call_order(out)
 
     def visible_roots(self) -> list[Span]:
+        """The roots as a user thinks of them: hidden plumbing looked through."""
         return self.visible_children(None)
 
     def walk(self) -> list[Span]:
@@ -249,11 +302,13 @@ class Trace:
             return out
 
     def descendants(self, span: Span) -> Iterator[Span]:
+        """Every span under ``span``, depth first in call order (hidden plumbing included)."""
         for child in self.children(span):
             yield child
             yield from self.descendants(child)
 
     def parent(self, span: Span) -> Span | None:
+        """The span ``span`` ran under, or ``None`` for a root."""
         return self._spans.get(span.parent_id) if span.parent_id else None
 
     @property
@@ -272,6 +327,7 @@ class Trace:
 
     @property
     def duration(self) -> float:
+        """Seconds from the trace's start to the last end recorded so far."""
         ends = [s.end for s in self.spans if s.end is not None]
         return max(ends, default=0.0)
 
@@ -283,20 +339,30 @@ class Trace:
                 total = total + span.usage
         return total
 
-    def own_usage(self, agent_span: Span) -> TokenUsage:
-        """Tokens of the model calls that belong to this agent span itself (not sub-agents)."""
-        total = TokenUsage()
+    def own_model_spans(self, agent_span: Span) -> list[Span]:
+        """The model calls of this agent span itself, not of the sub-agents it spawned.
+
+        The one definition of an agent's own scope: ``own_usage`` sums their tokens and
+        ``nbagents.export`` prices them, so tokens and costs always cover the same calls.
+        """
+        out: list[Span] = []
         stack = list(self.children(agent_span))
         while stack:
             span = stack.pop()
             if span.kind in ("agent", "subagent"):
                 continue
             if span.kind == "model":
-                total = total + span.usage
+                out.append(span)
             stack.extend(self.children(span))
-        return total
+        return out
+
+    def own_usage(self, agent_span: Span) -> TokenUsage:
+        """Tokens of the model calls that belong to this agent span itself (not sub-agents)."""
+        return sum((span.usage for span in self.own_model_spans(agent_span)), TokenUsage())
 
     def usage_including_descendants(self, span: Span) -> TokenUsage:
+        """Tokens of ``span`` (if a model call) and of every model call under it, sub-agents'
+        included."""
         total = span.usage if span.kind == "model" else TokenUsage()
         for d in self.descendants(span):
             if d.kind == "model":
@@ -317,7 +383,7 @@ class Trace:
         per: Literal["agent", "spawn"] = "agent",
         *,
         cost: bool = False,
-        prices: Prices | None = None,
+        prices: Any = None,
     ) -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``.
 
@@ -328,11 +394,13 @@ class Trace:
 
         With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
         ``unknown_models``: see :func:`nbagents.export.trace_cost`, which this calls.
+        ``prices`` is what ``trace_cost`` takes: a ``PriceTable``, another ``PriceSource``, or a
+        mapping of model name to price.
         """
         if cost or prices is not None:
-            from nbagents.export import trace_cost
-
-            return trace_cost(self, prices, per=per)
+            if _costing is None:
+                raise RuntimeError("Cost needs nbagents.export: import it first.")
+            return _costing(self, prices, per)
         from nbagents.tracing._frames import token_usage_frame
 
         return token_usage_frame(self, per)
@@ -344,21 +412,25 @@ class Trace:
         return spans_frame(self)
 
     def to_json(self, *, indent: int | None = None) -> str:
+        """The trace as JSON text, in the versioned trace file format."""
         from nbagents.tracing._jsonio import trace_to_json
 
         return trace_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Trace:
+        """The trace ``to_json`` wrote (``TraceFormatError`` if the text is not one)."""
         from nbagents.tracing._jsonio import trace_from_json
 
         return trace_from_json(text)
 
     def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the trace to ``path`` as JSON (UTF-8); ``Trace.load`` reads it back."""
         Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Trace:
+        """Read a trace ``save`` wrote; ``TraceFormatError`` names the file if it is not one."""
         from nbagents.tracing._jsonio import TraceFormatError
 
         file = Path(path)
@@ -387,6 +459,7 @@ class Trace:
     def _repr_mimebundle_(
         self, include: Container[str] | None = None, exclude: Container[str] | None = None
     ) -> dict[str, str]:
+        """What Jupyter shows: the static HTML snapshot and the one-line summary."""
         from nbagents._notebook import trace_bundle
 
         return trace_bundle(self, include, exclude)
