@@ -218,6 +218,7 @@ def test_snapshot_is_self_contained_and_scoped() -> None:
     assert "http://" not in html and "https://" not in html and "@import" not in html
     css = re.sub(r"/\*.*?\*/", "", html.split(STYLE_OPEN)[1].split("</style>")[0], flags=re.S)
     selectors = [s.strip() for block in re.findall(r"([^{}]+)\{", css) for s in block.split(",")]
+    assert len(selectors) > 50  # the stylesheet is there to check
     assert all(
         s.startswith(".nba-root") or s.startswith(("from", "to", "@keyframes"))
         for s in selectors

@@ -82,6 +82,11 @@ def _stream_index(messages: list[dict[str, Any]], text: str) -> int:
     raise AssertionError(f"no stream output {text!r}")
 
 
+def assert_streamed(messages: list[dict[str, Any]], text: str) -> None:
+    """Fails unless a stream output of ``messages`` holds ``text``."""
+    _stream_index(messages, text)
+
+
 def _view_updates(messages: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """The view as the front end has it after each widget message (whole views and patches)."""
     out = []
@@ -132,7 +137,7 @@ def test_trace_magic_shows_one_live_output_updated_while_the_cell_runs(kernel: K
 
 def test_the_traced_cell_leaves_the_trace_in_the_namespace(kernel: Kernel) -> None:
     messages = kernel.run("print(type(run).__name__, run.status, len(run.subagents))\nrun")
-    assert _stream_index(messages, "Trace ok 4") >= 0
+    assert_streamed(messages, "Trace ok 4")
     result = next(m for m in messages if m["msg_type"] == "execute_result")["content"]["data"]
     assert result["text/plain"].startswith("<Trace ok: main; 4 sub-agent spawn(s)")
     assert result["text/html"].startswith('<div class="nba-root nba-trace ')
@@ -183,7 +188,7 @@ def test_the_trace_block_with_display_false_only_records(kernel: Kernel) -> None
     )
     kinds = [m["msg_type"] for m in messages]
     assert "display_data" not in kinds and "update_display_data" not in kinds
-    assert _stream_index(messages, "4 True") >= 0
+    assert_streamed(messages, "4 True")
 
 
 def test_bad_magic_argument_is_a_usage_error(kernel: Kernel) -> None:
@@ -206,7 +211,7 @@ def test_a_traced_cell_returns_its_last_value_and_raises_its_errors(kernel: Kern
     assert reply["parent_header"]["msg_id"] == msg_id
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "ValueError"
     check = kernel.run("print(type(failing).__name__, failing.finished)", after_error=True)
-    assert _stream_index(check, "Trace True") >= 0
+    assert_streamed(check, "Trace True")
 
 
 HELD_CELL = """

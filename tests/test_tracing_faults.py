@@ -121,7 +121,7 @@ def test_a_failing_finish_never_reaches_the_user(
     with caplog.at_level(logging.ERROR, logger="nbagents.tracing"):
         tracer.finish()
         tracer.finish()
-    assert tracer.trace.finished
+    assert tracer.trace.finished is True
     assert len([r for r in caplog.records if "finish" in r.getMessage()]) == 1
 
 
@@ -165,9 +165,13 @@ def test_any_string_survives_save_load_save_and_every_view(
     span = loaded.get("t")
     assert (span.name, span.outputs, span.model) == (name, text, text)
     assert json.loads(again)["format"] == "nbagents.trace"
-    # Every view renders.
-    assert loaded.to_html()
-    assert build_view(loaded)["nodes"]
+    # Every view renders, and shows the step.
+    html = loaded.to_html()
+    assert (
+        html.startswith('<div class="nba-root nba-trace')
+        and html.count('<span class="nba-kind">') == 2
+    )
+    assert [n["kind"] for n in build_view(loaded)["nodes"]] == ["agent", "tool"]
     assert len(loaded.to_dataframe()) == 2
     assert not loaded.token_usage().empty
     assert "digraph" in loaded.to_graphviz().source

@@ -9,6 +9,7 @@ from nbagents.comparison._compare import Comparison, Row, RunLike, Side, Totals,
 from nbagents.comparison._table import RunsTable
 from nbagents.comparison._words import word_diff
 from nbagents.export._cost import Prices
+from nbagents.tracing.model import Trace
 
 __all__ = [
     "AgentRun",
@@ -36,10 +37,11 @@ def compare(
     tokens, cost and time and the deltas, the result's word-level diff where it changed, and
     agents only one run has marked added or removed. More runs give a :class:`RunsTable` of
     totals and per-agent-type figures. Both display in the notebook and have
-    ``to_dataframe()``. ``store`` is the history run ids are read from.
+    ``to_dataframe()``. ``store`` is the history run ids are read from. One argument that
+    is a list of runs, or a (filtered) ``nbagents.runs()`` table, compares those runs.
     """
-    if len(runs) == 1 and isinstance(runs[0], list | tuple):
-        runs = tuple(runs[0])
+    if len(runs) == 1 and not isinstance(runs[0], Trace | str):
+        runs = _listed(runs[0])
     if len(runs) < 2:
         raise ValueError(f"compare needs two runs or more, got {len(runs)}")
     found = labelled(runs, store)
@@ -47,3 +49,17 @@ def compare(
         (a, label_a), (b, label_b) = found
         return Comparison(a, b, (label_a, label_b), prices)
     return RunsTable(found, prices)
+
+
+def _listed(runs: Any) -> tuple[RunLike, ...]:
+    column = getattr(runs, "columns", None)
+    if column is not None:  # a table from nbagents.runs(): its run ids, oldest first
+        if "run_id" not in column:
+            raise TypeError("compare takes a table from nbagents.runs(), with a run_id column")
+        return tuple(reversed(list(runs["run_id"])))
+    try:
+        return tuple(runs)
+    except TypeError:
+        raise TypeError(
+            f"compare takes traces or run ids (str), not {type(runs).__name__}"
+        ) from None
