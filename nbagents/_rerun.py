@@ -7,7 +7,9 @@ import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 
+from nbagents._contract import DEPTH_KEY
 from nbagents._notebook import trace as traced
 from nbagents.comparison._compare import Comparison
 from nbagents.comparison._subtree import find_spawn, subtree
@@ -114,9 +116,21 @@ def rerun(
     state, cut = _recorded_input(span)
     notes += cut + _missing_tools(original, graph)
     label = name or f"{span.name} re-run"
+    # At its own nesting level, so its sub-agents meet the depth limit where they met it before.
+    config: RunnableConfig = {"metadata": {DEPTH_KEY: _level(trace, span)}}
     with traced(display=display, name=label, tags=["rerun"], store=store) as new:
-        graph.invoke(state)
+        graph.invoke(state, config)
     return Rerun(original, new, notes, label)
+
+
+def _level(trace: Trace, span: Span) -> int:
+    """How deep ``span`` sat among sub-agents: 1 under the main agent, 2 under one of those."""
+    level = 1
+    parent = trace.parent(span)
+    while parent is not None:
+        level += parent.kind == "subagent"
+        parent = trace.parent(parent)
+    return level
 
 
 def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
