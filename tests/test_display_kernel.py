@@ -212,6 +212,14 @@ def test_a_traced_cell_returns_its_last_value_and_raises_its_errors(kernel: Kern
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "ValueError"
     check = kernel.run("print(type(failing).__name__, failing.finished)", after_error=True)
     assert_streamed(check, "Trace True")
+    # Each traced cell is kept in the run history under the name of its variable.
+    kept = kernel.run(
+        "import nbagents\n"
+        "h = nbagents.runs(name='[sqf]*')\n"
+        "print(sorted(zip(h['name'], h['status'])))"
+    )
+    # (A cell that fails outside any agent run has a trace with nothing in it to fail.)
+    assert_streamed(kept, "[('failing', 'ok'), ('quiet', 'ok'), ('small', 'ok')]")
 
 
 HELD_CELL = """
