@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
 from nbagents.tracing._jsonready import jsonready
@@ -125,7 +126,7 @@ class OpenRuns:
         for call_id, index in calls:
             self._calls[(run.agent.span_id, call_id)] = (run.span.id, index)
 
-    def call_position(self, agent: AgentFrame, call_id: str | None) -> dict[str, Any]:
+    def call_position(self, agent: AgentFrame, call_id: str | None) -> SpanAttributes:
         """Which reply of ``agent`` made the tool call ``call_id``, and where in it."""
         if not call_id:
             return {}

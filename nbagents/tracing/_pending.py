@@ -22,7 +22,7 @@ Answering a pause and running the resumption is not tracing's: see :mod:`nbagent
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 from langgraph.types import Command, Interrupt
 
@@ -46,9 +46,9 @@ __all__ = [
     "waiting_thread",
 ]
 
-PENDING = "pending"
+PENDING: Final = "pending"
 """Span attribute: the requests a paused run waits for at this span."""
-THREAD = "thread_id"
+THREAD: Final = "thread_id"
 """Root span attribute: the LangGraph thread the run is on (what a resume must name)."""
 
 
@@ -122,8 +122,7 @@ def waiting_thread(trace: Trace) -> str | None:
     last = roots[-1]
     if last.status != "interrupted" or last.error is not None:
         return None
-    thread = last.attributes.get(THREAD)
-    return str(thread) if thread is not None else None
+    return last.typed_attributes().get(THREAD)
 
 
 # -- continuing it ---------------------------------------------------------------------------------

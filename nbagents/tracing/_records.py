@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._span import Span, SpanStatus
@@ -75,13 +75,13 @@ def subagent_records(trace: Trace) -> list[SubAgentRecord]:
 
 
 def _record(trace: Trace, span: Span) -> SubAgentRecord:
-    attrs: dict[str, Any] = span.attributes
+    attrs = span.typed_attributes()
     task = _enclosing_task(trace, span)
     return SubAgentRecord(
         span_id=span.id,
         type=span.name,
-        description=str(attrs.get("description", "")),
-        parent_agent=str(attrs.get("parent_agent", "")),
+        description=attrs.get("description", ""),
+        parent_agent=attrs.get("parent_agent", ""),
         depth=span.depth,
         start=span.start,
         end=span.end,
@@ -89,9 +89,9 @@ def _record(trace: Trace, span: Span) -> SubAgentRecord:
         result=attrs.get("result"),
         tokens_own=trace.own_usage(span),
         tokens_total=trace.usage_including_descendants(span),
-        withheld=dict(attrs.get("withheld") or {}),
-        passed=dict(attrs.get("passed") or {}),
-        returned=tuple(attrs.get("returned") or ()),
+        withheld=dict(attrs.get("withheld", {})),
+        passed=dict(attrs.get("passed", {})),
+        returned=tuple(attrs.get("returned", ())),
         error=span.error,
         task_span_id=task.id if task else None,
     )

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from nbagents._tokens import TokenUsage
+from nbagents.tracing._attributes import SpanAttributes, typed_attributes
 
 __all__ = ["STREAMED", "STREAMED_CHARS", "Span", "SpanKind", "SpanStatus", "call_order"]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted"]
 
-STREAMED = "streamed"
+STREAMED: Final = "streamed"
 """A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
 dropped when the call ends and the reply is in ``outputs``."""
 STREAMED_CHARS = 20_000
@@ -62,12 +63,19 @@ class Span:
     attributes: dict[str, Any] = field(default_factory=dict)
     """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
     sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
-    in its message (``call_index``)."""
+    in its message (``call_index``). :class:`SpanAttributes` names every key the tracer writes;
+    read them with ``typed_attributes()``."""
 
     @property
     def duration(self) -> float | None:
         """Seconds from start to end; ``None`` while the step runs."""
         return None if self.end is None else self.end - self.start
+
+    def typed_attributes(self) -> SpanAttributes:
+        """``attributes`` as :class:`SpanAttributes` types them: the keys it names whose value has
+        its type (a loaded trace is anyone's JSON: a value of another type is left out). The
+        values are the span's own, not copies."""
+        return typed_attributes(self.attributes)
 
     def to_dict(self) -> dict[str, Any]:
         """The span as JSON-ready data, as the trace file stores it. Values are the span's own,

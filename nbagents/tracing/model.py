@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from nbagents._guard import Guard
 from nbagents._tokens import TokenUsage
+from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._failures import count_failures, trace_failures
 from nbagents.tracing._records import SubAgentRecord, subagent_records
 from nbagents.tracing._span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
@@ -30,6 +31,7 @@ __all__ = [
     "STREAMED",
     "STREAMED_CHARS",
     "Span",
+    "SpanAttributes",
     "SpanKind",
     "SpanStatus",
     "SubAgentRecord",
