@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 import pytest
-from export_scenario import run
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from support.export_scenario import run
 
 from nbagents import ScriptedChatModel, Span, Trace, create_deep_agent, pending_approvals
 from nbagents.comparison import compare
