@@ -133,7 +133,7 @@ def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
     """What the sub-agent was given, from its span: the task as its one message, and the
     state keys its parent passed. Notes where the recording is not the whole input."""
     recorded = span.inputs if isinstance(span.inputs, dict) else {}
-    description = str(span.attributes.get("description", ""))
+    description = span.typed_attributes().get("description", "")
     state: dict[str, Any] = {k: v for k, v in recorded.items() if k != "messages"}
     state["messages"] = [HumanMessage(content=description)]
     notes: list[str] = []

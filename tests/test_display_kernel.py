@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from view_mirror import Mirror, stat
+from support.view_mirror import Mirror, stat
 
 jupyter_client = pytest.importorskip("jupyter_client")
 
@@ -82,7 +82,7 @@ def kernel() -> Iterator[Kernel]:
     try:
         k = Kernel(km, kc)
         k.run(f"import sys; sys.path.insert(0, {str(TESTS)!r})")
-        k.run("from display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
+        k.run("from support.display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
         yield k
     finally:
         kc.stop_channels()

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from contrast import CONTRAST
-from display_fixtures import build_trace
 from labharness import LabPage
 from overflow import LONG, OPEN_ALL, OVERFLOW
+from support.display_fixtures import build_trace
 
 from nbagents.display._viewmodel import build_view
 

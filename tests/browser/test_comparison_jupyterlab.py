@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 TESTS = Path(__file__).parent.parent
 sys.path.insert(0, str(TESTS))
 
-from compare_fixtures import team_run  # noqa: E402
+from support.compare_fixtures import team_run  # noqa: E402
 
 import nbagents  # noqa: E402
 
@@ -48,7 +48,7 @@ def test_a_comparison_computed_in_a_notebook(lab: Any) -> None:
         "compare_check.ipynb",
         [
             f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
-            "import nbagents\nfrom compare_fixtures import team_run",
+            "import nbagents\nfrom support.compare_fixtures import team_run",
             "a = team_run()\n"
             "b = team_run(researcher_prompt='Research carefully.', critics=2)\n"
             "nbagents.compare(a, b)",
