@@ -204,15 +204,10 @@ def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
 
 
 def _task(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
-    attrs = {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": span.name,
-        "gen_ai.tool.type": "function",
-        "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
-        "nbagents.subagent.type": _str(a.get("subagent_type")),
-        "nbagents.subagent.description": _str(a.get("description")),
-    }
-    return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
+    name, kind, attrs = _tool(span, a)
+    attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
+    attrs["nbagents.subagent.description"] = _str(a.get("description"))
+    return name, kind, attrs
 
 
 def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
