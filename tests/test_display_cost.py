@@ -45,8 +45,9 @@ def test_the_views_show_cost_per_agent_and_in_total() -> None:
     assert rows["digger"][8:] == ["$0.11", "$0.11"]
     html = priced_trace().to_html()
     assert '<th class="nba-num">own cost</th>' in html
-    assert "cost <b>$0.46</b>" in html
-    assert '<td class="nba-num">$0.35</td><td class="nba-num">$0.46</td>' in html
+    assert 'cost <b><span class="nba-cost">$0.46</span></b>' in html
+    cost = '<td class="nba-num"><span class="nba-cost">{}</span></td>'
+    assert cost.format("$0.35") + cost.format("$0.46") in html
 
 
 def test_an_unpriced_call_makes_every_cost_that_includes_it_unknown() -> None:
