@@ -134,7 +134,7 @@ def structural_diff(
     if isinstance(baseline, Trace):
         return StructuralDiff(trace, baseline, tokens=tokens, results=results)
     return StructuralDiff(
-        trace, Trace.load(baseline), tokens=tokens, results=results, label=f"{baseline}"
+        trace, Trace.load(baseline), tokens=tokens, results=results, label=_shown(baseline)
     )
 
 
@@ -184,6 +184,15 @@ def assert_matches(
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    """The path as a failure message shows it: from the working directory when under it (the
+    project's root under pytest), since absolute CI paths drown the tree."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _name(run: AgentRun, root: bool) -> str:
