@@ -4,10 +4,13 @@ given, with its spec as it was or changed, and compared with the original spawn.
 from __future__ import annotations
 
 import re
+from html import escape
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 
+from nbagents._contract import DEPTH_KEY
 from nbagents._notebook import trace as traced
 from nbagents.comparison._compare import Comparison
 from nbagents.comparison._subtree import find_spawn, subtree
@@ -43,7 +46,8 @@ class Rerun:
 
     def to_html(self) -> str:
         notes = "".join(
-            f'<div class="nba-empty">Not an exact re-run: {_escape(n)}</div>' for n in self.notes
+            f'<div class="nba-empty">Not an exact re-run: {escape(n, quote=True)}</div>'
+            for n in self.notes
         )
         return notes + self.comparison.to_html()
 
@@ -53,12 +57,6 @@ class Rerun:
     def __repr__(self) -> str:
         exact = "exact" if self.exact else "not exact: " + "; ".join(self.notes)
         return f"<Rerun ({exact}) {self.comparison.summary()}>"
-
-
-def _escape(text: str) -> str:
-    from html import escape
-
-    return escape(text, quote=True)
 
 
 def rerun(
@@ -114,16 +112,28 @@ def rerun(
     state, cut = _recorded_input(span)
     notes += cut + _missing_tools(original, graph)
     label = name or f"{span.name} re-run"
+    # At its own nesting level, so its sub-agents meet the depth limit where they met it before.
+    config: RunnableConfig = {"metadata": {DEPTH_KEY: _level(trace, span)}}
     with traced(display=display, name=label, tags=["rerun"], store=store) as new:
-        graph.invoke(state)
+        graph.invoke(state, config)
     return Rerun(original, new, notes, label)
+
+
+def _level(trace: Trace, span: Span) -> int:
+    """How deep ``span`` sat among sub-agents: 1 under the main agent, 2 under one of those."""
+    level = 1
+    parent = trace.parent(span)
+    while parent is not None:
+        level += parent.kind == "subagent"
+        parent = trace.parent(parent)
+    return level
 
 
 def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
     """What the sub-agent was given, from its span: the task as its one message, and the
     state keys its parent passed. Notes where the recording is not the whole input."""
     recorded = span.inputs if isinstance(span.inputs, dict) else {}
-    description = str(span.attributes.get("description", ""))
+    description = span.typed_attributes().get("description", "")
     state: dict[str, Any] = {k: v for k, v in recorded.items() if k != "messages"}
     state["messages"] = [HumanMessage(content=description)]
     notes: list[str] = []

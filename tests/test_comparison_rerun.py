@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_kit import record
 from langchain_core.tools import tool
+from support.backend_kit import record
 
 import nbagents
 from nbagents import ScriptedChatModel, create_deep_agent
@@ -145,3 +145,14 @@ def test_what_rerun_refuses() -> None:
     other = create_deep_agent(ScriptedChatModel(script={}), subagents=[WRITER])
     with pytest.raises(KeyError, match="no sub-agent 'critic'"):
         nbagents.rerun(t, 0, other)
+
+
+def test_a_rerun_meets_the_depth_limit_where_the_original_did() -> None:
+    # With max_subagent_depth=1 the writer (a sub-agent) may not delegate further.
+    agent, t = recorded(max_subagent_depth=1)
+    refused = [s for s in t.spans if s.kind == "task" and s.depth == 1]
+    assert len(refused) == 1 and "depth limit" in str(refused[0].outputs)
+    again = nbagents.rerun(t, "writer", agent)
+    (task,) = [s for s in again.trace.spans if s.kind == "task"]
+    assert "depth limit" in str(task.outputs)
+    assert [r.type for r in again.comparison.rows] == ["writer"]
