@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compare_fixtures import team_run
+from support.compare_fixtures import team_run
 
 from nbagents import Trace
 from nbagents.testing import (

@@ -131,7 +131,7 @@ def problems(trace: Trace) -> list[Problem]:
 
 def _batch(span: Span) -> str | None:
     # The model call whose message held this call: the tracer's record of parallel calls.
-    batch = span.attributes.get("batch")
+    batch = span.typed_attributes().get("batch")
     return batch if isinstance(batch, str) else None
 
 
@@ -168,11 +168,11 @@ def _where(trace: Trace, span: Span) -> str:
     step: Span | None = span
     while step is not None:
         if step.kind == "subagent":
-            path.append(f"{step.name} {_quote(step.attributes.get('description'))}")
+            path.append(f"{step.name} {_quote(step.typed_attributes().get('description'))}")
         elif step.kind == "agent":
             path.append(step.name)
         elif step is span:
-            target = step.attributes.get("subagent_type") if step.kind == "task" else None
+            target = step.typed_attributes().get("subagent_type") if step.kind == "task" else None
             path.append(f"task → {target}" if target else f"{step.kind} {step.name}")
         step = trace.parent(step)
     return " > ".join(reversed(path))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from nbval.plugin import get_sanitize_patterns
-from test_display_cost import priced_trace
+from support.display_fixtures import priced_trace
 
 import nbagents
 from nbagents import ScriptedChatModel, Trace, create_deep_agent
