@@ -1,4 +1,5 @@
-"""The static HTML snapshot: structure, escaping, determinism (with notebooks/sanitize.cfg)."""
+"""The static HTML snapshot: structure, escaping, determinism (with the sanitize rules nbval
+applies in this repository: nbagents' own, then notebooks/sanitize.cfg)."""
 
 from __future__ import annotations
 
@@ -59,10 +60,14 @@ class Doc(HTMLParser):
 
 
 def sanitize_rules() -> list[tuple[str, str]]:
-    # nbval's own parser of the file
+    # What nbval applies here: nbagents' shipped rules (nbagents_ci = true), then the
+    # tutorials' own file, read with nbval's own parser
     from nbval.plugin import get_sanitize_patterns
 
-    return list(get_sanitize_patterns(SANITIZE.read_text(encoding="utf-8")))
+    from pytest_nbagents import sanitize_file_text
+
+    text = sanitize_file_text() + SANITIZE.read_text(encoding="utf-8")
+    return list(get_sanitize_patterns(text))
 
 
 def sanitize(text: str) -> str:

@@ -19,7 +19,10 @@ OTHER_METADATA = "Metadata-Version: 2.1\nName: nbagents\nVersion: 0.1.1\n"
 def test_installed_under_our_name_with_the_packages_version() -> None:
     dist = metadata.distribution("jupyter-nbagents")
     assert dist.version == nbagents.__version__
-    assert str(dist.read_text("top_level.txt")).split() == ["nbagents"]
+    # pytest_nbagents: the pytest plugin, apart so that loading it does not import nbagents
+    assert str(dist.read_text("top_level.txt")).split() == ["nbagents", "pytest_nbagents"]
+    plugins = [e.value for e in dist.entry_points if e.group == "pytest11"]
+    assert plugins == ["pytest_nbagents"]
 
 
 def import_warnings(extra_path: Path) -> str:

@@ -5,7 +5,8 @@ It reads the same where the stylesheet and classes are stripped (an untrusted no
 change of each row is a word in its own column, a changed row is coloured with an inline
 ``background-color``, and the result's diff marks words with ``<del>``/``<ins>`` and inline
 colours, all of which Jupyter's sanitizer keeps. Every text from the runs is escaped. Times
-vary between runs, so they are wrapped in ``<span class="nba-t">`` for ``sanitize.cfg``.
+vary between runs, so they are wrapped in ``<span class="nba-t">``, and costs (which vary with
+the price table) in ``<span class="nba-cost">``, for the sanitize rules nbagents ships.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def _tokens(value: int | None) -> str:
 
 
 def _cost(value: float | None) -> str:
-    return "—" if value is None else f"${value:,.6f}"
+    # Wrapped like the trace view's costs: they vary with the installed price table.
+    return "—" if value is None else f'<span class="nba-cost">${value:,.6f}</span>'
 
 
 def _seconds(value: float | None) -> str:
@@ -59,7 +61,7 @@ def _delta(value: float | None, fmt: str) -> str:
     if fmt == "tokens":
         return f"{int(value):+,}" if value else "0"
     if fmt == "cost":
-        return f"{value:+,.6f}" if value else "0"
+        return f'<span class="nba-cost">{value:+,.6f}</span>' if value else "0"
     return f'<span class="nba-t">{value:+.2f} s</span>'
 
 

@@ -12,9 +12,10 @@ laid out with inline ``display:inline-block``, ``width`` and ``background-color`
 Jupyter's and nbconvert's sanitizers both keep; a word too long for its line (a URL, a blob)
 breaks by inline ``overflow-wrap`` and ``word-break``, which Jupyter's keeps. The snapshot is
 bounded (:data:`NODE_LIMIT`, :data:`DETAILS_BUDGET`, :data:`ROW_LIMIT`): past them it says how
-much it left out and where to see it. Wall times vary between runs, so each is wrapped in
-markup ``notebooks/sanitize.cfg`` recognises: ``<span class="nba-t">…</span>`` and ``width:…%``
-in the timeline.
+much it left out and where to see it. Wall times vary between runs and costs between price
+tables, so each is wrapped in markup the sanitize rules nbagents ships for nbval recognise
+(``pytest_nbagents``): ``<span class="nba-t">…</span>``, ``<span class="nba-cost">…</span>``,
+and the timeline's ``display:inline-block;width:…%`` and ``data-start``/``-end``/``-horizon``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from nbagents.display._records import (
     ViewNode,
 )
 from nbagents.display._textbar import LEGEND, text_bar
-from nbagents.display._viewmodel import build_view
+from nbagents.display._viewmodel import COST_COLUMNS, COST_LABEL, build_view
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -154,6 +155,11 @@ def _t(text: str) -> str:
     return f'<span class="nba-t">{_e(text)}</span>'
 
 
+def _cost(text: str) -> str:
+    """A cost: the same run costs what the installed price table says, so it is wrapped too."""
+    return f'<span class="nba-cost">{_e(text)}</span>'
+
+
 def _status_cls(status: Any) -> str:
     return f"nba-s-{status if status in STATUSES else 'running'}"
 
@@ -174,7 +180,10 @@ def _header(header: Header) -> str:
         stats.append(f'<span class="nba-title">{_e(header["title"])}</span>')
     for stat in header["stats"]:
         cls = {"error": " nba-err", "waiting": " nba-waiting"}.get(stat["emphasis"], "")
-        value = _t(stat["value"]) if stat["varies"] else _e(stat["value"])
+        if stat["label"] == COST_LABEL:
+            value = _cost(stat["value"])
+        else:
+            value = _t(stat["value"]) if stat["varies"] else _e(stat["value"])
         label = f"{_e(stat['label'])} " if stat["label"] else ""
         note = f" {_e(stat['note'])}" if stat["note"] else ""
         stats.append(f'<span class="nba-stat{cls}">{label}<b>{value}</b>{note}</span>')
@@ -313,6 +322,11 @@ def _token_table(view: View) -> str:
     def cell(i: int) -> str:  # the agent's name and its task can be of any length
         return numeric if i >= 4 else BREAK_ANYWHERE if i < 2 else ""
 
+    costs = {i for i, c in enumerate(view["columns"]) if c in COST_COLUMNS}
+
+    def value(i: int, text: str) -> str:
+        return _t(text) if i == 3 else _cost(text) if i in costs else _e(text)
+
     head = "".join(
         f"<th{numeric if i >= 4 else ''}>{_e(c)}</th>" for i, c in enumerate(view["columns"])
     )
@@ -321,14 +335,13 @@ def _token_table(view: View) -> str:
         cells = row["cells"]
         indent = "\u2003" * row["depth"]
         first = f"<td{cell(0)}>{indent}{_dot(row['status'], row['glyph'])} {_e(cells[0])}</td>"
-        rest = "".join(
-            f"<td{cell(i)}>{_t(c) if i == 3 else _e(c)}</td>" for i, c in enumerate(cells) if i
-        )
+        rest = "".join(f"<td{cell(i)}>{value(i, c)}</td>" for i, c in enumerate(cells) if i)
         rows.append(
             f'<tr class="{_status_cls(row["status"])}" data-row="{len(rows)}">{first}{rest}</tr>'
         )
     totals = "".join(
-        f"<td{numeric if i >= 4 else ''}>{_e(c)}</td>" for i, c in enumerate(view["totals"])
+        f"<td{numeric if i >= 4 else ''}>{_cost(c) if i in costs else _e(c)}</td>"
+        for i, c in enumerate(view["totals"])
     )
     rows.append(f'<tr class="nba-total">{totals}</tr>')
     table = (

@@ -58,6 +58,8 @@ __all__ = ["ViewBuilder", "build_view"]
 
 COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
 COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
+COST_LABEL = "cost"
+"""The header's cost stat: the static HTML marks its value, which varies with the price table."""
 RUNNING = "running…"
 
 
@@ -338,7 +340,7 @@ class ViewBuilder:
         if self._waiting:
             stats.append(_stat("", "waiting for a decision", emphasis="waiting"))
         if self._priced:
-            stats.append(_stat("cost", format_cost(self._usage.costs.trace())))
+            stats.append(_stat(COST_LABEL, format_cost(self._usage.costs.trace())))
         if self._errors:
             stats.append(_stat("failed", str(self._failures()), emphasis="error"))
         return {"status": self._status, "title": short(self._title, 120), "stats": stats}

@@ -48,7 +48,8 @@ __all__ = ["LIVE_TEXT_PREFIX", "LiveView", "TraceWidget", "live_view"]
 logger = logging.getLogger("nbagents")
 
 LIVE_TEXT_PREFIX = "nbagents live view: "
-"""Starts the live output's ``text/plain``; ``notebooks/sanitize.cfg`` normalises that line."""
+"""Starts the live output's ``text/plain``; nbagents' sanitize rules (``pytest_nbagents``) mask
+that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
 MAX_DUTY = 20
@@ -61,8 +62,8 @@ LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
 compare the snapshot taken when the view appeared with the final one in the saved notebook; the
-sanitize file blanks what lies between these markers. Display the trace itself (``t``) to have
-its final HTML checked."""
+sanitize rules nbagents ships (``pytest_nbagents``) blank what lies between these markers.
+Display the trace itself (``t``) to have its final HTML checked."""
 
 
 @cache

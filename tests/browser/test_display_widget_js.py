@@ -188,7 +188,7 @@ def test_hostile_text_stays_text(page: Any, payload: str) -> None:
 
 
 def test_cost_columns_when_the_view_prices_calls(page: Any) -> None:
-    from test_display_cost import priced_trace
+    from support.display_fixtures import priced_trace
 
     _set(page, build_view(priced_trace()))
     heads = page.locator("#host table.nba-tokens thead th")

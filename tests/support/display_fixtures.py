@@ -13,7 +13,7 @@ from typing import Any
 
 from nbagents.tracing.model import Span, TokenUsage, Trace
 
-__all__ = ["XSS_PAYLOADS", "build_trace"]
+__all__ = ["XSS_PAYLOADS", "build_trace", "priced_trace"]
 
 XSS_PAYLOADS = (
     "<script>alert(1)</script>",
@@ -347,4 +347,32 @@ def make_agent(latency: float = 0.05, *, fail_writer: bool = False) -> Any:
             {"name": "researcher", "description": "Researches", "system_prompt": "research"},
             {"name": "writer", "description": "Writes", "system_prompt": "write", "tools": []},
         ],
+    )
+
+
+def priced_trace(sub_model: str = "gpt-4o") -> Trace:
+    # gpt-4o: $2.50 in, $10 out per million tokens (genai-prices).
+    def model(sid: str, parent: str, agent: str, name: str, inp: int, out: int) -> Span:
+        usage = TokenUsage(inp, out, inp + out)
+        return Span(sid, parent, "model", "Chat", agent, 0, 0.1, 0.2, "ok", usage=usage, model=name)
+
+    return Trace(
+        [
+            Span("main", None, "agent", "main", "main", 0, 0.0, 3.0, "ok"),
+            model("m1", "main", "main", "gpt-4o", 100_000, 10_000),  # $0.25 + $0.10
+            Span(
+                "task",
+                "main",
+                "task",
+                "task",
+                "main",
+                0,
+                0.5,
+                2.5,
+                "ok",
+                attributes={"description": "dig", "subagent_type": "digger"},
+            ),
+            Span("sub", "task", "subagent", "digger", "digger", 1, 0.5, 2.5, "ok"),
+            model("m2", "sub", "digger", sub_model, 40_000, 1_000),  # $0.10 + $0.01
+        ]
     )

@@ -1,0 +1,200 @@
+"""What a test asks of a trace, read once: the spawns, the tool calls, and what went wrong.
+
+Everything here reads a finished ``Trace`` and builds plain records, so the assertions and
+their failure messages work from the same facts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from nbagents.tracing.model import Span, SpanStatus, Trace
+
+__all__ = ["Problem", "SpawnFact", "ToolCall", "problems", "spawns", "tool_calls"]
+
+AGENT_KINDS = ("agent", "subagent")
+
+# The words the task tool and LangGraph use when a run hits one of their limits; a failure
+# that says one of them is reported as a limit reached rather than as an error of the agent.
+LIMIT_MARKERS = {
+    "depth limit": "the sub-agent depth limit",
+    "Recursion limit": "LangGraph's recursion limit",
+}
+
+
+@dataclass(frozen=True)
+class SpawnFact:
+    """One sub-agent spawn, as a test sees it."""
+
+    type: str
+    description: str
+    parent: str
+    """The agent that delegated: ``"main"``, or the sub-agent type that spawned this one."""
+    depth: int
+    status: SpanStatus
+    parallel: bool
+    """Called in the same model message as another ``task`` call (or, without that record,
+    running at the same time as a sibling spawn)."""
+    result: str | None
+    tokens: int
+    """Tokens of its model calls and of every sub-agent under it."""
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of one agent (not ``task`` calls, which are spawns, nor skill loads)."""
+
+    tool: str
+    agent: str
+    args: Any
+    status: SpanStatus
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that went wrong, where it started: ``where`` is the path of agents to it."""
+
+    where: str
+    what: str
+    limit: str | None = None
+    """Which limit was reached, when the failure is one."""
+
+    def __str__(self) -> str:
+        prefix = f"{self.limit} was reached: " if self.limit else ""
+        return f"{self.where}: {prefix}{self.what}"
+
+
+def spawns(trace: Trace) -> list[SpawnFact]:
+    """Every sub-agent spawn of the run, in call order."""
+    with trace.lock:
+        records = trace.subagents
+        tasks = [s for s in trace.spans if s.kind == "task"]
+        batch_sizes = Counter(_batch(s) for s in tasks if _batch(s) is not None)
+        facts = []
+        for record in records:
+            span = trace.get(record.span_id)
+            task = trace.get(record.task_span_id) if record.task_span_id else None
+            batch = _batch(task) if task is not None else None
+            if batch is not None:
+                parallel = batch_sizes[batch] > 1
+            else:
+                parallel = _overlaps_a_sibling(trace, span, records)
+            facts.append(
+                SpawnFact(
+                    type=record.type,
+                    description=record.description,
+                    parent=record.parent_agent or _agent_name(trace, trace.parent(span)),
+                    depth=record.depth,
+                    status=record.status,
+                    parallel=parallel,
+                    result=record.result,
+                    tokens=record.tokens_total.total,
+                    error=record.error,
+                )
+            )
+        return facts
+
+
+def tool_calls(trace: Trace) -> list[ToolCall]:
+    """Every tool call of every agent, in call order."""
+    with trace.lock:
+        return [
+            ToolCall(s.name, s.agent, s.inputs, s.status, s.error)
+            for s in trace.walk()
+            if s.kind == "tool"
+        ]
+
+
+def problems(trace: Trace) -> list[Problem]:
+    """What went wrong, each failure once, where it started; and a run that did not finish."""
+    with trace.lock:
+        failed = [s for s in trace.walk() if s.status == "error"]
+        found = [
+            Problem(_where(trace, s), s.error or "failed", _limit(s.error))
+            for s in failed
+            if not _passed_up(trace, s)
+        ]
+        for root in trace.visible_roots():
+            if root.status == "running":
+                found.append(Problem(_where(trace, root), "still running: the run did not end"))
+            elif root.status == "interrupted" and root is trace.visible_roots()[-1]:
+                found.append(Problem(_where(trace, root), "paused, waiting for a decision"))
+        return found
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _batch(span: Span) -> str | None:
+    # The model call whose message held this call: the tracer's record of parallel calls.
+    batch = span.typed_attributes().get("batch")
+    return batch if isinstance(batch, str) else None
+
+
+def _overlaps_a_sibling(trace: Trace, span: Span, records: list[Any]) -> bool:
+    mine = _agent_span(trace, span)
+    end = span.end if span.end is not None else float("inf")
+    for other in records:
+        if other.span_id == span.id:
+            continue
+        sibling = trace.get(other.span_id)
+        if _agent_span(trace, sibling) is not mine:
+            continue
+        other_end = sibling.end if sibling.end is not None else float("inf")
+        if sibling.start < end and span.start < other_end:
+            return True
+    return False
+
+
+def _agent_span(trace: Trace, span: Span) -> Span | None:
+    """The agent (main or sub-agent) ``span`` runs under."""
+    parent = trace.parent(span)
+    while parent is not None and parent.kind not in AGENT_KINDS:
+        parent = trace.parent(parent)
+    return parent
+
+
+def _agent_name(trace: Trace, span: Span | None) -> str:
+    found = span if span is None or span.kind in AGENT_KINDS else _agent_span(trace, span)
+    return found.name if found is not None else ""
+
+
+def _where(trace: Trace, span: Span) -> str:
+    path: list[str] = []
+    step: Span | None = span
+    while step is not None:
+        if step.kind == "subagent":
+            path.append(f"{step.name} {_quote(step.typed_attributes().get('description'))}")
+        elif step.kind == "agent":
+            path.append(step.name)
+        elif step is span:
+            target = step.typed_attributes().get("subagent_type") if step.kind == "task" else None
+            path.append(f"task → {target}" if target else f"{step.kind} {step.name}")
+        step = trace.parent(step)
+    return " > ".join(reversed(path))
+
+
+def _quote(text: Any, width: int = 40) -> str:
+    text = " ".join(str(text or "").split())
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def _passed_up(trace: Trace, span: Span) -> bool:
+    """A step that failed only because a step under it did (its error ends with that one's)."""
+    if not span.error:
+        return False
+    return any(
+        d.status == "error" and d.error and d is not span and span.error.endswith(d.error)
+        for d in trace.descendants(span)
+    )
+
+
+def _limit(error: str | None) -> str | None:
+    for marker, limit in LIMIT_MARKERS.items():
+        if error and marker in error:
+            return limit
+    return None
