@@ -15,6 +15,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from nbagents._contract import GENERAL_PURPOSE, SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
+from nbagents.subagents._limits import Limits, check_limits
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
@@ -56,6 +57,10 @@ class SubAgent(TypedDict):
     mode: NotRequired[Literal["isolated", "fork"]]
     """Upstream deepagents' context mode. ``"isolated"`` is what nbagents does; ``"fork"`` is
     accepted with a warning, and the sub-agent still starts from its task alone."""
+    limits: NotRequired[Limits]
+    """What one run of this sub-agent may spend, its own sub-agents included (model calls,
+    tokens, cost, seconds). Reaching one stops it before its next model call; the parent gets
+    an error ToolMessage naming the limit."""
 
 
 class CompiledSubAgent(TypedDict):
@@ -69,6 +74,10 @@ class CompiledSubAgent(TypedDict):
     runnable: Runnable[Any, Any]
     mode: NotRequired[Literal["isolated", "fork"]]
     """As in ``SubAgent``: only ``"isolated"`` is acted on."""
+    limits: NotRequired[Limits]
+    """As in ``SubAgent``, counted from the LangChain model calls the runnable makes with the
+    config it is given (a ``create_agent`` graph does; a runnable that calls models without
+    passing its config on is not limited)."""
 
 
 class RemoteSubAgent(TypedDict):
@@ -235,6 +244,8 @@ def _validate_spec(spec: Mapping[str, Any], label: str) -> None:
     for key, allowed in (("mode", _MODES), ("update_strategy", _STRATEGIES)):
         if key in spec and spec[key] not in allowed:
             raise ValueError(f"{label}: {key!r} must be {' or '.join(map(repr, allowed))}.")
+    if "limits" in spec and "graph_id" not in spec and "url" not in spec:
+        check_limits(spec["limits"], label)
     if "graph_id" in spec or "url" in spec:
         _validate_remote(spec, label)
         return
@@ -286,6 +297,11 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
             raise ValueError(f"{label}: a RemoteSubAgent needs {key!r} (a non-empty string).")
     if not spec["url"].startswith(("http://", "https://")):
         raise ValueError(f"{label}: 'url' must start with http:// or https://: {spec['url']!r}.")
+    if "limits" in spec:
+        raise ValueError(
+            f"{label}: a RemoteSubAgent's model calls run on the server, where nbagents cannot "
+            f"stop them: 'limits' is for local sub-agents (use 'timeout' to bound its time)."
+        )
     local = sorted((_LOCAL_ONLY | {"runnable"}) & set(spec))
     if local:
         raise ValueError(

@@ -35,7 +35,8 @@ __all__ = [
 ]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
-SpanStatus = Literal["running", "ok", "error", "interrupted"]
+SpanStatus = Literal["running", "ok", "error", "interrupted", "limit"]
+"""``limit``: stopped by one of its limits (model calls, tokens, cost, seconds), not a failure."""
 
 STREAMED = "streamed"
 """A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
@@ -313,7 +314,8 @@ class Trace:
 
     @property
     def status(self) -> SpanStatus:
-        """``running`` while any root runs, ``error`` if any root failed, else the last root's.
+        """``running`` while any root runs, ``error`` if any root failed, ``limit`` if a
+        run-wide limit stopped one, else the last root's.
 
         The last root decides between ``ok`` and ``interrupted``: a run paused for a human and
         then resumed in the same block ends ``ok``.
@@ -323,6 +325,8 @@ class Trace:
             return "running"
         if any(r.status == "error" for r in roots):
             return "error"
+        if any(r.status == "limit" for r in roots):
+            return "limit"
         return roots[-1].status if roots else "ok"
 
     @property
