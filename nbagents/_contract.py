@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 __all__ = [
     "DEPTH_KEY",
+    "FORK_TASK_ID_PREFIX",
     "GENERAL_PURPOSE",
     "MAX_PARALLEL_SUBAGENTS",
     "READ_FILE_TOOL",
@@ -62,6 +63,12 @@ and ``path``. Private, as in deepagents: not in a run's input or output, withhel
 SKILLS_ERRORS_KEY = "skills_load_errors"
 """State key of the problems found loading skills, one line each (``path: why``); private like
 ``skills_metadata``."""
+
+
+FORK_TASK_ID_PREFIX = "nbagents-fork-task-"
+"""The id of the task message a forked sub-agent's conversation continues with (the prefix,
+then the ``task`` call's id): where its own part of the conversation starts, for the scripted
+model, which picks replies by task and turn."""
 
 
 class LimitReached(RuntimeError):

@@ -239,6 +239,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             accumulating=registry.accumulating(subagent_type),
             limits=registry.limits_of(subagent_type),
             checks_limits="runnable" not in registry.specs[subagent_type],
+            fork=registry.forks(subagent_type),
         )
 
     def task(

@@ -7,13 +7,14 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from nbagents._contract import (
     DEPTH_KEY,
+    FORK_TASK_ID_PREFIX,
     SPAWN_KEY,
     TASK_TOOL,
     LimitReached,
@@ -54,10 +55,35 @@ class Spawn:
     """Whether the runnable checks its guards before each model call (nbagents built it);
     else a :class:`StepGuard` stops it at its next step."""
 
+    fork: bool = False
+    """``"mode": "fork"``: the sub-agent starts from the parent's conversation so far."""
+
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
-        state["messages"] = [HumanMessage(content=self.description)]
+        if not self.fork:
+            state["messages"] = [HumanMessage(content=self.description)]
+            return state
+        # Copies, so that parallel forks never share a message object a graph may update.
+        inherited = [m.model_copy() for m in self._inherited()]
+        task = HumanMessage(content=self.description, id=FORK_TASK_ID_PREFIX + self.tool_call_id)
+        state["messages"] = [*inherited, task]
         return state
+
+    def _inherited(self) -> list[BaseMessage]:
+        """The parent's conversation before the AI message that makes this ``task`` call.
+
+        That message is left out: its tool calls have no answers yet, which providers refuse.
+        """
+        messages = [
+            m for m in self.parent_state.get("messages") or () if isinstance(m, BaseMessage)
+        ]
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AIMessage) and any(
+                c.get("id") == self.tool_call_id for c in message.tool_calls
+            ):
+                return messages[:index]
+        return messages
 
     def child_config(self, guard: LimitGuard | None = None) -> RunnableConfig:
         withheld, passed = self._sizes()
@@ -211,6 +237,10 @@ class Spawn:
         passed: dict[str, str] = {}
         for key, value in self.parent_state.items():
             (withheld if key in self.excluded else passed)[key] = describe_size(value)
+        if self.fork:
+            withheld.pop("messages", None)
+            n = len(self._inherited())
+            passed["messages"] = f"inherited {n} message" + ("" if n == 1 else "s")
         return withheld, passed
 
 

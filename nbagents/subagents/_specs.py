@@ -55,8 +55,10 @@ class SubAgent(TypedDict):
     not enforced (a warning says so). Give the backend access rules instead
     (``DiskBackend(root, rules=[...])``)."""
     mode: NotRequired[Literal["isolated", "fork"]]
-    """Upstream deepagents' context mode. ``"isolated"`` is what nbagents does; ``"fork"`` is
-    accepted with a warning, and the sub-agent still starts from its task alone."""
+    """Upstream deepagents' context mode. ``"isolated"`` (the default) starts the sub-agent from
+    its task alone; ``"fork"`` from the parent's conversation so far (the messages before the
+    call) followed by its task, each fork with its own copy. The trace's state diff says how
+    many messages it inherited."""
     limits: NotRequired[Limits]
     """What one run of this sub-agent may spend, its own sub-agents included (model calls,
     tokens, cost, seconds). Reaching one stops it before its next model call; the parent gets
@@ -73,7 +75,7 @@ class CompiledSubAgent(TypedDict):
     description: str
     runnable: Runnable[Any, Any]
     mode: NotRequired[Literal["isolated", "fork"]]
-    """As in ``SubAgent``: only ``"isolated"`` is acted on."""
+    """As in ``SubAgent``: ``"fork"`` gives the runnable the parent's messages before its task."""
     limits: NotRequired[Limits]
     """As in ``SubAgent``, counted from the LangChain model calls the runnable makes with the
     config it is given (a ``create_agent`` graph does; a runnable that calls models without
@@ -114,7 +116,7 @@ class RemoteSubAgent(TypedDict):
     """Run it in the background: not through ``task`` but with ``start_async_task`` and its
     companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
     mode: NotRequired[Literal["isolated", "fork"]]
-    """As in ``SubAgent``: only ``"isolated"`` is acted on."""
+    """Only ``"isolated"`` is acted on: ``"fork"`` is accepted with a warning."""
     webhook: NotRequired[str]
     """Upstream ``AsyncSubAgent``'s: accepted, not passed to the server (a warning says so)."""
     update_strategy: NotRequired[Literal["interrupt", "enqueue"]]
@@ -208,7 +210,10 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
         if spec["name"] in seen:
             raise ValueError(f"{label}: duplicate name; every sub-agent needs its own.")
         seen.add(spec["name"])
+        remote = "graph_id" in spec or "url" in spec
         for key, (asks, instead) in _NOT_ACTED_ON.items():
+            if key == "mode" and not remote:
+                continue  # local sub-agents fork
             if key in spec and asks(spec[key]):
                 warnings.warn(
                     f"{label}: nbagents accepts {key!r} from upstream deepagents "
