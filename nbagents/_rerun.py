@@ -4,6 +4,7 @@ given, with its spec as it was or changed, and compared with the original spawn.
 from __future__ import annotations
 
 import re
+from html import escape
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -45,7 +46,8 @@ class Rerun:
 
     def to_html(self) -> str:
         notes = "".join(
-            f'<div class="nba-empty">Not an exact re-run: {_escape(n)}</div>' for n in self.notes
+            f'<div class="nba-empty">Not an exact re-run: {escape(n, quote=True)}</div>'
+            for n in self.notes
         )
         return notes + self.comparison.to_html()
 
@@ -55,12 +57,6 @@ class Rerun:
     def __repr__(self) -> str:
         exact = "exact" if self.exact else "not exact: " + "; ".join(self.notes)
         return f"<Rerun ({exact}) {self.comparison.summary()}>"
-
-
-def _escape(text: str) -> str:
-    from html import escape
-
-    return escape(text, quote=True)
 
 
 def rerun(
@@ -137,7 +133,7 @@ def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
     """What the sub-agent was given, from its span: the task as its one message, and the
     state keys its parent passed. Notes where the recording is not the whole input."""
     recorded = span.inputs if isinstance(span.inputs, dict) else {}
-    description = str(span.attributes.get("description", ""))
+    description = span.typed_attributes().get("description", "")
     state: dict[str, Any] = {k: v for k, v in recorded.items() if k != "messages"}
     state["messages"] = [HumanMessage(content=description)]
     notes: list[str] = []

@@ -3,8 +3,8 @@
 #   graphviz  (`dot`, for Trace.to_graphviz() rendering)
 #   chromium  (Debian's browser, driven by Playwright in tests/browser; Playwright cannot download one)
 #   fonts     (so Chromium renders JupyterLab text in screenshots)
-#   postgresql (Debian's server binaries, /usr/lib/postgresql/*/bin; tests/postgres.py starts a
-#              throwaway cluster of its own from them on a free loopback port. The package also
+#   postgresql (Debian's server binaries, /usr/lib/postgresql/*/bin; tests/support/postgres.py
+#              starts a throwaway cluster of its own from them on a free loopback port. The package also
 #              creates and may start a system cluster on port 5432: harmless, no test uses it)
 # Uses apt-get directly as root, through sudo otherwise; says what to do when neither is possible.
 # SKIP_SYSTEM_DEPS=1 skips the whole check (the browser and PostgreSQL tests then skip outside CI,

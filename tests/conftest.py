@@ -1,5 +1,5 @@
 """Shared fixtures: run an agent under ``invoke`` or ``ainvoke``, record its model calls, and a
-throwaway PostgreSQL server (``postgres_url``, see ``postgres.py``)."""
+throwaway PostgreSQL server (``postgres_url``, see ``support/postgres.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
-from postgres import postgres_server, require_bin_dir
+from support.postgres import postgres_server, require_bin_dir
 
 Run = Callable[..., Awaitable[dict[str, Any]]]
 

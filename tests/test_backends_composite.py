@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_kit import failed, in_graph, ok, paths, record
+from support.backend_kit import failed, in_graph, ok, paths, record
 
 from nbagents.backends import AccessRule, CompositeBackend, DiskBackend, StateBackend
 

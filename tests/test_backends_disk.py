@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from backend_kit import failed, ok, paths
+from support.backend_kit import failed, ok, paths
 
 from nbagents.backends import AccessRule, DiskBackend, FilesystemBackend
 

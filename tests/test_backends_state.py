@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_kit import failed, in_graph, ok, paths, record
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
+from support.backend_kit import failed, in_graph, ok, paths, record
 
 from nbagents.backends import (
     FILE_NOT_FOUND,

@@ -1,5 +1,5 @@
 """Pauses shown at their steps and answered from the live view (the Python half; the browser
-half is in tests/browser/test_jupyterlab_approvals.py).
+half is in tests/browser/test_display_jupyterlab_approvals.py).
 
 The widget sends ``{"type": "decide", "decisions": [...]}``; these tests send the same message
 to ``LiveView._on_msg`` and check what a user relies on: the tool runs with the edited

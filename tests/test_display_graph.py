@@ -8,7 +8,7 @@ from pathlib import Path
 
 import graphviz
 import pytest
-from display_fixtures import XSS_PAYLOADS, build_trace
+from support.display_fixtures import XSS_PAYLOADS, build_trace
 
 from nbagents.display._graph import INSTALL_HINT, TraceGraph, dot_label
 

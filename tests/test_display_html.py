@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from display_fixtures import XSS_PAYLOADS, build_trace, make_agent
+from support.display_fixtures import XSS_PAYLOADS, build_trace, make_agent
 
 from nbagents.display._format import LABEL_LIMIT
 from nbagents.display._html import MINUS, STYLE_OPEN, trace_html

@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 import pytest
-from display_fixtures import build_trace, make_agent
-from view_mirror import follow, stat
+from support.display_fixtures import build_trace, make_agent
+from support.view_mirror import follow, stat
 
 import nbagents.display.live as live
 from nbagents.display._format import format_tokens

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from export_scenario import run
+from support.export_scenario import run
 
 from nbagents import Span, Trace
 from nbagents.export import (

@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from export_scenario import assert_nearest_exported_parents
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from opentelemetry.trace import StatusCode
+from support.export_scenario import assert_nearest_exported_parents
 
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
 from nbagents.export import to_otel_spans

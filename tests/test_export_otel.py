@@ -12,14 +12,6 @@ import uuid
 from typing import Any
 
 import pytest
-from export_scenario import (
-    EXPECTED_TREE,
-    arun,
-    assert_nearest_exported_parents,
-    build_tree,
-    run,
-    tokens_per_agent,
-)
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -29,6 +21,14 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from support.export_scenario import (
+    EXPECTED_TREE,
+    arun,
+    assert_nearest_exported_parents,
+    build_tree,
+    run,
+    tokens_per_agent,
+)
 
 from nbagents import Span, Trace
 from nbagents.export import ExportError, LiveExport, export_trace, to_otel_spans

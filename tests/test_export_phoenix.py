@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from export_scenario import EXPECTED_TREE, build_tree, run, tokens_per_agent
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from support.export_scenario import EXPECTED_TREE, build_tree, run, tokens_per_agent
 
 from nbagents import Span, Trace, Tracer
 from nbagents.export import LiveExport, export_trace

@@ -10,8 +10,8 @@ import sys
 from decimal import Decimal
 
 import pytest
-from export_scenario import run
 from langchain_core.messages import AIMessage
+from support.export_scenario import run
 
 from nbagents import Trace
 from nbagents.export import (

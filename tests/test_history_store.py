@@ -17,7 +17,7 @@ import nbagents
 from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.history import RunStore, RunStoreWarning, run_id_of
 
-WORKER = Path(__file__).with_name("history_worker.py")
+WORKER = Path(__file__).parent / "support" / "history_worker.py"
 
 
 def worker(store: Path, count: int, *args: str, prefix: list[str] | None = None) -> list[str]:

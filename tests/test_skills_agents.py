@@ -150,6 +150,7 @@ def test_the_trace_shows_offered_and_opened_skills_and_returned_files(skills_dir
         ("reviewer", "code-review"),
     ]
     assert all(s.attributes["tool"] == "read_file" for s in loads)
+    assert [s.name for s in trace.spans if s.typed_attributes() != s.attributes] == []
     assert not [s for s in trace.spans if s.kind == "tool" and s.name == "read_file"]
 
     agents = {s.name: s.attributes for s in trace.spans if s.kind in ("agent", "subagent")}

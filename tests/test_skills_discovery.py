@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backend_kit import in_graph, record
+from support.backend_kit import in_graph, record
 
 from nbagents.backends import AccessRule, CompositeBackend, DiskBackend, StateBackend
 from nbagents.skills import SkillSource, discover_skill_dirs, discover_skills

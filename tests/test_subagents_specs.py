@@ -475,7 +475,7 @@ async def test_a_provider_model_string_is_resolved_with_init_chat_model(
 def test_a_real_provider_string_resolves_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
     chat_anthropic = pytest.importorskip("langchain_anthropic").ChatAnthropic
     # Never sent: building the model makes no request (without a key it is refused, see
-    # tests/test_model_strings.py).
+    # tests/test_models_strings.py).
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-never-sent")
     seen: list[BaseChatModel] = []
     real = providers_module.init_chat_model

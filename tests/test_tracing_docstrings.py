@@ -37,7 +37,7 @@ def test_every_public_method_and_property_has_a_docstring(cls: type) -> None:
 def test_every_field_has_a_docstring(cls: type) -> None:
     (node,) = [
         n
-        for n in ast.parse(inspect.getsource(model)).body
+        for n in ast.parse(inspect.getsource(cls)).body
         if isinstance(n, ast.ClassDef) and n.name == cls.__name__
     ]
     documented = set()

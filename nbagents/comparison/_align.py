@@ -85,11 +85,12 @@ def _agent(trace: Trace, span: Span, prices: Prices | None) -> AgentRun:
     models = [s for s in below if s.kind == "model"]
     tokens = sum(s.usage.total for s in models)
     children = [_agent(trace, s, prices) for s in _spawns_under(trace, span)]
-    result = span.attributes.get("result") if span.kind == "subagent" else _final_text(span)
+    attrs = span.typed_attributes()
+    result = attrs.get("result") if span.kind == "subagent" else _final_text(span)
     return AgentRun(
         span=span,
         type=span.name,
-        description=str(span.attributes.get("description", "")),
+        description=attrs.get("description", ""),
         status=span.status,
         tokens=tokens,
         cost=cost_of_spans(models, prices),

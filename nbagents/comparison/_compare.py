@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbagents.comparison._align import AgentRun, Change, Pair, Prices, agent_tree, align
 from nbagents.comparison._words import word_diff
+from nbagents.export._cost import total_cost
 from nbagents.tracing.model import Trace
 
 if TYPE_CHECKING:
@@ -78,8 +79,6 @@ def _row(pair: Pair) -> Row:
 
 
 def totals(trace: Trace, label: str, prices: Prices | None = None) -> Totals:
-    from nbagents.export._cost import total_cost
-
     return Totals(
         label=label,
         status=trace.status,

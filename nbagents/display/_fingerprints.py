@@ -58,8 +58,7 @@ class SpanFingerprints:
 def _fingerprint(span: Span) -> tuple[Any, ...]:
     # What the tracer changes on a span after adding it: its end, status and results, its
     # usage, and attributes (a sub-agent's result, a streaming reply).
-    attrs = span.attributes
-    streamed = attrs.get(STREAMED)
+    attrs = span.typed_attributes()
     return (
         span.status,
         span.end,
@@ -67,9 +66,9 @@ def _fingerprint(span: Span) -> tuple[Any, ...]:
         span.model,
         span.error,
         id(span.outputs),
-        len(attrs),
+        len(span.attributes),
         id(attrs.get("result")),
-        len(streamed) if isinstance(streamed, str) else 0,
+        len(attrs.get(STREAMED, "")),
     )
 
 

@@ -163,12 +163,12 @@ def _agent_parent(trace: Trace, span: Span) -> Span | None:
 
 
 def _description(trace: Trace, span: Span) -> str:
-    description = span.attributes.get("description")
+    description = span.typed_attributes().get("description")
     if description:
-        return str(description)
+        return description
     parent = trace.parent(span)
     while parent is not None and parent.hidden:
         parent = trace.parent(parent)
     if parent is not None and parent.kind == "task":
-        return str(parent.attributes.get("description") or "")
+        return parent.typed_attributes().get("description", "")
     return ""

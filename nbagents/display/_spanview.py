@@ -8,7 +8,7 @@ arguments and output, and a sub-agent's state diff. A new span kind gets its lin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nbagents._contract import GENERAL_PURPOSE
@@ -35,7 +35,7 @@ from nbagents.display._records import (
 from nbagents.tracing.model import STREAMED
 
 if TYPE_CHECKING:
-    from nbagents.tracing.model import Span
+    from nbagents.tracing.model import Span, SpanAttributes
 
 __all__ = ["details", "label", "pending_view", "state_diff"]
 
@@ -173,7 +173,7 @@ def _text_field(label: str, value: Any, kind: FieldType = "text") -> DetailField
 
 def details(span: Span) -> list[DetailField]:
     """The details pane of ``span`` (its token counts are in the node record, not here)."""
-    attrs = span.attributes
+    attrs = span.typed_attributes()
     fields: list[DetailField | None] = []
     if span.error:
         fields.append(_text_field("Error", span.error, "error"))
@@ -194,7 +194,7 @@ def details(span: Span) -> list[DetailField]:
         fields.append(_text_field("Model", span.model))
         tools = attrs.get("tools")
         if tools:
-            fields.append(_text_field("Tools offered", ", ".join(map(str, _keys(tools)))))
+            fields.append(_text_field("Tools offered", ", ".join(tools)))
         given = _found(span.inputs)
         if given:
             fields.append(_model_inputs(given))
@@ -203,8 +203,8 @@ def details(span: Span) -> list[DetailField]:
             fields.append(_field("Reply", "messages", _cap_messages(outputs, DETAIL_LIMIT)))
         elif span.outputs is not None:
             fields.append(_text_field("Reply", span.outputs, "code"))
-        elif attrs.get(STREAMED):
-            fields.append(_text_field("Reply so far (streaming)", attrs[STREAMED]))
+        elif streamed := attrs.get(STREAMED):
+            fields.append(_text_field("Reply so far (streaming)", streamed))
     elif span.kind == "tool":
         fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
         fields.append(_text_field("Output", _tool_output(span.outputs)))
@@ -223,16 +223,15 @@ def details(span: Span) -> list[DetailField]:
     return [f for f in fields if f is not None]
 
 
-def _skill_fields(attrs: Mapping[str, Any]) -> list[DetailField | None]:
+def _skill_fields(attrs: SpanAttributes) -> list[DetailField | None]:
     """Which skills an agent was offered, which it opened, and which failed to load."""
     if "skills_offered" not in attrs:
         return []
-    offered = [str(s) for s in _keys(attrs.get("skills_offered"))]
-    opened = set(_keys(attrs.get("skills_opened")))
-    listing = ", ".join(f"{s} (opened)" if s in opened else s for s in offered)
+    opened = set(attrs.get("skills_opened", []))
+    listing = ", ".join(f"{s} (opened)" if s in opened else s for s in attrs["skills_offered"])
     return [
         _text_field("Skills offered", listing or "none"),
-        _text_field("Skill warnings", "\n".join(_keys(attrs.get("skill_warnings"))), "error"),
+        _text_field("Skill warnings", "\n".join(attrs.get("skill_warnings", [])), "error"),
     ]
 
 
@@ -258,29 +257,14 @@ def _tool_output(outputs: Any) -> Any:
 
 
 def state_diff(span: Span) -> StateDiffView:
-    attrs = span.attributes
-    withheld = attrs.get("withheld") or {}
-    passed = attrs.get("passed") or {}
-    returned = attrs.get("returned") or ()
+    attrs = span.typed_attributes()
+    withheld = attrs.get("withheld", {})
+    passed = attrs.get("passed", {})
     return {
-        "withheld": [(short(k, 60), short(v, 40)) for k, v in sorted(_pairs(withheld))],
-        "passed": [(short(k, 60), short(v, 40)) for k, v in sorted(_pairs(passed))],
-        "returned": sorted(short(k, 60) for k in _keys(returned)),
+        "withheld": [(short(k, 60), short(v, 40)) for k, v in sorted(withheld.items())],
+        "passed": [(short(k, 60), short(v, 40)) for k, v in sorted(passed.items())],
+        "returned": sorted(short(k, 60) for k in attrs.get("returned", [])),
     }
-
-
-def _pairs(value: Any) -> Iterable[tuple[str, str]]:
-    if isinstance(value, Mapping):
-        return [(str(k), as_text(v)) for k, v in value.items()]
-    return [(str(k), "") for k in _keys(value)]
-
-
-def _keys(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping | list | tuple | set | frozenset):
-        return [str(k) for k in value]
-    return []
 
 
 # -- labels -----------------------------------------------------------------------------------
@@ -288,7 +272,7 @@ def _keys(value: Any) -> list[str]:
 
 def label(span: Span) -> tuple[str, str]:
     """The node's name and a one-line preview of what it did."""
-    attrs = span.attributes
+    attrs = span.typed_attributes()
     if span.kind == "task":
         kind = attrs.get("subagent_type") or GENERAL_PURPOSE
         return f"task → {short(kind, 40)}", short(attrs.get("description"))
@@ -309,9 +293,9 @@ def label(span: Span) -> tuple[str, str]:
                 )
             else:
                 preview = short(last["content"])
-        elif attrs.get(STREAMED):
+        elif streamed := attrs.get(STREAMED):
             # the text is growing at its end: show the end
-            preview = _tail(attrs[STREAMED])
+            preview = _tail(streamed)
         return short(span.model or span.name, 40), preview
     if span.kind == "skill":
         return short(span.name, 40), short(attrs.get("path"))

@@ -23,7 +23,7 @@ order, depths) is kept by :mod:`nbagents.display._tree`, the token and cost sums
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from nbagents._tokens import TokenUsage
@@ -238,10 +238,9 @@ class ViewBuilder:
             "start": span.start,
             "end": span.end,
         }
-        pending = span.attributes.get(PENDING)
-        if pending and isinstance(pending, list):
-            # A loaded file is anyone's JSON: draw the requests that have a request's shape.
-            node["pending"] = [pending_view(r) for r in pending if isinstance(r, Mapping)]
+        pending = span.typed_attributes().get(PENDING)
+        if pending:
+            node["pending"] = [pending_view(r) for r in pending]
         if with_children:
             node["children"] = [self._tree.key[k] for k in self._tree.kids.get(sid, ())]
         text = _dumps(node)
@@ -276,7 +275,7 @@ class ViewBuilder:
         status = _status(span.status)
         cells = [
             short(span.name, 40),
-            short(span.attributes.get("description")),
+            short(span.typed_attributes().get("description")),
             status,
             _time(span),
             format_tokens(own.input),

@@ -22,7 +22,7 @@ from opentelemetry.util.types import AttributeValue
 from nbagents._distribution import __version__
 from nbagents.export._ids import otel_span_id, otel_trace_id
 from nbagents.export._prices import PriceSource
-from nbagents.tracing import Span, Trace
+from nbagents.tracing import Span, SpanAttributes, Trace
 
 __all__ = ["SpanConverter", "default_resource"]
 
@@ -165,7 +165,7 @@ class SpanConverter:
 
 def _describe(span: Span) -> tuple[str, SpanKind, dict[str, AttributeValue]]:
     """Span name, kind and attributes after the GenAI conventions, plus nbagents' own facts."""
-    a = span.attributes
+    a = span.typed_attributes()
     attributes: dict[str, AttributeValue] = {
         "nbagents.span_id": span.id,
         "nbagents.kind": span.kind,
@@ -173,19 +173,18 @@ def _describe(span: Span) -> tuple[str, SpanKind, dict[str, AttributeValue]]:
         "nbagents.depth": span.depth,
         "nbagents.status": span.status,
     }
-    for key in ("call_index",):
-        if isinstance(a.get(key), int):
-            attributes[f"nbagents.{key}"] = a[key]
+    if "call_index" in a:
+        attributes["nbagents.call_index"] = a["call_index"]
     describe = _BY_KIND.get(span.kind, _chain)
     name, kind, specific = describe(span, a)
     attributes.update({k: v for k, v in specific.items() if v is not None and v != ""})
     return name, kind, attributes
 
 
-Describer = Callable[[Span, Mapping[str, Any]], tuple[str, SpanKind, dict[str, Any]]]
+Describer = Callable[[Span, SpanAttributes], tuple[str, SpanKind, dict[str, Any]]]
 
 
-def _agent(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": span.name,
@@ -205,7 +204,7 @@ def _agent(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, A
     return f"invoke_agent {span.name}", SpanKind.INTERNAL, attrs
 
 
-def _task(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+def _task(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     attrs = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": span.name,
@@ -217,7 +216,7 @@ def _task(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, An
     return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
 
 
-def _tool(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     attrs = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": span.name,
@@ -227,7 +226,7 @@ def _tool(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, An
     return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
 
 
-def _model(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+def _model(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     usage = span.usage
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
@@ -246,7 +245,7 @@ def _model(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, A
     return f"chat {span.model or span.name}", SpanKind.CLIENT, attrs
 
 
-def _chain(span: Span, a: Mapping[str, Any]) -> tuple[str, SpanKind, dict[str, Any]]:
+def _chain(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     # A visible node of a plain LangGraph graph: no GenAI operation describes it.
     return span.name, SpanKind.INTERNAL, {}
 
@@ -292,9 +291,7 @@ def trace_id_of(trace: Trace) -> int:
 
 def _pauses(span: Span) -> list[tuple[float, float]]:
     out: list[tuple[float, float]] = []
-    for pause in span.attributes.get("paused") or ():
-        if isinstance(pause, list | tuple) and len(pause) == 2:
-            start, end = pause
-            if isinstance(start, int | float) and isinstance(end, int | float):
-                out.append((float(start), float(end)))
+    for pause in span.typed_attributes().get("paused", []):
+        if len(pause) == 2:
+            out.append((float(pause[0]), float(pause[1])))
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,6 @@ class RunInfo:
     total_tokens: int = 0
     cost: float | None = None
     """US dollars, when every model called has a known price."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def describe(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` of a store this code writes; a newer one is read-only to it."""
 
-_COLUMNS = [f.name for f in fields(RunInfo) if f.name != "extra"]
+_COLUMNS = [f.name for f in fields(RunInfo)]
 _LISTS = {"tags", "agent_types", "models"}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -280,7 +280,6 @@ def _make_folder(folder: Path) -> None:
 
 def _row(info: RunInfo) -> dict[str, Any]:
     data = asdict(info)
-    data.pop("extra")
     for column in _LISTS:
         data[column] = json.dumps(list(data[column]))
     return data

@@ -3,10 +3,11 @@
 from nbagents.tracing._jsonio import TraceFormatError
 from nbagents.tracing._recording import recording
 from nbagents.tracing._tracer import Tracer
-from nbagents.tracing.model import Span, SubAgentRecord, TokenUsage, Trace
+from nbagents.tracing.model import Span, SpanAttributes, SubAgentRecord, TokenUsage, Trace
 
 __all__ = [
     "Span",
+    "SpanAttributes",
     "SubAgentRecord",
     "TokenUsage",
     "Trace",

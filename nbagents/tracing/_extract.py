@@ -23,6 +23,7 @@ from nbagents._contract import (
     skill_of_path,
 )
 from nbagents._tokens import TokenUsage
+from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing._statediff import infer_diff, node_updates
 from nbagents.tracing.model import SpanStatus
@@ -147,7 +148,7 @@ def _tool_name(tool: Any) -> str:
 # -- tools -----------------------------------------------------------------------------------------
 
 
-def task_arguments(inputs: Any) -> dict[str, str]:
+def task_arguments(inputs: Any) -> SpanAttributes:
     """A ``task`` call's brief and sub-agent type (the default type when the call named none)."""
     given = inputs if isinstance(inputs, Mapping) else {}
     return {
@@ -156,13 +157,13 @@ def task_arguments(inputs: Any) -> dict[str, str]:
     }
 
 
-def skill_arguments(inputs: Any) -> dict[str, str]:
+def skill_arguments(inputs: Any) -> SpanAttributes:
     """Which skill a ``SKILL.md`` read opens, and the path read."""
     path = inputs.get("file_path") if isinstance(inputs, Mapping) else None
     return {"skill": skill_of_path(path) or "", "path": str(path or "")}
 
 
-def offered_skills(state: Any) -> dict[str, list[str]] | None:
+def offered_skills(state: Any) -> SpanAttributes | None:
     """The skills a state update offers an agent, and the warnings of those that failed to load.
 
     ``None`` when the update does not say (the skills middleware sets both keys together).
@@ -248,7 +249,7 @@ def _text(message: ToolMessage) -> str:
 
 def subagent_attributes(
     agent: AgentFrame, md: Mapping[str, Any], parent: RunFrame, inputs: Any
-) -> dict[str, Any]:
+) -> SpanAttributes:
     """A sub-agent span's brief and state diff: recorded by nbagents' ``task`` tool, or inferred.
 
     For other ``task`` tools (upstream deepagents) the diff is inferred: the child's input keys
@@ -257,14 +258,15 @@ def subagent_attributes(
     """
     task = parent if parent.span.kind == "task" else None
     spawn = read_spawn(md)
-    attrs: dict[str, Any] = {
+    attrs: SpanAttributes = {
         "description": "",
         "parent_agent": parent.agent.name,
         "tool_call_id": agent.spawn_id,
     }
     if task is not None:
-        attrs["description"] = task.span.attributes.get("description", "")
-        attrs["subagent_type"] = task.span.attributes.get("subagent_type", agent.name)
+        task_attrs = task.span.typed_attributes()
+        attrs["description"] = task_attrs.get("description", "")
+        attrs["subagent_type"] = task_attrs.get("subagent_type", agent.name)
     if spawn is not None and spawn["tool_call_id"] == agent.spawn_id:
         # nbagents' task tool says exactly what it withheld and passed.
         attrs["description"] = spawn["description"]

@@ -22,7 +22,7 @@ Answering a pause and running the resumption is not tracing's: see :mod:`nbagent
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 
 from langgraph.types import Command, Interrupt
 
@@ -31,6 +31,7 @@ from nbagents.tracing._jsonready import jsonready
 from nbagents.tracing.model import Span
 
 if TYPE_CHECKING:
+    from nbagents.tracing._runs import RunFrame
     from nbagents.tracing.model import Trace
 
 __all__ = [
@@ -45,9 +46,9 @@ __all__ = [
     "waiting_thread",
 ]
 
-PENDING = "pending"
+PENDING: Final = "pending"
 """Span attribute: the requests a paused run waits for at this span."""
-THREAD = "thread_id"
+THREAD: Final = "thread_id"
 """Root span attribute: the LangGraph thread the run is on (what a resume must name)."""
 
 
@@ -121,8 +122,7 @@ def waiting_thread(trace: Trace) -> str | None:
     last = roots[-1]
     if last.status != "interrupted" or last.error is not None:
         return None
-    thread = last.attributes.get(THREAD)
-    return str(thread) if thread is not None else None
+    return last.typed_attributes().get(THREAD)
 
 
 # -- continuing it ---------------------------------------------------------------------------------
@@ -142,16 +142,31 @@ def thread_of(metadata: Mapping[str, Any]) -> str | None:
 
 
 class PausedSpans:
-    """Spans ended ``interrupted`` on a thread, waiting for that thread to be resumed.
+    """What the tracer keeps about pauses: the requests it placed on spans, and the spans ended
+    ``interrupted`` on a thread, waiting for that thread to be resumed.
 
     Not thread-safe by itself: the tracer calls it under the trace's lock.
     """
 
     def __init__(self) -> None:
         self._waiting: dict[tuple[str, str, str], Span] = {}
+        self._keys: dict[str, tuple[str | None, str]] = {}
+        """span id → (thread, key) under which a pause leaves it for its resumption."""
+        self._placed: set[str] = set()
+        """Interrupt ids whose requests are on a span."""
+        self._holding: dict[str | None, list[Span]] = {}
+        """Spans holding pending requests, by the thread of their run."""
 
-    def paused(self, span: Span, thread: str | None, key: str) -> None:
-        """``span`` ended interrupted; a resumption of ``thread`` may continue it."""
+    def resumable(self, span: Span, thread: str | None, key: str) -> None:
+        """If ``span`` ends paused, a resumption of ``thread`` may continue it under ``key``."""
+        self._keys[span.id] = (thread, key)
+
+    def ended(self, span: Span) -> None:
+        """``span`` ended: if paused and resumable, it waits for its thread's resumption."""
+        found = self._keys.get(span.id)
+        if span.status != "interrupted" or found is None:
+            return
+        thread, key = found
         if thread is not None and span.kind in ("agent", "task", "subagent"):
             self._waiting[(thread, span.kind, key)] = span
 
@@ -168,3 +183,26 @@ class PausedSpans:
         span.end = None
         span.error = None
         return span
+
+    def place(self, run: RunFrame, error: BaseException) -> None:
+        """Put what the pause ``error`` waits for on the nearest visible span it passed, once."""
+        requests = [r for r in pending_requests(error) if r["interrupt_id"] not in self._placed]
+        if not requests:
+            return
+        frame: RunFrame | None = run
+        while frame is not None and frame.span.hidden:
+            frame = frame.parent
+        if frame is None:
+            return
+        frame.span.attributes.setdefault(PENDING, []).extend(requests)
+        self._placed.update(r["interrupt_id"] for r in requests)
+        root = frame
+        while root.parent is not None:
+            root = root.parent
+        self._holding.setdefault(root.span.attributes.get(THREAD), []).append(frame.span)
+
+    def answered(self, thread: str | None) -> None:
+        """Resuming a thread answers what it waited for (what is left unanswered pauses again)."""
+        for span in self._holding.pop(thread, ()):
+            for request in span.attributes.pop(PENDING, ()):
+                self._placed.discard(request["interrupt_id"])

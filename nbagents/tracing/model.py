@@ -1,6 +1,8 @@
-"""The trace data model: spans in a parent/child tree, and the per-spawn sub-agent records.
+"""The trace data model: ``Trace``, the spans of a run in a parent/child tree.
 
-Plain data only: views render it, the tracer fills it, JSON stores it.
+Plain data only: views render it, the tracer fills it, JSON stores it. ``Span`` (with
+``call_order``) lives in ``_span``, ``SubAgentRecord`` in ``_records`` and the failure count in
+``_failures``; they are re-exported here, where the rest of nbagents imports them from.
 """
 
 from __future__ import annotations
@@ -8,13 +10,16 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Callable, Container, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagents._guard import Guard
 from nbagents._tokens import TokenUsage
+from nbagents.tracing._attributes import SpanAttributes
+from nbagents.tracing._failures import count_failures, trace_failures
+from nbagents.tracing._records import SubAgentRecord, subagent_records
+from nbagents.tracing._span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
 
 if TYPE_CHECKING:
     import graphviz
@@ -26,140 +31,15 @@ __all__ = [
     "STREAMED",
     "STREAMED_CHARS",
     "Span",
+    "SpanAttributes",
     "SpanKind",
     "SpanStatus",
     "SubAgentRecord",
     "TokenUsage",
     "Trace",
+    "call_order",
     "count_failures",
 ]
-
-SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
-SpanStatus = Literal["running", "ok", "error", "interrupted", "limit"]
-"""``limit``: stopped by one of its limits (model calls, tokens, cost, seconds), not a failure."""
-
-STREAMED = "streamed"
-"""A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
-dropped when the call ends and the reply is in ``outputs``."""
-STREAMED_CHARS = 20_000
-
-
-@dataclass
-class Span:
-    """One step of a run: an agent, a sub-agent, a ``task`` call, a model call or a tool call.
-
-    ``start``/``end`` are seconds since the trace began. ``hidden`` marks LangGraph plumbing
-    (node wrappers, middleware hooks) that views fold away; it stays in the data.
-    ``inputs``/``outputs`` hold JSON-ready data (messages as dicts, not only strings).
-    """
-
-    id: str
-    """Unique in the trace: the LangChain run id, as text."""
-    parent_id: str | None
-    """The id of the span this one ran under; ``None`` for a root (one per traced run)."""
-    kind: SpanKind
-    """What the step is: an agent, a sub-agent, a ``task`` call, a model or tool call, …"""
-    name: str
-    """The run's name: the agent's or sub-agent's name, the tool's, the model class's."""
-    agent: str
-    """The name of the agent (or sub-agent) this step belongs to."""
-    depth: int
-    """How deep that agent is: 0 for a run's own agent, one more per agent it runs under."""
-    start: float
-    """Seconds since the trace began."""
-    end: float | None = None
-    """Seconds since the trace began; ``None`` while the step runs."""
-    status: SpanStatus = "running"
-    """``running``, ``ok``, ``error``, or ``interrupted`` (paused for a human, or stopped with
-    its agent)."""
-    error: str | None = None
-    """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
-    inputs: Any = None
-    """What the step was given, as bounded JSON data."""
-    outputs: Any = None
-    """What the step returned, as bounded JSON data."""
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    """Tokens of a model call (zero for other kinds: see ``Trace.own_usage`` for an agent's)."""
-    model: str | None = None
-    """The model a model call named, as the provider reported it."""
-    hidden: bool = False
-    """LangGraph plumbing (node wrappers, middleware hooks) that views fold away."""
-    attributes: dict[str, Any] = field(default_factory=dict)
-    """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
-    sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
-    in its message (``call_index``)."""
-
-    @property
-    def duration(self) -> float | None:
-        """Seconds from start to end; ``None`` while the step runs."""
-        return None if self.end is None else self.end - self.start
-
-    def to_dict(self) -> dict[str, Any]:
-        """The span as JSON-ready data, as the trace file stores it. Values are the span's own,
-        not copies: encode them while the trace's lock is held if the run may still change them."""
-        data = {name: getattr(self, name) for name in _SPAN_FIELDS}
-        data["usage"] = asdict(self.usage)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Span:
-        """The span ``to_dict`` gave; keys this version does not know are ignored."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        values["usage"] = TokenUsage(**(data.get("usage") or {}))
-        return cls(**values)
-
-
-_SPAN_FIELDS = tuple(f.name for f in fields(Span))
-
-
-@dataclass(frozen=True)
-class SubAgentRecord:
-    """One spawn of a sub-agent: what it was asked, what it cost, what it was (not) given."""
-
-    span_id: str
-    """The id of the sub-agent's span."""
-    type: str
-    """The sub-agent's type (its spec's name): ``"researcher"``, ``"general-purpose"``, …"""
-    description: str
-    """The task it was given (the ``task`` tool's ``description``)."""
-    parent_agent: str
-    """The name of the agent that spawned it."""
-    depth: int
-    """1 for a sub-agent of the main agent, one more per level of nesting."""
-    start: float
-    """Seconds since the trace began."""
-    end: float | None
-    """Seconds since the trace began; ``None`` while it runs."""
-    status: SpanStatus
-    """Its span's status."""
-    result: str | None
-    """The text it returned to its parent; ``None`` until it did."""
-    tokens_own: TokenUsage
-    """Tokens of its own model calls (not of the sub-agents it spawned)."""
-    tokens_total: TokenUsage
-    """Tokens of the sub-agent and every sub-agent it spawned, recursively."""
-    withheld: Mapping[str, str]
-    """Parent state keys withheld from the sub-agent → their size (``{"messages": "12 items"}``)."""
-    passed: Mapping[str, str]
-    """Parent state keys given to the sub-agent → their size."""
-    returned: tuple[str, ...]
-    """State keys the sub-agent sent back to the parent (besides its one ToolMessage)."""
-    error: str | None = None
-    """Why the spawn failed; ``None`` unless it did."""
-    task_span_id: str | None = None
-    """The id of the ``task`` call that spawned it."""
-
-    @property
-    def duration(self) -> float | None:
-        """Seconds the sub-agent ran; ``None`` while it runs."""
-        return None if self.end is None else self.end - self.start
-
-    @property
-    def result_preview(self) -> str:
-        """The result on one line, cut to 80 characters."""
-        text = " ".join((self.result or "").split())
-        return text if len(text) <= 80 else text[:79] + "…"
 
 
 Listener = Callable[["Trace"], None]
@@ -376,8 +256,6 @@ class Trace:
     @property
     def subagents(self) -> list[SubAgentRecord]:
         """One record per sub-agent spawn, in call order (the same for equal runs)."""
-        from nbagents.tracing._records import subagent_records
-
         return subagent_records(self)
 
     # -- exports -------------------------------------------------------------------------------
@@ -475,15 +353,7 @@ class Trace:
         way up (the sub-agent, its ``task``, the agent, when ``on_subagent_error="raise"``) are
         marked failed but not counted again. See :func:`count_failures`.
         """
-        with self._lock:
-            failed = {s.id: s for s in self._spans.values() if s.status == "error" and not s.hidden}
-            up: dict[str, str | None] = {}
-            for sid in failed:
-                parent = self._spans.get(self._spans[sid].parent_id or "")
-                while parent is not None and parent.hidden:
-                    parent = self._spans.get(parent.parent_id or "")
-                up[sid] = parent.id if parent is not None else None
-        return count_failures({sid: s.error for sid, s in failed.items()}, up)
+        return trace_failures(self)
 
     def summary(self) -> str:
         """One line: status, agents, spawns, failures, tokens."""
@@ -500,41 +370,3 @@ class Trace:
 
     def __repr__(self) -> str:
         return self.summary()
-
-
-def count_failures(errors: Mapping[str, str | None], parent: Mapping[str, str | None]) -> int:
-    """Failed steps (id -> error text) counted where each failure started.
-
-    A step whose error text ends with the error of one of its failed children (``parent`` maps
-    each failed step to its nearest visible parent) is that child's failure passing up:
-    ``"Sub-agent 'w' failed: ValueError: boom"`` above ``"ValueError: boom"``.
-    """
-    below: dict[str, list[str]] = {}
-    for sid, error in errors.items():
-        up = parent.get(sid)
-        if up is not None and error:
-            below.setdefault(up, []).append(error)
-    return sum(
-        1
-        for sid, error in errors.items()
-        if not (error and any(error.endswith(child) for child in below.get(sid, ())))
-    )
-
-
-def call_order(spans: list[Span]) -> list[Span]:
-    # Parallel siblings start in thread order, which varies from run to run; their position in
-    # the AI message that called them (``batch`` + ``call_index``) does not. Ordering a batch by
-    # that position, and batches by their first start, makes equal runs render identically.
-    batch_start: dict[Any, float] = {}
-    for span in spans:
-        batch = span.attributes.get("batch")
-        if batch is not None:
-            batch_start[batch] = min(batch_start.get(batch, span.start), span.start)
-
-    def key(span: Span) -> tuple[float, int, float]:
-        batch = span.attributes.get("batch")
-        if batch is None:
-            return (span.start, 0, span.start)
-        return (batch_start[batch], int(span.attributes.get("call_index", 0)), span.start)
-
-    return sorted(spans, key=key)

@@ -152,6 +152,33 @@ class LabServer:
         (self.root_dir / name).write_text(json.dumps(nb, indent=1))
         return name
 
+    def add_saved_output(self, name: str, html: str, text: str = "<Trace>") -> str:
+        """Write a notebook whose one cell holds ``html`` as a saved output, unsigned: JupyterLab
+        treats its outputs as untrusted, as when someone opens a notebook they did not run."""
+        nb = {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "id": "saved",
+                    "execution_count": 1,
+                    "metadata": {},
+                    "outputs": [
+                        {
+                            "output_type": "display_data",
+                            "metadata": {},
+                            "data": {"text/html": html, "text/plain": text},
+                        }
+                    ],
+                    "source": "t",
+                }
+            ],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        (self.root_dir / name).write_text(json.dumps(nb))
+        return name
+
 
 def _wait_until_ready(server: LabServer) -> None:
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S

@@ -23,7 +23,7 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
         "display_live_check.ipynb",
         [
             f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
-            "from display_fixtures import make_agent\n"
+            "from support.display_fixtures import make_agent\n"
             "agent = make_agent(latency=0.4)\n"
             "%load_ext nbagents",
             "%%trace t\nout = agent.invoke({'messages': [('user', 'go')]})",

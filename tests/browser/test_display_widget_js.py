@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from display_fixtures import XSS_PAYLOADS, build_trace
 from labharness import unavailable
 from overflow import LONG, OPEN_ALL, OVERFLOW
+from support.display_fixtures import XSS_PAYLOADS, build_trace
 
 from nbagents.display._viewmodel import build_view
 from nbagents.display.live import TraceWidget
@@ -258,13 +258,13 @@ def test_a_long_unbroken_string_stays_inside_the_static_snapshot(page: Any, widt
         other.close()
 
 
-# -- the hostile-content suite (tests/hostile_payloads.py) ----------------------------------------
+# -- the hostile-content suite (tests/support/hostile_payloads.py) ------------------------------
 
 _RECORD_PWNS = "window.__pwnedIds = []; window.__pwned = (n) => window.__pwnedIds.push(n);"
 
 
 def test_no_hostile_payload_runs_in_the_live_view(page: Any) -> None:
-    from hostile_payloads import PAYLOADS
+    from support.hostile_payloads import PAYLOADS
 
     # a function expression: Playwright would call a bare statement's function value
     page.evaluate(f"() => {{ {_RECORD_PWNS} }}")
@@ -280,7 +280,7 @@ def test_no_hostile_payload_runs_in_the_live_view(page: Any) -> None:
 def test_no_hostile_payload_runs_in_the_static_snapshot_and_the_check_can_see_one(
     page: Any,
 ) -> None:
-    from hostile_payloads import PAYLOADS
+    from support.hostile_payloads import PAYLOADS
 
     snapshots = "".join(build_trace(p).to_html() for p in PAYLOADS)
     other = page.context.browser.new_page()

@@ -1,6 +1,6 @@
 """Start and stop a ``langgraph dev`` server serving ``worker_graph.py`` on loopback.
 
-Used by ``tests/test_remote_subagents.py`` and ``benchmarks/bench_remote_subagents.py``. The
+Used by ``tests/test_subagents_remote.py`` and ``benchmarks/bench_remote_subagents.py``. The
 server runs from a scratch directory (where it keeps its ``.langgraph_api`` state) and imports
 ``nbagents`` from this checkout.
 """

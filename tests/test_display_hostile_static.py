@@ -1,4 +1,4 @@
-"""Every hostile payload (tests/hostile_payloads.py) stays text in the static HTML snapshot:
+"""Every hostile payload (tests/support/hostile_payloads.py) stays text in the static HTML snapshot:
 no element, event handler or ``javascript:`` URL of a payload's making reaches the markup."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from display_fixtures import build_trace
-from hostile_payloads import PAYLOADS
+from support.display_fixtures import build_trace
+from support.hostile_payloads import PAYLOADS
 
 # What the snapshot itself is made of; anything else would come from a payload.
 OWN_TAGS = {

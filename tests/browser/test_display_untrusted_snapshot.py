@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from contrast import CONTRAST
-from display_fixtures import build_trace
 from labharness import LabPage
 from overflow import LONG, OPEN_ALL, OVERFLOW
+from support.display_fixtures import build_trace
 
 from nbagents.display._viewmodel import build_view
 
@@ -26,30 +26,7 @@ OUTPUT = ".jp-Notebook .jp-Cell .jp-OutputArea-output"
 
 
 def _write_untrusted(lab: LabPage, name: str, html: str) -> str:
-    # No signature in the notebook's metadata: JupyterLab treats its outputs as untrusted.
-    nb = {
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": "saved",
-                "execution_count": 1,
-                "metadata": {},
-                "outputs": [
-                    {
-                        "output_type": "display_data",
-                        "metadata": {},
-                        "data": {"text/html": html, "text/plain": "<Trace>"},
-                    }
-                ],
-                "source": "t",
-            }
-        ],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (lab.server.root_dir / name).write_text(json.dumps(nb))
-    return name
+    return lab.server.add_saved_output(name, html)
 
 
 def _box(locator: Any) -> dict[str, float]:

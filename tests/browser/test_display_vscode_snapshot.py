@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from contrast import CONTRAST
-from display_fixtures import build_trace
+from support.display_fixtures import build_trace
 
 from nbagents.display._viewmodel import build_view
 

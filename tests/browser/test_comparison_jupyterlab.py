@@ -4,7 +4,6 @@ sub-agent is marked, the added one too, and nothing spills out of the output."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.browser
 TESTS = Path(__file__).parent.parent
 sys.path.insert(0, str(TESTS))
 
-from compare_fixtures import team_run  # noqa: E402
+from support.compare_fixtures import team_run  # noqa: E402
 
 import nbagents  # noqa: E402
 
@@ -49,7 +48,7 @@ def test_a_comparison_computed_in_a_notebook(lab: Any) -> None:
         "compare_check.ipynb",
         [
             f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
-            "import nbagents\nfrom compare_fixtures import team_run",
+            "import nbagents\nfrom support.compare_fixtures import team_run",
             "a = team_run()\n"
             "b = team_run(researcher_prompt='Research carefully.', critics=2)\n"
             "nbagents.compare(a, b)",
@@ -69,29 +68,7 @@ def test_a_saved_comparison_opened_untrusted(lab: Any) -> None:
     before = team_run()
     after = team_run(researcher_prompt="Research carefully.", critics=2, writer_reply=LONG)
     html = nbagents.compare(before, after).to_html()
-    notebook = {
-        "cells": [
-            {
-                "cell_type": "code",
-                "id": "saved",
-                "execution_count": 1,
-                "metadata": {},
-                "outputs": [
-                    {
-                        "output_type": "display_data",
-                        "metadata": {},
-                        "data": {"text/html": html, "text/plain": "<Comparison>"},
-                    }
-                ],
-                "source": "nbagents.compare(a, b)",
-            }
-        ],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "name": "python3"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    # No signature in the notebook's metadata: JupyterLab treats its outputs as untrusted.
-    (lab.server.root_dir / "compare_untrusted.ipynb").write_text(json.dumps(notebook))
+    lab.server.add_saved_output("compare_untrusted.ipynb", html, "<Comparison>")
     lab.open_notebook("compare_untrusted.ipynb")
     out = lab.page.locator(OUTPUT).first
     root = out.locator(".nba-compare")

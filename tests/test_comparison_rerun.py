@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_kit import record
 from langchain_core.tools import tool
+from support.backend_kit import record
 
 import nbagents
 from nbagents import ScriptedChatModel, create_deep_agent

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from compare_fixtures import team_run
+from support.compare_fixtures import team_run
 
 import nbagents
 from nbagents.comparison import Comparison, RunsTable, word_diff

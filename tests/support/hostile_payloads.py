@@ -1,7 +1,7 @@
 """Hostile texts for the views: each would call ``window.__pwned(<its index>)`` if a view let it
-run. Used by the static-HTML check (tests/test_hostile_static.py) and the browser check of both
-views (tests/browser/test_hostile_suite.py), which also proves, with a positive control, that it
-can see a payload run."""
+run. Used by the static-HTML check (tests/test_display_hostile_static.py) and the browser check
+of both views (tests/browser/test_display_widget_js.py), which also proves, with a positive
+control, that it can see a payload run."""
 
 from __future__ import annotations
 

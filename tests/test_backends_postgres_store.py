@@ -1,4 +1,5 @@
-"""LangGraph's PostgresStore works on the test server behind ``postgres_url`` (``postgres.py``).
+"""LangGraph's PostgresStore works on the test server behind ``postgres_url``
+(``support/postgres.py``).
 
 These tests exist so a store-backed feature can be tested on a real PostgreSQL: they prove the
 harness gives one (sync and async stores, data kept across store objects) and pin down where
@@ -15,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from postgres import IN_CI
+from support.postgres import IN_CI
 
 try:
     import psycopg

@@ -1,4 +1,4 @@
-"""The throwaway PostgreSQL server of ``postgres.py``: found, started, stopped, cleaned up.
+"""The throwaway PostgreSQL server of ``support/postgres.py``: found, started, stopped, cleaned up.
 
 Each test here starts a server of its own (under a second each) to watch its whole life; the
 session-wide one behind ``postgres_url`` is left alone.
@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from postgres import (
+from support.postgres import (
     PostgresError,
     PostgresNotFound,
     find_bin_dir,
@@ -55,7 +55,7 @@ def test_server_is_stopped_and_its_directory_removed(bin_dir: Path) -> None:
 def test_a_port_taken_before_the_server_binds_it_is_replaced(
     bin_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import postgres
+    from support import postgres
 
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))

@@ -1,0 +1,130 @@
+"""What ``Span.attributes`` holds: each key the tracer writes, the type of its value, and a read
+of a span's attributes that keeps only the values of that type.
+
+``Span.attributes`` stays a plain ``dict``: it is what the trace file stores, and a loaded file
+is anyone's JSON. Readers take :meth:`Span.typed_attributes` instead, whose keys and value
+types mypy checks, and which leaves out a value of another type (a hand-edited file's
+``"description": 42``) rather than hand it on to break a view.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypedDict, Union, cast, get_args, get_origin, get_type_hints
+
+__all__ = ["SpanAttributes", "typed_attributes"]
+
+
+class SpanAttributes(TypedDict, total=False):
+    """The facts a span records besides its fields, by key; which keys a span has depends on its
+    kind. The value types are those the tracer writes."""
+
+    # -- a task call and the sub-agent it spawned
+    description: str
+    """The task the sub-agent was given (the ``task`` call's ``description``)."""
+    subagent_type: str
+    """The sub-agent type the ``task`` call named (the general-purpose one if it named none)."""
+    tool_call_id: str | None
+    """The id of the tool call the span runs (for a sub-agent: the ``task`` call that spawned
+    it; ``None`` when it is unknown)."""
+    parent_agent: str
+    """A sub-agent's: the name of the agent that spawned it."""
+    withheld: dict[str, str]
+    """A sub-agent's: parent state keys it was not given → their size (``"12 items"``)."""
+    passed: dict[str, str]
+    """A sub-agent's: parent state keys it was given → their size."""
+    returned: list[str]
+    """A sub-agent's: the state keys it sent back besides its one ToolMessage."""
+    result: str | None
+    """A sub-agent's: the text it returned to its parent (``None`` if its answer had none)."""
+    state_diff: Literal["inferred"]
+    """A sub-agent's, when ``withheld``/``passed`` were inferred from the parent's state rather
+    than recorded by nbagents' ``task`` tool (upstream deepagents)."""
+    remote: dict[str, Any]
+    """A remote sub-agent's: the server, thread and run it ran as (a ``RemoteRecord``)."""
+
+    # -- parallel calls
+    batch: str
+    """The id of the model call whose reply made this tool call (with ``call_index``: the order
+    the views show parallel siblings in)."""
+    call_index: int
+    """The call's position among its reply's tool calls."""
+
+    # -- skills
+    skills_offered: list[str]
+    """An agent's: the skills it was offered."""
+    skill_warnings: list[str]
+    """An agent's: why the skills that failed to load did."""
+    skills_opened: list[str]
+    """An agent's: the skills it opened (read the ``SKILL.md`` of)."""
+    skill: str
+    """A skill span's: the skill opened."""
+    path: str
+    """A skill span's: the ``SKILL.md`` read."""
+    tool: str
+    """A skill span's: the tool that read it."""
+
+    # -- models, tools
+    tools: list[str]
+    """A model call's: the names of the tools bound to it."""
+    streamed: str
+    """A model call's while it streams: the end of its reply so far (``STREAMED``)."""
+    retriever: bool
+    """A tool span that is a retriever run."""
+
+    # -- pauses
+    pending: list[dict[str, Any]]
+    """What a paused run waits for at this span: ``PendingRequest`` records (``PENDING``)."""
+    thread_id: str
+    """A root's: the LangGraph thread the run is on, which a resumption names (``THREAD``)."""
+    paused: list[list[float]]
+    """A resumed span's: each pause as ``[start, end]`` in seconds since the trace began."""
+
+
+def typed_attributes(attributes: Mapping[str, Any]) -> SpanAttributes:
+    """The entries of ``attributes`` that :class:`SpanAttributes` names, with a value of its
+    type; the values are the same objects, not copies."""
+    typed: dict[str, Any] = {}
+    for key, value in attributes.items():
+        check = _CHECKS.get(key)
+        if check is not None and check(value):
+            typed[key] = value
+    return cast(SpanAttributes, typed)  # each value was checked against its key's type
+
+
+Check = Callable[[Any], bool]
+
+
+def _check(hint: Any) -> Check:
+    """Whether a JSON-like value has the type ``hint`` (the forms ``SpanAttributes`` uses)."""
+    if hint is Any:
+        return lambda value: True
+    if hint is type(None):
+        return lambda value: value is None
+    if hint is int:
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:  # JSON has one number type: 2 is a float too; a bool is not a number
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
+    if hint in (str, bool):
+        return lambda value: isinstance(value, hint)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        options = [_check(arg) for arg in args]
+        return lambda value: any(check(value) for check in options)
+    if origin is Literal:
+        return lambda value: value in args
+    if origin is list:
+        item = _check(args[0])
+        return lambda value: isinstance(value, list) and all(item(v) for v in value)
+    if origin is dict:
+        key, entry = _check(args[0]), _check(args[1])
+        return lambda value: (
+            isinstance(value, dict) and all(key(k) and entry(v) for k, v in value.items())
+        )
+    raise TypeError(f"SpanAttributes uses a type _check does not know: {hint!r}")
+
+
+_CHECKS: dict[str, Check] = {
+    key: _check(hint) for key, hint in get_type_hints(SpanAttributes).items()
+}

@@ -1,0 +1,206 @@
+"""The runs a ``Tracer`` has open, and the life of their spans: opened, ended, failed, cut off.
+
+The tracer's callbacks say what a LangChain event means; this keeps what they share: a frame
+per open run (by LangChain run id), the trace's clock, where each tool call sits in the model
+reply that made it, and the pauses (:class:`~nbagents.tracing._pending.PausedSpans`). Every
+change happens under the trace's lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+from nbagents.tracing._attributes import SpanAttributes
+from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
+from nbagents.tracing._extract import error_text, offered_skills
+from nbagents.tracing._jsonready import jsonready
+from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
+from nbagents.tracing._runs import AgentFrame, RunFrame
+from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
+
+__all__ = ["OpenRuns", "new_span"]
+
+
+class OpenRuns:
+    """The frames of the runs a tracer has seen start, and their spans in ``trace``."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.pauses = PausedSpans()
+        self._runs: dict[UUID, RunFrame] = {}
+        self._calls: dict[tuple[str | None, str], tuple[str, int]] = {}
+        """(agent span id, tool call id) → (model span id, position in its tool calls)."""
+        self._origin: float | None = None
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self.trace.lock
+
+    def now(self) -> float:
+        """Seconds since the first run started."""
+        now = time.perf_counter()
+        if self._origin is None:
+            self._origin = now
+        return round(now - self._origin, 6)
+
+    def get(self, run_id: UUID | None) -> RunFrame | None:
+        """The frame of an open run (``None`` for a run never seen, or no run)."""
+        return self._runs.get(run_id) if run_id else None
+
+    def add(self, run_id: UUID, frame: RunFrame) -> None:
+        self._runs[run_id] = frame
+
+    def open(
+        self,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        md: Mapping[str, Any],
+        kind: SpanKind,
+        name: str,
+        inputs: Any,
+        *,
+        resume_key: str | None = None,
+    ) -> RunFrame:
+        """Register a model, tool or retriever run with a new span (not yet added to the trace),
+        or with the one a pause left under ``resume_key`` (a ``task`` call's id), reopened."""
+        converted = jsonready(inputs)
+        with self.lock:
+            parent = self.get(parent_run_id)
+            agent = agent_of(md, name, parent)
+            if resume_key is not None:
+                reopened = self.reopen(md, kind, resume_key, self.now())
+                if reopened is not None:
+                    frame = RunFrame(reopened, agent, step_of(md, parent), parent=parent)
+                    self._runs[run_id] = frame
+                    return frame
+            span = new_span(run_id, parent, kind, name, agent, self.now())
+            span.inputs = converted
+            if resume_key is not None:
+                self.pauses.resumable(span, thread_of(md), resume_key)
+            frame = RunFrame(span, agent, step_of(md, parent), parent=parent)
+            self._runs[run_id] = frame
+        return frame
+
+    def reopen(self, md: Mapping[str, Any], kind: str, key: str, now: float) -> Span | None:
+        """The span a pause left on this run's thread under ``key``, running again."""
+        return self.pauses.resume(thread_of(md), kind, key, now)
+
+    def publish(self, span: Span) -> None:
+        """Add a new span to the trace, or tell it that a reopened one changed."""
+        try:
+            self.trace.get(span.id)
+        except KeyError:
+            self.trace.add(span)
+        else:
+            self.trace.changed()
+
+    # -- what agents did: their skills, and where their tool calls sit ---------------------------
+
+    def agent_offered(self, agent: AgentFrame, outputs: Any) -> None:
+        """Record on the agent's span the skills a node (the skills middleware) offered it."""
+        offered = offered_skills(outputs)
+        span = self._agent_span(agent) if offered is not None else None
+        if span is not None and offered is not None:
+            span.attributes.update(offered)
+
+    def agent_opened(self, agent: AgentFrame, skill: str) -> None:
+        """Record on the agent's span that it opened ``skill``."""
+        span = self._agent_span(agent)
+        if span is not None:
+            opened = span.attributes.setdefault("skills_opened", [])
+            if skill not in opened:
+                opened.append(skill)
+
+    def _agent_span(self, agent: AgentFrame) -> Span | None:
+        try:
+            return self.trace.get(agent.span_id) if agent.span_id else None
+        except KeyError:
+            return None
+
+    def calls_made(self, run: RunFrame, calls: list[tuple[str, int]]) -> None:
+        """The model ``run`` replied with these tool calls (id, position in its reply)."""
+        for call_id, index in calls:
+            self._calls[(run.agent.span_id, call_id)] = (run.span.id, index)
+
+    def call_position(self, agent: AgentFrame, call_id: str | None) -> SpanAttributes:
+        """Which reply of ``agent`` made the tool call ``call_id``, and where in it."""
+        if not call_id:
+            return {}
+        found = self._calls.get((agent.span_id, call_id))
+        if found is None:
+            return {}
+        return {"batch": found[0], "call_index": found[1]}
+
+    # -- ending --------------------------------------------------------------------------------
+
+    def end(self, run: RunFrame, status: SpanStatus, error: str | None, outputs: Any) -> None:
+        span = run.span
+        span.end = self.now()
+        span.status = status
+        span.error = error
+        span.outputs = outputs
+        self.pauses.ended(span)
+
+    def fail(self, run_id: UUID, error: BaseException) -> None:
+        """The run raised ``error``: a failure, a stop, or a pause for a human."""
+        with self.lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            status = error_status(error)
+            paused = is_pause(error)
+            text = None if status == "ok" or paused else error_text(error)
+            self.end(run, status, text, None)
+            if paused:
+                self.pauses.place(run, error)
+            if status == "interrupted" and run.parent is not None:
+                run.parent.paused_child = True
+            if run.span.kind in AGENT_KINDS:
+                run.agent.forget_state()
+                if status != "ok":
+                    self._cut_off(run.span, text)
+        self.trace.changed()
+
+    def _cut_off(self, agent_span: Span, reason: str | None) -> None:
+        """Close what an agent left running when it stopped: LangChain reports no end for a
+        tool or ``task`` call whose task was cancelled under it, so it would run forever."""
+        now = self.now()
+        for span in self.trace.descendants(agent_span):
+            if span.status == "running":
+                span.status = "interrupted"
+                span.end = now
+                span.error = (
+                    f"stopped with its agent: {reason}" if reason else "stopped with its agent"
+                )
+
+    def finish(self) -> None:
+        """Mark what still runs ``interrupted``: the traced block ended first."""
+        with self.lock:
+            for run in self._runs.values():
+                if run.span.status == "running":
+                    run.span.status = "interrupted"
+                    run.span.error = "still running when the trace ended"
+
+
+def new_span(
+    run_id: UUID,
+    parent: RunFrame | None,
+    kind: SpanKind,
+    name: str,
+    agent: AgentFrame,
+    start: float,
+) -> Span:
+    """The span of a run that starts now, under ``parent`` and in ``agent``."""
+    return Span(
+        id=str(run_id),
+        parent_id=parent.span.id if parent else None,
+        kind=kind,
+        name=name,
+        agent=agent.name,
+        depth=agent.depth,
+        start=start,
+    )

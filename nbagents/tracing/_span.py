@@ -1,0 +1,119 @@
+"""A span, one step of a run, and the order sibling steps are shown in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Final, Literal
+
+from nbagents._tokens import TokenUsage
+from nbagents.tracing._attributes import SpanAttributes, typed_attributes
+
+__all__ = ["STREAMED", "STREAMED_CHARS", "Span", "SpanKind", "SpanStatus", "call_order"]
+
+SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
+SpanStatus = Literal["running", "ok", "error", "interrupted", "limit"]
+"""``limit``: stopped by one of its limits (model calls, tokens, cost, seconds), not a failure."""
+
+STREAMED: Final = "streamed"
+"""A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
+dropped when the call ends and the reply is in ``outputs``."""
+STREAMED_CHARS = 20_000
+
+
+@dataclass
+class Span:
+    """One step of a run: an agent, a sub-agent, a ``task`` call, a model call or a tool call.
+
+    ``start``/``end`` are seconds since the trace began. ``hidden`` marks LangGraph plumbing
+    (node wrappers, middleware hooks) that views fold away; it stays in the data.
+    ``inputs``/``outputs`` hold JSON-ready data (messages as dicts, not only strings).
+    """
+
+    id: str
+    """Unique in the trace: the LangChain run id, as text."""
+    parent_id: str | None
+    """The id of the span this one ran under; ``None`` for a root (one per traced run)."""
+    kind: SpanKind
+    """What the step is: an agent, a sub-agent, a ``task`` call, a model or tool call, …"""
+    name: str
+    """The run's name: the agent's or sub-agent's name, the tool's, the model class's."""
+    agent: str
+    """The name of the agent (or sub-agent) this step belongs to."""
+    depth: int
+    """How deep that agent is: 0 for a run's own agent, one more per agent it runs under."""
+    start: float
+    """Seconds since the trace began."""
+    end: float | None = None
+    """Seconds since the trace began; ``None`` while the step runs."""
+    status: SpanStatus = "running"
+    """``running``, ``ok``, ``error``, ``interrupted`` (paused for a human, or stopped with its
+    agent), or ``limit`` (stopped by one of its limits)."""
+    error: str | None = None
+    """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
+    inputs: Any = None
+    """What the step was given, as bounded JSON data."""
+    outputs: Any = None
+    """What the step returned, as bounded JSON data."""
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    """Tokens of a model call (zero for other kinds: see ``Trace.own_usage`` for an agent's)."""
+    model: str | None = None
+    """The model a model call named, as the provider reported it."""
+    hidden: bool = False
+    """LangGraph plumbing (node wrappers, middleware hooks) that views fold away."""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
+    sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
+    in its message (``call_index``). :class:`SpanAttributes` names every key the tracer writes;
+    read them with ``typed_attributes()``."""
+
+    @property
+    def duration(self) -> float | None:
+        """Seconds from start to end; ``None`` while the step runs."""
+        return None if self.end is None else self.end - self.start
+
+    def typed_attributes(self) -> SpanAttributes:
+        """``attributes`` as :class:`SpanAttributes` types them: the keys it names whose value has
+        its type (a loaded trace is anyone's JSON: a value of another type is left out). The
+        values are the span's own, not copies."""
+        return typed_attributes(self.attributes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The span as JSON-ready data, as the trace file stores it. Values are the span's own,
+        not copies: encode them while the trace's lock is held if the run may still change them."""
+        data = {name: getattr(self, name) for name in _SPAN_FIELDS}
+        data["usage"] = asdict(self.usage)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Span:
+        """The span ``to_dict`` gave; keys this version does not know are ignored."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["usage"] = TokenUsage(**(data.get("usage") or {}))
+        return cls(**values)
+
+
+_SPAN_FIELDS = tuple(f.name for f in fields(Span))
+
+
+def call_order(spans: list[Span]) -> list[Span]:
+    """Sibling spans in the order their agent called them.
+
+    Parallel siblings start in thread order, which varies from run to run; their position in
+    the AI message that called them (``batch`` + ``call_index``) does not. Ordering a batch by
+    that position, and batches by their first start, makes equal runs render identically.
+    """
+    batch_start: dict[Any, float] = {}
+    for span in spans:
+        batch = span.attributes.get("batch")
+        if batch is not None:
+            batch_start[batch] = min(batch_start.get(batch, span.start), span.start)
+
+    def key(span: Span) -> tuple[float, int, float]:
+        batch = span.attributes.get("batch")
+        if batch is None:
+            return (span.start, 0, span.start)
+        return (batch_start[batch], int(span.attributes.get("call_index", 0)), span.start)
+
+    return sorted(spans, key=key)
