@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 __all__ = [
     "DEPTH_KEY",
+    "FORK_TASK_ID_PREFIX",
     "GENERAL_PURPOSE",
     "MAX_PARALLEL_SUBAGENTS",
     "READ_FILE_TOOL",
@@ -24,6 +25,7 @@ __all__ = [
     "SKILL_FILE",
     "SPAWN_KEY",
     "TASK_TOOL",
+    "LimitReached",
     "RemoteRecord",
     "SpawnRecord",
     "describe_size",
@@ -61,6 +63,34 @@ and ``path``. Private, as in deepagents: not in a run's input or output, withhel
 SKILLS_ERRORS_KEY = "skills_load_errors"
 """State key of the problems found loading skills, one line each (``path: why``); private like
 ``skills_metadata``."""
+
+
+FORK_TASK_ID_PREFIX = "nbagents-fork-task-"
+"""The id of the task message a forked sub-agent's conversation continues with (the prefix,
+then the ``task`` call's id): where its own part of the conversation starts, for the scripted
+model, which picks replies by task and turn."""
+
+
+class LimitReached(RuntimeError):
+    """A limit (model calls, tokens, cost, seconds) stopped an agent before a model call.
+
+    The ``task`` tool turns it into an error ToolMessage and the tracer into the status
+    ``"limit"``, so it lives here where both see it. The run-wide limit of
+    ``create_deep_agent(limits=...)`` raises it from ``invoke`` when it stops the main agent.
+    """
+
+    def __init__(self, owner: str, limit: str, value: float, spent: str) -> None:
+        self.owner = owner
+        """Whose limit it is: ``"sub-agent 'researcher'"`` or ``"the run"``."""
+        self.limit = limit
+        """The key of the limit reached: ``model_calls``, ``tokens``, ``cost`` or ``seconds``."""
+        self.value = value
+        self.spent = spent
+        """What was spent, in words (``"3 model calls made"``)."""
+        super().__init__(f"the limit {limit}={value:g} of {owner} is reached ({spent})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.owner, self.limit, self.value, self.spent))
 
 
 class SpawnRecord(TypedDict):

@@ -20,6 +20,7 @@ from remote_graph.serve import LANGGRAPH, Server, free_port
 
 from nbagents import RemoteSubAgent, ScriptedChatModel, Tracer, create_deep_agent
 from nbagents.models import call, say
+from nbagents.subagents._background import NOTICE_TOOL
 
 pytest.importorskip("langgraph_sdk")
 if not Path(LANGGRAPH).exists():
@@ -124,6 +125,18 @@ async def test_background_tasks_run_while_the_main_agent_works(server: Server, m
     assert _run_status(server.url, gamma, tasks[gamma]["run_id"]) in {"interrupted", "error"}
     tool_spans = [s.name for s in tracer.trace.spans if s.kind == "tool"]
     assert tool_spans.count("start_async_task") == 2 and "list_async_tasks" in tool_spans
+    # told, not polled: each run that finished is announced once, before the next model call
+    # (gamma is not: the agent cancelled it itself)
+    notices = [m for m in result["messages"] if m.type == "human" and m.name == NOTICE_TOOL]
+    assert [n.text.splitlines()[0] for n in notices] == [
+        f"Background task {alpha} (worker) finished: success. Result:",
+    ] * 2, notices
+    assert "worker says: worked on: alpha sleep=2" in notices[0].text
+    assert "worker says: worked on: delta" in notices[-1].text
+    steps = [s for s in tracer.trace.spans if s.name == NOTICE_TOOL]
+    assert [s.kind for s in steps] == ["tool"] * len(notices)
+    assert {s.agent for s in steps} == {tracer.trace.roots[0].agent}
+    assert [s.outputs for s in steps] == [n.text for n in notices]
 
 
 def _run_status(url: str, thread_id: str, run_id: str) -> str:

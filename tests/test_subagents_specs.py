@@ -138,7 +138,7 @@ def test_an_unresolvable_model_string_fails_at_construction_naming_the_spec() ->
             {**RESEARCHER, "temperature": 0},
             "Sub-agent 'researcher': unknown key 'temperature' (a SubAgent takes 'name', "
             "'description', 'system_prompt', 'tools', 'model', 'middleware', 'interrupt_on', "
-            "'response_format', 'skills', 'permissions', 'mode').",
+            "'response_format', 'skills', 'permissions', 'mode', 'limits').",
         ),
         (
             {"name": "c", "description": "d", "runable": NOOP},

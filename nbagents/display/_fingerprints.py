@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SpanFingerprints"]
 
-_FINAL = frozenset({"ok", "error"})
+_FINAL = frozenset({"ok", "error", "limit"})
 _SETTLING = frozenset({"model", "tool", "chain", "skill"})
 """Kinds the tracer never touches once they ended ok or failed (an agent, a task or a sub-agent
 may still get a result, a pause or a resumption; an interrupted step may be answered)."""

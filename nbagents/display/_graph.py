@@ -37,6 +37,7 @@ _COLOURS = {
     "error": "#cf222e",
     "running": "#0969da",
     "interrupted": "#bf8700",
+    "limit": "#9a6700",
 }
 
 

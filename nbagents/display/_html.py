@@ -59,6 +59,7 @@ BAR_COLOURS = {
     "error": "#e0707a",
     "running": "#7fb2e5",
     "interrupted": "#d9b45f",
+    "limit": "#c9a227",
 }
 SEGMENT_COLOURS = {"model": "#6a4bc4", "tool": "#c98a0b"}
 """Mid tones: readable on light and dark themes, where no stylesheet applies."""

@@ -37,7 +37,13 @@ __all__ = [
 VIEW_VERSION = 2
 KINDS: tuple[str, ...] = get_args(SpanKind)
 STATUSES: tuple[str, ...] = get_args(SpanStatus)
-GLYPHS = {"ok": "\u2713", "error": "\u2717", "running": "\u25cc", "interrupted": "\u2016"}
+GLYPHS = {
+    "ok": "\u2713",
+    "error": "\u2717",
+    "running": "\u25cc",
+    "interrupted": "\u2016",
+    "limit": "\u2298",
+}
 """A status as a character: readable where colours are stripped (GitHub, untrusted output)."""
 
 FieldType = Literal["text", "code", "error", "messages", "kv"]

@@ -83,8 +83,9 @@ class SpanConverter:
                     self._ns(finish),
                 )
             )
-        elif span.status in ("interrupted", "running"):
-            # Not a failure: a run paused for a human (or cut off when the trace ended).
+        elif span.status in ("interrupted", "running", "limit"):
+            # Not a failure: a run paused for a human, stopped by its limit, or cut off when
+            # the trace ended.
             events.append(
                 Event(
                     f"nbagents.{span.status}",

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
 from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceSource, PriceTable
+from nbagents.subagents._limits import price_limits_with
 from nbagents.tracing import Span, Trace
 from nbagents.tracing.model import cost_token_usage_with
 
@@ -217,3 +218,5 @@ def total_cost(trace: Trace, prices: Prices | None = None) -> Cost:
 # not import it: export tells tracing how to price instead (nbagents/__init__ imports export, so
 # this has run before any trace exists).
 cost_token_usage_with(trace_cost)
+# Cost limits price each call as the views do, with the same table.
+price_limits_with(lambda model, usage: default_prices().price_of(model, usage))

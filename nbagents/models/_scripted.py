@@ -21,6 +21,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, field_validator
 
+from nbagents._contract import FORK_TASK_ID_PREFIX
 from nbagents.models._caller import calling_agent
 from nbagents.models._canned import CannedChatModel
 from nbagents.models._turns import Turn, to_turn
@@ -115,8 +116,9 @@ class ScriptedChatModel(CannedChatModel):
         self, messages: list[BaseMessage], run_manager: Any, tools: Any
     ) -> tuple[AIMessage, float]:
         agent = _agent_name(run_manager, self.script)
-        task = _task_of(messages)
-        turn_index = sum(isinstance(m, AIMessage) for m in messages)
+        own = _own_part(messages)
+        task = _task_of(own)
+        turn_index = sum(isinstance(m, AIMessage) for m in own)
         turn = self._turn(agent, task, turn_index, messages)
         if turn.error is not None:
             # A fresh copy per raise: one instance shared by parallel conversations would race
@@ -198,6 +200,15 @@ def _agent_name(run_manager: Any, script: Mapping[str, Any]) -> str:
         return name
     # A model called outside any named agent: a one-agent script is unambiguous.
     return next(iter(script)) if len(script) == 1 else DEFAULT_AGENT
+
+
+def _own_part(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """A forked sub-agent's conversation from its task on: it is scripted by its task and its
+    own turns, as an isolated one is, whatever it inherited."""
+    for index in range(len(messages) - 1, -1, -1):
+        if str(messages[index].id or "").startswith(FORK_TASK_ID_PREFIX):
+            return messages[index:]
+    return messages
 
 
 def _task_of(messages: Sequence[BaseMessage]) -> str:

@@ -2,6 +2,7 @@
 
 from nbagents.subagents._background import BackgroundSubAgentMiddleware, BackgroundTask
 from nbagents.subagents._factory import create_deep_agent
+from nbagents.subagents._limits import LimitReached, Limits
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._remote import RemoteSubAgentError
@@ -23,6 +24,8 @@ __all__ = [
     "BackgroundSubAgentMiddleware",
     "BackgroundTask",
     "CompiledSubAgent",
+    "LimitReached",
+    "Limits",
     "RemoteSubAgent",
     "RemoteSubAgentError",
     "StateDiff",

@@ -12,6 +12,11 @@ as upstream deepagents' async sub-agent tools are:
 - ``cancel_async_task(task_id)`` cancels its run;
 - ``list_async_tasks()`` lists every task this agent launched, with fresh statuses.
 
+Before each model call the middleware asks the servers about the tasks still running; a task
+that has finished since is announced to the agent in a user message (its status and the start of
+its result), so it need not poll. The notice is a ``background_tasks_finished`` tool step in the
+trace, under the agent that launched the tasks.
+
 Tasks live in the agent state (``background_tasks``, merged by task id), so they survive across
 turns and checkpoints; sub-agents never receive that key. Every failure of the server (down,
 refusing credentials, unknown graph) is an error ToolMessage naming the server and the cause.
@@ -27,8 +32,10 @@ from typing import Annotated, Any, NotRequired, TypedDict, cast
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from nbagents.subagents._remote import RemoteGraphRunnable
@@ -44,6 +51,9 @@ __all__ = [
 BACKGROUND_TASKS_KEY = "background_tasks"
 DONE = frozenset({"success", "error", "timeout", "interrupted", "cancelled"})
 RESULT_CHARS = 20_000
+NOTICE_RESULT_CHARS = 2_000
+"""How much of a finished task's result its notice quotes; ``check_async_task`` gives it all."""
+NOTICE_TOOL = "background_tasks_finished"
 
 
 class BackgroundTask(TypedDict):
@@ -90,6 +100,45 @@ class BackgroundSubAgentMiddleware(AgentMiddleware[BackgroundState, Any]):
         self._servers = {s["name"]: _Server(RemoteGraphRunnable(s)) for s in specs}
         listing = "\n".join(f"- {s['name']}: {s['description']}" for s in specs)
         self.tools = _tools(self._servers, listing)
+
+    def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Tell the agent which of its tasks finished since its last model call."""
+        finished = []
+        for task in _running(state):
+            server = self._servers.get(task["subagent"])
+            if server is None:
+                continue
+            # An unreachable server is not the agent's business here: check_async_task will
+            # name it when the agent asks.
+            with suppress(_Refused), _client(server) as client:
+                fresh = _refreshed(client, task)
+                if fresh["status"] in DONE:
+                    result = _result(client, fresh) if fresh["status"] == "success" else None
+                    finished.append((fresh, result))
+        if not finished:
+            return None
+        text = _notice(finished)
+        _NOTICE.invoke({"notice": text}, get_config())
+        return _announced(finished, text)
+
+    async def abefore_model(
+        self, state: BackgroundState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """``before_model`` with the servers' async clients."""
+        finished = []
+        for task in _running(state):
+            server = self._servers.get(task["subagent"])
+            if server is None:
+                continue
+            with suppress(_Refused):
+                fresh, result = await _afinished(server, task)
+                if fresh["status"] in DONE:
+                    finished.append((fresh, result))
+        if not finished:
+            return None
+        text = _notice(finished)
+        await _NOTICE.ainvoke({"notice": text}, get_config())
+        return _announced(finished, text)
 
 
 @dataclass
@@ -303,7 +352,11 @@ def _refreshed(client: Any, task: BackgroundTask) -> BackgroundTask:
 
 def _result(client: Any, task: BackgroundTask) -> str:
     """The last message of the task's thread: what the sub-agent answered."""
-    values = client.threads.get_state(task["task_id"]).get("values") or {}
+    return _last_text(client.threads.get_state(task["task_id"]))
+
+
+def _last_text(thread_state: Mapping[str, Any]) -> str:
+    values = thread_state.get("values") or {}
     messages = values.get("messages") if isinstance(values, Mapping) else None
     if not messages:
         return "(no messages)"
@@ -315,3 +368,62 @@ def _result(client: Any, task: BackgroundTask) -> str:
         )
     text = str(content)
     return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "…"
+
+
+def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:
+    tasks = state.get(BACKGROUND_TASKS_KEY) or {}
+    return [t for t in tasks.values() if t["status"] not in DONE]
+
+
+async def _afinished(server: _Server, task: BackgroundTask) -> tuple[BackgroundTask, str | None]:
+    """The task's fresh status, and its result if it succeeded (async client)."""
+    try:
+        client = server.runner._async_client()
+    except Exception as error:
+        raise _Refused(server.explain(error)) from error
+    try:
+        run = await client.runs.get(task["task_id"], task["run_id"])
+        fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
+        if fresh["status"] != "success":
+            return fresh, None
+        state = await client.threads.get_state(task["task_id"])
+        return fresh, _last_text(state)
+    except Exception as error:
+        raise _Refused(server.explain(error)) from error
+    finally:
+        with suppress(Exception):
+            await client.aclose()
+
+
+def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
+    lines = []
+    for task, result in finished:
+        head = f"Background task {task['task_id']} ({task['subagent']}) finished: {task['status']}."
+        if result is None:
+            lines.append(head)
+            continue
+        quoted = result
+        if len(quoted) > NOTICE_RESULT_CHARS:
+            quoted = quoted[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
+        lines.append(f"{head} Result:\n{quoted}")
+    return "\n\n".join(lines)
+
+
+def _announced(finished: Sequence[tuple[BackgroundTask, str | None]], text: str) -> dict[str, Any]:
+    return {
+        "messages": [HumanMessage(content=text, name=NOTICE_TOOL)],
+        BACKGROUND_TASKS_KEY: {task["task_id"]: task for task, _ in finished},
+    }
+
+
+def _notice_text(notice: str) -> str:
+    """The notice given to the agent (a step of its own in the trace, so the tree shows when
+    the agent was told)."""
+    return notice
+
+
+_NOTICE = StructuredTool.from_function(
+    func=_notice_text,
+    name=NOTICE_TOOL,
+    description="Background tasks that finished since the agent's last model call.",
+)

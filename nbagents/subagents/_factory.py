@@ -17,6 +17,7 @@ from nbagents.models._providers import init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
+from nbagents.subagents._limits import Limits, check_limits
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, tools_problem
@@ -57,6 +58,7 @@ def create_deep_agent(
     state_schema: Any = None,
     context_schema: Any = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    limits: Limits | None = None,
     debug: bool = False,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build a main agent that can delegate to sub-agents through the ``task`` tool.
@@ -82,10 +84,19 @@ def create_deep_agent(
     ``TypeError`` saying so). Ctrl-C (a notebook's interrupt) stops a synchronous ``invoke`` at
     once, even while sub-agents are busy; a sub-agent left in a blocking call stops before its
     next model call, and its result is dropped.
+
+    ``limits`` bounds each run (each ``invoke``, ``stream`` or resumption) as a whole: its
+    model calls, tokens, cost and seconds, the main agent's and every sub-agent's together
+    (``{"model_calls": 50, "cost": 2.0}``, see ``Limits``). A sub-agent that reaches it stops
+    before its next model call and its parent gets an error ToolMessage naming the limit; when
+    the main agent reaches it, ``invoke`` raises ``LimitReached``. A sub-agent's own limits go
+    in its spec (``"limits"``).
     """
     problem = tools_problem(tools)
     if problem is not None:
         raise TypeError(f"create_deep_agent: tools= {problem}")
+    if limits is not None:
+        limits = check_limits(limits, "create_deep_agent")
     chat_model = init_model(model, f"Agent {name!r}") if isinstance(model, str) else model
     if isinstance(skills, str):
         raise ValueError("skills must be a list of skill source directories, not one string.")
@@ -133,5 +144,5 @@ def create_deep_agent(
         name=name,
         debug=debug,
     )
-    graph = DeepAgentGraph.of(agent, subagent_middleware._registry)
+    graph = DeepAgentGraph.of(agent, subagent_middleware._registry, limits)
     return graph.with_config(max_concurrency=max_concurrency)

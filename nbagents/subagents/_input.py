@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._resumable import remember
+from nbagents.subagents._limits import LimitGuard, Limits, guarded_config
 from nbagents.subagents._stop import ctrl_c_stops_subagents
 
 __all__ = ["DeepAgentGraph", "check_input"]
@@ -23,6 +24,8 @@ __all__ = ["DeepAgentGraph", "check_input"]
 # Each agent's sub-agent registry, for a later re-run of one sub-agent (``nbagents.rerun``).
 # Kept beside the graph, not in it: LangGraph copies a graph from its constructor arguments.
 _registries: weakref.WeakKeyDictionary[DeepAgentGraph, Any] = weakref.WeakKeyDictionary()
+# Each agent's run-wide limits (``create_deep_agent(limits=...)``), beside the graph likewise.
+_run_limits: weakref.WeakKeyDictionary[DeepAgentGraph, Limits] = weakref.WeakKeyDictionary()
 
 _EXAMPLE = 'agent.invoke({"messages": [("user", "hello")]})'
 
@@ -52,7 +55,10 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
     @classmethod
     def of(
-        cls, graph: CompiledStateGraph[Any, Any, Any, Any], registry: Any = None
+        cls,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        registry: Any = None,
+        limits: Limits | None = None,
     ) -> DeepAgentGraph:
         # The same construction as ``Pregel.copy``, which also keeps the class through
         # ``with_config`` and friends.
@@ -60,6 +66,8 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         made = cls(**attrs)
         if registry is not None:
             _registries[made] = registry
+        if limits:
+            _run_limits[made] = limits
         return made
 
     def copy(self, update: dict[str, Any] | None = None) -> DeepAgentGraph:
@@ -68,6 +76,9 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         registry = _registries.get(self)
         if registry is not None:
             _registries[made] = registry
+        limits = _run_limits.get(self)
+        if limits is not None:
+            _run_limits[made] = limits
         return made
 
     @property
@@ -80,6 +91,7 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     ) -> Iterator[Any]:
         check_input(self.name, input)
         remember(self, config)
+        config = self._limited(config)
         return _stopping_on_ctrl_c(super().stream(input, config, **kwargs))
 
     def astream(  # type: ignore[override]
@@ -87,7 +99,15 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     ) -> AsyncIterator[Any]:
         check_input(self.name, input)
         remember(self, config)
+        config = self._limited(config)
         return super().astream(input, config, **kwargs)
+
+    def _limited(self, config: RunnableConfig | None) -> RunnableConfig | None:
+        """``config`` with a fresh guard of the run-wide limits: each run has its own budget."""
+        limits = _run_limits.get(self)
+        if not limits:
+            return config
+        return guarded_config(config or {}, LimitGuard(limits, "the run"))
 
 
 def _stopping_on_ctrl_c(chunks: Iterator[Any]) -> Iterator[Any]:

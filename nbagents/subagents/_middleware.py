@@ -14,12 +14,14 @@ from langchain.agents.middleware import (
 from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, check_backend
 from nbagents.backends._prompt import with_prompt_section
+from nbagents.subagents._limits import check_guards
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._registry import SubAgentRegistry, resolve_model
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
@@ -185,6 +187,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
         check_not_stopped()
+        check_guards(ensure_config())
         return handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
     async def awrap_model_call(
@@ -192,6 +195,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
+        check_guards(ensure_config())
         return await handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
 
@@ -233,6 +237,9 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             excluded=registry.excluded,
             on_error=registry.on_error,
             accumulating=registry.accumulating(subagent_type),
+            limits=registry.limits_of(subagent_type),
+            checks_limits="runnable" not in registry.specs[subagent_type],
+            fork=registry.forks(subagent_type),
         )
 
     def task(

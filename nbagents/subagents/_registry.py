@@ -17,6 +17,7 @@ from nbagents._contract import GENERAL_PURPOSE
 from nbagents.backends import BackendLike, FilesystemMiddleware
 from nbagents.models._providers import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
+from nbagents.subagents._limits import Limits
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, validate_specs
@@ -116,6 +117,17 @@ class SubAgentRegistry:
         For a re-run of one sub-agent with its spec changed."""
         validate_specs([spec])
         return self._build(spec)
+
+    def limits_of(self, name: str) -> Limits | None:
+        """The limits of one run of the sub-agent ``name``, if its spec sets any."""
+        spec = self.specs[name]
+        return None if "graph_id" in spec else spec.get("limits")
+
+    def forks(self, name: str) -> bool:
+        """Whether the sub-agent ``name`` starts from its parent's conversation (a remote one
+        never does: the server's graph takes the isolated state)."""
+        spec = self.specs[name]
+        return "graph_id" not in spec and spec.get("mode") == "fork"
 
     def accumulating(self, name: str) -> frozenset[str]:
         """State keys with a reducer, in the parent's schema or the sub-agent's graph."""

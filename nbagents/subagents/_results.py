@@ -31,7 +31,7 @@ class SubAgentArtifact(TypedDict):
     subagent: str
     description: str
     status: str
-    """``"ok"`` or ``"error"``."""
+    """``"ok"``, ``"error"``, or ``"limit"`` when one of its limits stopped it."""
     depth: int
     duration_s: float
     tokens: TokenCounts

@@ -7,19 +7,22 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from nbagents._contract import (
     DEPTH_KEY,
+    FORK_TASK_ID_PREFIX,
     SPAWN_KEY,
     TASK_TOOL,
+    LimitReached,
     SpawnRecord,
     describe_size,
 )
 from nbagents._tokens import TokenUsage
+from nbagents.subagents._limits import LimitGuard, Limits, StepGuard, guarded_config
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 from nbagents.subagents._stop import run_stoppable
 
@@ -46,13 +49,43 @@ class Spawn:
     on_error: OnError
     accumulating: Collection[str] = ()
     """Parent keys with a reducer: they get what the sub-agent added, not its whole value."""
+    limits: Limits | None = None
+    """The spec's limits: each run gets a :class:`LimitGuard` of its own."""
+    checks_limits: bool = True
+    """Whether the runnable checks its guards before each model call (nbagents built it);
+    else a :class:`StepGuard` stops it at its next step."""
+
+    fork: bool = False
+    """``"mode": "fork"``: the sub-agent starts from the parent's conversation so far."""
 
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
-        state["messages"] = [HumanMessage(content=self.description)]
+        if not self.fork:
+            state["messages"] = [HumanMessage(content=self.description)]
+            return state
+        # Copies, so that parallel forks never share a message object a graph may update.
+        inherited = [m.model_copy() for m in self._inherited()]
+        task = HumanMessage(content=self.description, id=FORK_TASK_ID_PREFIX + self.tool_call_id)
+        state["messages"] = [*inherited, task]
         return state
 
-    def child_config(self) -> RunnableConfig:
+    def _inherited(self) -> list[BaseMessage]:
+        """The parent's conversation before the AI message that makes this ``task`` call.
+
+        That message is left out: its tool calls have no answers yet, which providers refuse.
+        """
+        messages = [
+            m for m in self.parent_state.get("messages") or () if isinstance(m, BaseMessage)
+        ]
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AIMessage) and any(
+                c.get("id") == self.tool_call_id for c in message.tool_calls
+            ):
+                return messages[:index]
+        return messages
+
+    def child_config(self, guard: LimitGuard | None = None) -> RunnableConfig:
         withheld, passed = self._sizes()
         # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
         # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
@@ -76,22 +109,36 @@ class Spawn:
                 ),
             },
         )
+        if "recursion_limit" in parent:
+            # The caller's bound on steps holds in every graph of its run: LangGraph would
+            # give a sub-agent invoked from a tool its own default.
+            config["recursion_limit"] = parent["recursion_limit"]
         if (parent.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY) is not None:
             # The format is what the caller wants back from this call; the sub-agent's own
             # delegations answer it in whatever form it asks for.
             config["configurable"] = {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: None}
+        if guard is not None:
+            config = guarded_config({**config, "callbacks": parent.get("callbacks")}, guard)
         return config
+
+    def _guard(self) -> LimitGuard | None:
+        if not self.limits:
+            return None
+        kind = LimitGuard if self.checks_limits else StepGuard
+        return kind(self.limits, f"sub-agent {self.name!r}")
 
     def run(self) -> Command[Any] | ToolMessage:
         started = time.perf_counter()
         sent = self.child_input()
         try:
-            config = self.child_config()
+            config = self.child_config(self._guard())
             result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
             raise
+        except LimitReached as reached:
+            return self._limited(reached, started)
         except Exception as error:
             return self._failed(error, started)
 
@@ -99,10 +146,12 @@ class Spawn:
         started = time.perf_counter()
         sent = self.child_input()
         try:
-            result = await self.runnable.ainvoke(sent, self.child_config())
+            result = await self.runnable.ainvoke(sent, self.child_config(self._guard()))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             raise
+        except LimitReached as reached:
+            return self._limited(reached, started)
         except Exception as error:
             return self._failed(error, started)
 
@@ -145,6 +194,21 @@ class Spawn:
             artifact=self._artifact("error", started, TokenUsage(), TokenUsage(), [], text),
         )
 
+    def _limited(self, reached: LimitReached, started: float) -> ToolMessage:
+        # A limit is the caller's rule, not the sub-agent's fault: never raised, whatever
+        # on_subagent_error says, so that parallel siblings finish.
+        text = (
+            f"Sub-agent {self.name!r} stopped before its next model call: {reached}. "
+            f"Its work is lost; do the rest yourself or give it a smaller task."
+        )
+        return ToolMessage(
+            content=text,
+            tool_call_id=self.tool_call_id,
+            name=TASK_TOOL,
+            status="error",
+            artifact=self._artifact("limit", started, TokenUsage(), TokenUsage(), [], text),
+        )
+
     def _artifact(
         self,
         status: str,
@@ -173,6 +237,10 @@ class Spawn:
         passed: dict[str, str] = {}
         for key, value in self.parent_state.items():
             (withheld if key in self.excluded else passed)[key] = describe_size(value)
+        if self.fork:
+            withheld.pop("messages", None)
+            n = len(self._inherited())
+            passed["messages"] = f"inherited {n} message" + ("" if n == 1 else "s")
         return withheld, passed
 
 

@@ -15,6 +15,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from nbagents._contract import GENERAL_PURPOSE, SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
+from nbagents.subagents._limits import Limits, check_limits
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",
@@ -54,8 +55,14 @@ class SubAgent(TypedDict):
     not enforced (a warning says so). Give the backend access rules instead
     (``DiskBackend(root, rules=[...])``)."""
     mode: NotRequired[Literal["isolated", "fork"]]
-    """Upstream deepagents' context mode. ``"isolated"`` is what nbagents does; ``"fork"`` is
-    accepted with a warning, and the sub-agent still starts from its task alone."""
+    """Upstream deepagents' context mode. ``"isolated"`` (the default) starts the sub-agent from
+    its task alone; ``"fork"`` from the parent's conversation so far (the messages before the
+    call) followed by its task, each fork with its own copy. The trace's state diff says how
+    many messages it inherited."""
+    limits: NotRequired[Limits]
+    """What one run of this sub-agent may spend, its own sub-agents included (model calls,
+    tokens, cost, seconds). Reaching one stops it before its next model call; the parent gets
+    an error ToolMessage naming the limit."""
 
 
 class CompiledSubAgent(TypedDict):
@@ -68,7 +75,11 @@ class CompiledSubAgent(TypedDict):
     description: str
     runnable: Runnable[Any, Any]
     mode: NotRequired[Literal["isolated", "fork"]]
-    """As in ``SubAgent``: only ``"isolated"`` is acted on."""
+    """As in ``SubAgent``: ``"fork"`` gives the runnable the parent's messages before its task."""
+    limits: NotRequired[Limits]
+    """As in ``SubAgent``, counted from the LangChain model calls the runnable makes with the
+    config it is given (a ``create_agent`` graph does; a runnable that calls models without
+    passing its config on is not limited)."""
 
 
 class RemoteSubAgent(TypedDict):
@@ -105,7 +116,7 @@ class RemoteSubAgent(TypedDict):
     """Run it in the background: not through ``task`` but with ``start_async_task`` and its
     companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
     mode: NotRequired[Literal["isolated", "fork"]]
-    """As in ``SubAgent``: only ``"isolated"`` is acted on."""
+    """Only ``"isolated"`` is acted on: ``"fork"`` is accepted with a warning."""
     webhook: NotRequired[str]
     """Upstream ``AsyncSubAgent``'s: accepted, not passed to the server (a warning says so)."""
     update_strategy: NotRequired[Literal["interrupt", "enqueue"]]
@@ -199,7 +210,10 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
         if spec["name"] in seen:
             raise ValueError(f"{label}: duplicate name; every sub-agent needs its own.")
         seen.add(spec["name"])
+        remote = "graph_id" in spec or "url" in spec
         for key, (asks, instead) in _NOT_ACTED_ON.items():
+            if key == "mode" and not remote:
+                continue  # local sub-agents fork
             if key in spec and asks(spec[key]):
                 warnings.warn(
                     f"{label}: nbagents accepts {key!r} from upstream deepagents "
@@ -235,6 +249,8 @@ def _validate_spec(spec: Mapping[str, Any], label: str) -> None:
     for key, allowed in (("mode", _MODES), ("update_strategy", _STRATEGIES)):
         if key in spec and spec[key] not in allowed:
             raise ValueError(f"{label}: {key!r} must be {' or '.join(map(repr, allowed))}.")
+    if "limits" in spec and "graph_id" not in spec and "url" not in spec:
+        check_limits(spec["limits"], label)
     if "graph_id" in spec or "url" in spec:
         _validate_remote(spec, label)
         return
@@ -286,6 +302,11 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
             raise ValueError(f"{label}: a RemoteSubAgent needs {key!r} (a non-empty string).")
     if not spec["url"].startswith(("http://", "https://")):
         raise ValueError(f"{label}: 'url' must start with http:// or https://: {spec['url']!r}.")
+    if "limits" in spec:
+        raise ValueError(
+            f"{label}: a RemoteSubAgent's model calls run on the server, where nbagents cannot "
+            f"stop them: 'limits' is for local sub-agents (use 'timeout' to bound its time)."
+        )
     local = sorted((_LOCAL_ONLY | {"runnable"}) & set(spec))
     if local:
         raise ValueError(

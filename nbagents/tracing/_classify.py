@@ -28,6 +28,7 @@ from typing import Any
 from nbagents._contract import (
     READ_FILE_TOOL,
     TASK_TOOL,
+    LimitReached,
     read_spawn,
     skill_of_path,
 )
@@ -138,6 +139,8 @@ def error_status(error: BaseException) -> SpanStatus:
         return "ok"  # a Command routed to the parent graph: control flow, not a failure
     if "GraphBubbleUp" in names or "GraphInterrupt" in names:
         return "interrupted"
+    if isinstance(error, LimitReached):
+        return "limit"
     if isinstance(error, KeyboardInterrupt | asyncio.CancelledError):
         return "interrupted"  # stopped from outside (Ctrl-C, a cancelled task), not a failure
     return "error"

@@ -210,7 +210,10 @@ def tool_outcome(output: Any, call_id: Any) -> ToolOutcome:
     message = _tool_message(output, call_id)
     text = _text(message) if message is not None else None
     if message is not None and message.status == "error":
-        return ToolOutcome("error", text, text)
+        limited = (
+            isinstance(message.artifact, Mapping) and message.artifact.get("status") == "limit"
+        )
+        return ToolOutcome("limit" if limited else "error", text, text)
     return ToolOutcome("ok", None, text)
 
 

@@ -12,7 +12,8 @@ from nbagents.tracing._attributes import SpanAttributes, typed_attributes
 __all__ = ["STREAMED", "STREAMED_CHARS", "Span", "SpanKind", "SpanStatus", "call_order"]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
-SpanStatus = Literal["running", "ok", "error", "interrupted"]
+SpanStatus = Literal["running", "ok", "error", "interrupted", "limit"]
+"""``limit``: stopped by one of its limits (model calls, tokens, cost, seconds), not a failure."""
 
 STREAMED: Final = "streamed"
 """A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
@@ -46,8 +47,8 @@ class Span:
     end: float | None = None
     """Seconds since the trace began; ``None`` while the step runs."""
     status: SpanStatus = "running"
-    """``running``, ``ok``, ``error``, or ``interrupted`` (paused for a human, or stopped with
-    its agent)."""
+    """``running``, ``ok``, ``error``, ``interrupted`` (paused for a human, or stopped with its
+    agent), or ``limit`` (stopped by one of its limits)."""
     error: str | None = None
     """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
     inputs: Any = None

@@ -194,7 +194,8 @@ class Trace:
 
     @property
     def status(self) -> SpanStatus:
-        """``running`` while any root runs, ``error`` if any root failed, else the last root's.
+        """``running`` while any root runs, ``error`` if any root failed, ``limit`` if a
+        run-wide limit stopped one, else the last root's.
 
         The last root decides between ``ok`` and ``interrupted``: a run paused for a human and
         then resumed in the same block ends ``ok``.
@@ -204,6 +205,8 @@ class Trace:
             return "running"
         if any(r.status == "error" for r in roots):
             return "error"
+        if any(r.status == "limit" for r in roots):
+            return "limit"
         return roots[-1].status if roots else "ok"
 
     @property

@@ -482,3 +482,55 @@ def test_a_10000_span_run_arriving_live_keeps_the_page_answering(page: Any) -> N
     names = [r.locator(".nba-name").inner_text() for r in page.locator("#host .nba-row").all()]
     assert names[-1] == "x2499" and len(names) == 4
     assert not page.errors
+
+
+# -- a sub-agent stopped by its limit ----------------------------------------------------------
+
+
+def _limited_trace() -> Any:
+    from nbagents import Span, Trace
+
+    stopped = "the limit model_calls=3 of sub-agent 'searcher' is reached (3 model calls made)"
+    a = {"description": "Find every customer.", "subagent_type": "searcher"}
+    return Trace(
+        [
+            Span("main", None, "agent", "main", "main", 0, 0.0, 3.0, "ok"),
+            Span("t1", "main", "task", "task", "main", 0, 0.5, 2.5, "limit", stopped, attributes=a),
+            Span("s1", "t1", "subagent", "searcher", "searcher", 1, 0.5, 2.5, "limit", stopped),
+            Span("t2", "main", "task", "task", "main", 0, 0.5, 2.0, "ok", attributes=a),
+            Span("s2", "t2", "subagent", "analyst", "analyst", 1, 0.5, 2.0, "ok"),
+        ]
+    )
+
+
+_STATUS_COLOUR = "(e) => getComputedStyle(e).getPropertyValue('--nba-st').trim()"
+
+
+def test_a_limit_status_is_drawn_as_its_own_in_the_live_view(page: Any) -> None:
+    _set(page, build_view(_limited_trace()))
+    limited = page.locator("#host .nba-live-tree .nba-node.nba-s-limit")
+    assert limited.count() == 2  # the task call and the sub-agent it spawned
+    dot = limited.first.locator(".nba-dot").first
+    assert dot.inner_text() == "\u2298" and dot.get_attribute("title") == "limit"
+    ok = page.locator("#host .nba-live-tree .nba-node.nba-s-ok").first
+    colour = limited.first.evaluate(_STATUS_COLOUR)
+    assert colour and colour != ok.evaluate(_STATUS_COLOUR)  # its own colour, not "ok"'s
+    assert page.locator("#host .nba-live-tree .nba-node.nba-s-error").count() == 0
+    page.locator("#host .nba-k-subagent.nba-s-limit > .nba-row").first.click()
+    assert "model_calls=3" in page.locator("#host .nba-live-details").inner_text()
+    assert not page.errors
+
+
+def test_a_limit_status_is_drawn_as_its_own_in_the_static_snapshot(page: Any) -> None:
+    other = page.context.browser.new_page()
+    try:
+        html = _limited_trace().to_html()
+        other.set_content(f"<!doctype html><html><body><div>{html}</div></body></html>")
+        limited = other.locator(".nba-trace .nba-s-limit")
+        assert limited.count() >= 2
+        assert "\u2298" in other.locator(".nba-trace").inner_text()
+        colour = limited.first.evaluate(_STATUS_COLOUR)
+        ok = other.locator(".nba-trace .nba-s-ok").first.evaluate(_STATUS_COLOUR)
+        assert colour and colour != ok
+    finally:
+        other.close()

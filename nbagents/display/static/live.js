@@ -8,7 +8,7 @@
 // get numbers. No innerHTML anywhere.
 
 const KINDS = new Set(["agent", "subagent", "task", "skill", "model", "tool", "chain"]);
-const STATUSES = new Set(["running", "ok", "error", "interrupted"]);
+const STATUSES = new Set(["running", "ok", "error", "interrupted", "limit"]);
 const LEAF_KINDS = new Set(["model", "tool", "skill"]);
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering

@@ -1,0 +1,285 @@
+"""Limits on what an agent may spend: model calls, tokens, cost and wall seconds.
+
+A :class:`LimitGuard` is a callback handler added to one agent's run. LangChain hands it every
+model call of that run and of the runs under it (nested sub-agents included), so a limit covers
+what the agent spends with its descendants. Before each model call, the agents nbagents builds
+check every guard of their run (``SubAgentMiddleware``) and stop with :class:`LimitReached`: the
+model is not called and the agent's run ends there. A ``CompiledSubAgent`` has no such hook; its
+:class:`StepGuard` stops it when its next step starts.
+
+Tokens and cost are known only when a call ends, so they are checked before the next one: the
+last call may take an agent past its token or cost limit, never a further one. Cost is priced
+with the table the views use (``nbagents.export.default_prices``), which ``nbagents.export``
+hands over with :func:`price_limits_with` (it is a layer above this one).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, TypedDict, cast
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.runnables import RunnableConfig
+
+from nbagents._contract import LimitReached
+from nbagents._tokens import TokenUsage
+
+__all__ = [
+    "LimitGuard",
+    "LimitReached",
+    "Limits",
+    "StepGuard",
+    "check_guards",
+    "check_limits",
+    "guarded_config",
+    "price_limits_with",
+]
+
+
+class Limits(TypedDict, total=False):
+    """What an agent (a sub-agent with its own sub-agents, or a whole run) may spend.
+
+    Each is checked before every model call; reaching one stops the agent there.
+    """
+
+    model_calls: int
+    """Model calls started."""
+    tokens: int
+    """Tokens used (input and output, as the providers report them)."""
+    cost: float
+    """Money spent, in the price table's currency (USD for the built-in table). A call of a
+    model the table cannot price stops the agent: the limit could not be kept."""
+    seconds: float
+    """Wall seconds since the agent started."""
+
+
+Pricer = Callable[[str | None, TokenUsage], Decimal | None]
+
+_pricer: Pricer | None = None
+
+
+def price_limits_with(pricer: Pricer) -> None:
+    """Use ``pricer`` (model name, usage → cost, or ``None`` when unknown) for cost limits."""
+    global _pricer
+    _pricer = pricer
+
+
+_KINDS: dict[str, type | tuple[type, ...]] = {
+    "model_calls": int,
+    "tokens": int,
+    "cost": (int, float, Decimal),
+    "seconds": (int, float),
+}
+
+
+def check_limits(limits: Any, label: str) -> Limits:
+    """``limits`` if it is a valid :class:`Limits`; else ``ValueError`` naming what is wrong."""
+    if not isinstance(limits, Mapping):
+        raise ValueError(
+            f"{label}: 'limits' must be a dict such as {{'model_calls': 20, 'cost': 0.5}}, "
+            f"not {type(limits).__name__}."
+        )
+    for key, value in limits.items():
+        if key not in _KINDS:
+            raise ValueError(
+                f"{label}: unknown limit {key!r}; the limits are "
+                f"{', '.join(repr(k) for k in _KINDS)}."
+            )
+        number = isinstance(value, _KINDS[key]) and not isinstance(value, bool)
+        if not number or not float(cast(float, value)) > 0:
+            kind = "a whole number" if _KINDS[key] is int else "a number"
+            raise ValueError(f"{label}: the limit {key!r} must be {kind} above 0, not {value!r}.")
+    return Limits(**limits)  # type: ignore[typeddict-item]
+
+
+class LimitGuard(BaseCallbackHandler):
+    """Counts what one agent and the runs under it spend; :meth:`check` stops them at a limit.
+
+    Made when the agent starts (its clock starts then); one guard per run of the agent, so
+    parallel sub-agents of one type each have their own. It only counts: the agents nbagents
+    builds call :func:`check_guards` before each model call (``SubAgentMiddleware``), so a
+    fault in the counting never breaks the run, as for any callback.
+    """
+
+    run_inline = True
+
+    def __init__(self, limits: Limits, owner: str) -> None:
+        super().__init__()
+        self.limits = limits
+        self.owner = owner
+        self.started = time.monotonic()
+        self.calls = 0
+        self.usage = TokenUsage()
+        self.cost = Decimal(0)
+        self.unpriced: set[str] = set()
+        self._models: dict[UUID, str | None] = {}
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Raise :class:`LimitReached` if a limit is reached: the next model call must not run."""
+        with self._lock:
+            reached = self._reached()
+        if reached is not None:
+            raise reached
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._started(run_id, metadata, kwargs)
+
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._started(run_id, metadata, kwargs)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        usage, model = _result(response)
+        with self._lock:
+            requested = self._models.pop(run_id, None)
+            self.usage = self.usage + usage
+            if "cost" not in self.limits or not usage:
+                return
+            name = model or requested
+            price = _price(name, usage)
+            if price is None:
+                self.unpriced.add(name or "a model without a name")
+            else:
+                self.cost += price
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            self._models.pop(run_id, None)
+
+    def _started(
+        self, run_id: UUID, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any]
+    ) -> None:
+        with self._lock:
+            self.calls += 1
+            self._models[run_id] = _requested_model(metadata, kwargs)
+
+    def _reached(self) -> LimitReached | None:
+        limits = self.limits
+        if "model_calls" in limits and self.calls >= limits["model_calls"]:
+            return self._stop("model_calls", f"{self.calls} model calls made")
+        if "tokens" in limits and self.usage.total >= limits["tokens"]:
+            return self._stop("tokens", f"{self.usage.total} tokens used")
+        if "cost" in limits and self.unpriced:
+            models = ", ".join(sorted(self.unpriced))
+            return self._stop("cost", f"no price for {models} in the price table")
+        if "cost" in limits and self.cost >= Decimal(str(limits["cost"])):
+            return self._stop("cost", f"{float(self.cost):.6g} spent")
+        elapsed = time.monotonic() - self.started
+        if "seconds" in limits and elapsed >= limits["seconds"]:
+            return self._stop("seconds", f"{elapsed:.1f} s elapsed")
+        return None
+
+    def _stop(self, limit: str, spent: str) -> LimitReached:
+        value: float = self.limits[limit]  # type: ignore[literal-required]
+        return LimitReached(self.owner, limit, float(value), spent)
+
+
+class StepGuard(LimitGuard):
+    """A guard for a ``CompiledSubAgent``, whose model calls nbagents cannot wrap: it stops
+    the runnable when its next step (a graph node, a tool, any chain) starts.
+
+    Raising from a callback is the only way in; LangChain passes the error on because of
+    ``raise_error``. Not at the model call's own start: under ``ainvoke`` LangChain has then
+    already made the other handlers' start events, which would be left never awaited.
+    """
+
+    raise_error = True
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        self.check()
+
+
+def check_guards(config: RunnableConfig) -> None:
+    """Raise :class:`LimitReached` if a limit of any guard of the running agent is reached."""
+    callbacks = config.get("callbacks")
+    handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
+    for handler in handlers or ():
+        if isinstance(handler, LimitGuard):
+            handler.check()
+
+
+def _price(model: str | None, usage: TokenUsage) -> Decimal | None:
+    try:
+        return _pricer(model, usage) if _pricer is not None else None
+    except Exception:
+        # An unpriced call stops the agent at its next call, with the model named: a price
+        # table that fails must not break the run here (callbacks never do, see _guard).
+        return None
+
+
+def guarded_config(config: RunnableConfig, guard: LimitGuard) -> RunnableConfig:
+    """``config`` with ``guard`` first among its callbacks, the others kept in their order.
+
+    First, because LangChain calls the handlers in order and stops at a :class:`StepGuard`'s
+    error: the tracer, after it, never opens a span for a step that does not run.
+    """
+    callbacks = config.get("callbacks")
+    if callbacks is None:
+        return {**config, "callbacks": [guard]}
+    if isinstance(callbacks, BaseCallbackManager):
+        manager = callbacks.copy()
+        manager.handlers = [guard, *manager.handlers]
+        manager.inheritable_handlers = [guard, *manager.inheritable_handlers]
+        return {**config, "callbacks": manager}
+    return {**config, "callbacks": [guard, *callbacks]}
+
+
+def _requested_model(metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str | None:
+    # The name the tracer gives a model span when the reply does not name the model.
+    params: Mapping[str, Any] = kwargs.get("invocation_params") or {}
+    name = (metadata or {}).get("ls_model_name") or params.get("model") or params.get("model_name")
+    return str(name) if name else None
+
+
+def _result(response: LLMResult) -> tuple[TokenUsage, str | None]:
+    usage = TokenUsage()
+    model: str | None = None
+    for generations in response.generations:
+        for generation in generations:
+            if isinstance(generation, ChatGeneration):
+                message = generation.message
+                usage = usage + TokenUsage.from_usage_metadata(
+                    getattr(message, "usage_metadata", None)
+                )
+                meta = message.response_metadata or {}
+                model = model or meta.get("model_name") or meta.get("model")
+    return usage, (str(model) if model else None)
+
+
+# LangChain logs every error a callback raises as a warning before passing it on. A limit is
+# the guard's answer, not a fault, and the parent already gets it as a ToolMessage.
+class _QuietGuards(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        return not (
+            isinstance(args, tuple)
+            and len(args) == 3
+            and args[0] == LimitGuard.__name__
+            and str(args[2]).startswith(LimitReached.__name__)
+        )
+
+
+logging.getLogger("langchain_core.callbacks.manager").addFilter(_QuietGuards())
