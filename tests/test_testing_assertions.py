@@ -220,6 +220,42 @@ def test_a_recursion_limit_fails_the_check() -> None:
     assert "LangGraph's recursion limit was reached" in failure(lambda: assert_no_failures(t))
 
 
+def test_a_spec_limit_reached_is_named_once_at_the_stopped_sub_agent() -> None:
+    capped = [{**SUBAGENTS[0], "tools": [search], "limits": {"model_calls": 2}}, SUBAGENTS[1]]
+    looping = {
+        "main": [parallel(delegate("Dig", "researcher"), delegate("Write", "writer")), "done"],
+        "researcher": [call("search", query=str(i)) for i in range(5)],
+        "writer": ["written"],
+    }
+    agent = create_deep_agent(ScriptedChatModel(script=looping), [search], subagents=capped)
+    with nbagents.trace(display=False, store=False) as t:
+        agent.invoke({"messages": [("user", "go")]})
+    assert t.status == "ok"  # the main agent carried on: only the check sees the limit
+    assert failure(lambda: assert_no_failures(t)).splitlines() == [
+        "expected no failures, found 1 problem, 1 of them a limit:",
+        "  main > researcher 'Dig': the limit model_calls=2 of sub-agent 'researcher' was "
+        "reached: 2 model calls made",
+    ]
+
+
+def test_a_run_wide_limit_is_named_where_it_stopped_each_agent() -> None:
+    looping = {
+        "main": [parallel(delegate("Dig", "researcher"), delegate("Write", "writer")), "done"],
+        "researcher": [call("search", query=str(i)) for i in range(5)],
+        "writer": [call("search", query="w"), "written"],
+    }
+    agent = create_deep_agent(
+        ScriptedChatModel(script=looping), [search], subagents=SUBAGENTS, limits={"tokens": 1}
+    )
+    with pytest.raises(nbagents.LimitReached), nbagents.trace(display=False, store=False) as t:
+        agent.invoke({"messages": [("user", "go")]})
+    found = problems(t)
+    assert [(p.where, p.limit) for p in found] == [
+        ("main > researcher 'Dig'", "the limit tokens=1 of the run"),
+        ("main > writer 'Write'", "the limit tokens=1 of the run"),
+    ]
+
+
 def test_an_empty_trace_is_not_a_clean_run() -> None:
     message = failure(lambda: assert_no_failures(Trace()))
     assert message == "expected a run that ended without failures, but the trace recorded no run."

@@ -89,8 +89,9 @@ def assert_max_depth(trace: Trace, depth: int) -> None:
 
 
 def assert_no_failures(trace: Trace) -> None:
-    """Check that nothing failed: no step ended in an error, no sub-agent depth limit or
-    recursion limit was reached, and the run ended (it is neither running nor paused)."""
+    """Check that nothing failed: no step ended in an error, no limit was reached (a spec's or
+    the run's ``limits``, the sub-agent depth limit, the recursion limit), and the run ended (it
+    is neither running nor paused)."""
     __tracebackhide__ = True
     _need_trace(trace)
     found = problems(trace)

@@ -6,6 +6,7 @@ their failure messages work from the same facts.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ LIMIT_MARKERS = {
     "depth limit": "the sub-agent depth limit",
     "Recursion limit": "LangGraph's recursion limit",
 }
+# How a spec's or a run's ``limits`` say they stopped an agent (``LimitReached``'s text).
+REACHED = re.compile(r"(the limit \S+ of .+?) is reached(?: \((.*)\))?")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ def problems(trace: Trace) -> list[Problem]:
             for s in failed
             if not _passed_up(trace, s)
         ]
+        found += [_stopped(trace, s) for s in _stopped_by_limits(trace)]
         for root in trace.visible_roots():
             if root.status == "running":
                 found.append(Problem(_where(trace, root), "still running: the run did not end"))
@@ -191,6 +195,32 @@ def _passed_up(trace: Trace, span: Span) -> bool:
         d.status == "error" and d.error and d is not span and span.error.endswith(d.error)
         for d in trace.descendants(span)
     )
+
+
+def _stopped_by_limits(trace: Trace) -> list[Span]:
+    """The agents a spec's or a run's limit stopped, each limit once: where it stopped the
+    deepest agent (a run-wide limit stops the sub-agents running then, and then the run)."""
+    stopped = [s for s in trace.walk() if s.status == "limit" and s.kind in AGENT_KINDS]
+
+    def reached(span: Span) -> str | None:
+        found = REACHED.search(span.error or "")
+        return found.group(1) if found else None
+
+    return [
+        s
+        for s in stopped
+        if not any(
+            d.status == "limit" and d.kind in AGENT_KINDS and reached(d) == reached(s)
+            for d in trace.descendants(s)
+        )
+    ]
+
+
+def _stopped(trace: Trace, span: Span) -> Problem:
+    found = REACHED.search(span.error or "")
+    if found is None:
+        return Problem(_where(trace, span), span.error or "stopped by a limit", "a limit")
+    return Problem(_where(trace, span), found.group(2) or "stopped", found.group(1))
 
 
 def _limit(error: str | None) -> str | None:
