@@ -273,3 +273,21 @@ def test_limits_on_a_remote_subagent_are_refused_at_build() -> None:
     }
     with pytest.raises(ValueError, match="a RemoteSubAgent's model calls run on the server"):
         create_deep_agent(ScriptedChatModel(script={}), subagents=[spec])
+
+
+@pytest.mark.filterwarnings("ignore::langchain_core._api.beta_decorator.LangChainBetaWarning")
+def test_stream_consumers_see_a_subagent_stopped_by_its_limit_as_failed() -> None:
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(delegate("long", "worker"), delegate("short", "worker")), "done"],
+            "worker": {"long": pings(5), "short": pings(1)},
+        }
+    )
+    agent = create_deep_agent(model, [ping], subagents=[worker(model_calls=3)])
+    run = agent.stream_events(GO, version="v3")
+    handles = list(run.subagents)
+    by_call = {m.tool_call_id: m for m in answers(run.output)}
+    ended = {by_call[h.cause["tool_call_id"]].artifact["description"]: h for h in handles}
+    assert (ended["long"].status, ended["short"].status) == ("failed", "completed")
+    assert "the limit model_calls=3 of sub-agent 'worker' is reached" in (ended["long"].error or "")
+    assert ended["short"].error is None

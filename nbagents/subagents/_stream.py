@@ -54,11 +54,17 @@ class SubAgentFailureTransformer(StreamTransformer):
         return True
 
 
+STOPPED = frozenset({"error", "limit"})
+"""A sub-agent's end, as its ``task`` artifact says, that stream consumers read as ``failed``:
+one stopped by its limit did not complete its task either."""
+
+
 def subagent_failure(result: Any) -> str | None:
     """The error text of a failed sub-agent among the writes of one tool task, if any.
 
-    Only a sub-agent that ran and failed counts (its ``task`` ToolMessage has ``status="error"``
-    and an artifact whose status is ``"error"``); an unknown ``subagent_type`` or the depth
+    Only a sub-agent that ran and failed or was stopped by its limit counts (its ``task``
+    ToolMessage has ``status="error"`` and an artifact whose status is ``"error"`` or
+    ``"limit"``); an unknown ``subagent_type`` or the depth
     limit never started one, so no sub-agent is there to be reported failed.
     """
     if not isinstance(result, Mapping):
@@ -69,7 +75,7 @@ def subagent_failure(result: Any) -> str | None:
             and message.name == TASK_TOOL
             and message.status == "error"
             and isinstance(message.artifact, Mapping)
-            and message.artifact.get("status") == "error"
+            and message.artifact.get("status") in STOPPED
         ):
             return message.text
     return None
