@@ -189,7 +189,7 @@ def test_subagent_middleware_takes_deepagents_backend_form(skills_dir: Path) -> 
     assert middleware.subagent_names == ["reviewer"]  # no default model: no general-purpose
     assert middleware.system_prompt is not None and "reviewer" in middleware.system_prompt
 
-    with pytest.raises(ValueError, match=r"Sub-agent 'writer' has no 'model'.*default_model"):
+    with pytest.raises(ValueError, match=r"SubAgent 'writer' must specify 'model'.*default_model"):
         SubAgentMiddleware(backend=backend_on(skills_dir), subagents=[SUBAGENTS[1]])
     with pytest.raises(ValueError, match="general-purpose sub-agent runs on default_model"):
         SubAgentMiddleware(subagents=[spec], general_purpose_agent=True)

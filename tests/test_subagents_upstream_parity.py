@@ -1,14 +1,18 @@
 """Where nbagents now behaves as upstream deepagents does (issue: upstream parity).
 
 - the caller's tags and metadata reach every sub-agent, also one that is not a LangGraph graph;
-- sub-agent runs are marked in metadata (``ls_agent_type="subagent"``, LangSmith's filter), and
-  no internal tag is added to what the user's tools and callbacks see as ``tags``;
+- sub-agent runs are marked for LangSmith (``ls_agent_type="subagent"``, its filter) through
+  LangSmith's tracing context only, and nothing is added to the ``tags`` or ``metadata`` the
+  user's tools and callbacks see but the sub-agent's name and nbagents' own keys;
 - a structured response keeps the field order of its schema;
 - ``SubAgentMiddleware.system_prompt`` is the section it adds to the main agent's prompt;
 - LangGraph's stream projections of sub-agents (``run.subagents``, the ``lifecycle`` channel),
   which upstream agents stream through, report a sub-agent that failed as ``failed`` although
   nbagents hands the failure to the parent as an error ToolMessage;
-- the caller may choose the response format of a ``task`` call through upstream's config key.
+- the caller may choose the response format of a ``task`` call through upstream's config key;
+- a compiled sub-agent configured with its own smaller ``recursion_limit`` keeps it;
+- mistakes upstream also refuses are refused in texts that start with upstream's words;
+- ``BackgroundSubAgentMiddleware`` takes upstream ``AsyncSubAgentMiddleware``'s arguments.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain.agents.middleware import ToolCallRequest, wrap_tool_call
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
@@ -28,6 +33,7 @@ from pydantic import BaseModel
 
 from nbagents import (
     SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY,
+    BackgroundSubAgentMiddleware,
     ScriptedChatModel,
     SubAgentMiddleware,
     create_deep_agent,
@@ -57,7 +63,7 @@ def test_a_plain_runnable_subagent_sees_the_callers_tags_and_metadata() -> None:
     (config,) = seen
     assert config["metadata"]["customer_id"] == "c-42"
     assert "team-a" in config["tags"]
-    assert config["metadata"]["ls_agent_type"] == "subagent"
+    assert "ls_agent_type" not in config["metadata"]  # LangSmith's only, as upstream
     assert config["metadata"]["lc_agent_name"] == "child"
 
 
@@ -86,7 +92,7 @@ def lookup(query: str) -> str:
     return f"found {query}"
 
 
-def test_subagent_runs_are_marked_in_metadata_not_in_the_users_tags() -> None:
+def test_subagent_runs_are_marked_for_langsmith_not_in_the_users_tags_or_metadata() -> None:
     model = ScriptedChatModel(
         script={
             "main": [delegate("Find it.", "researcher"), say("ok")],
@@ -101,9 +107,8 @@ def test_subagent_runs_are_marked_in_metadata_not_in_the_users_tags() -> None:
 
     assert spy.tool_tags["lookup"].count("team-a") == 1  # passed on once, not duplicated
     assert not any(t.startswith("nbagents") for t in spy.tool_tags["lookup"])
-    assert spy.tool_metadata["lookup"]["ls_agent_type"] == "subagent"
+    assert "ls_agent_type" not in spy.tool_metadata["lookup"]  # LangSmith's only, as upstream
     assert spy.tool_metadata["lookup"]["customer_id"] == "c-42"
-    assert "ls_agent_type" not in spy.tool_metadata["task"]  # the main agent's own call
     (record,) = tracer.trace.subagents
     assert (record.type, record.depth) == ("researcher", 1)
     lookup_span = next(s for s in tracer.trace.spans if s.name == "lookup")
@@ -181,7 +186,7 @@ def test_create_sub_agent_takes_a_response_format_override() -> None:
 
 
 def test_create_sub_agent_needs_a_model_and_keeps_its_approvals() -> None:
-    with pytest.raises(ValueError, match="'critic' names no 'model'"):
+    with pytest.raises(ValueError, match="SubAgent 'critic' must specify 'model'"):
         create_sub_agent({"name": "critic", "description": "d", "system_prompt": "p"})
     spec: Any = {
         "name": "researcher",
@@ -387,7 +392,9 @@ def test_a_compiled_subagent_cannot_take_a_chosen_format() -> None:
     spec = {"name": "child", "description": "d", "runnable": RunnableLambda(child)}
     model = ScriptedChatModel(script={"main": [delegate("Brief.", "child"), say("ok")]})
     agent = create_deep_agent(model, subagents=[spec])
-    with pytest.raises(ValueError, match="'child' is a CompiledSubAgent"):
+    with pytest.raises(
+        ValueError, match='response_schema cannot be used with compiled subagent "child"'
+    ):
         agent.invoke({"messages": [("user", "go")]}, per_call(Verdict))
 
 
@@ -428,3 +435,72 @@ def test_a_middleware_can_choose_the_format_of_one_task_call() -> None:
     result = agent.invoke({"messages": [("user", "go")]})
     answers = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
     assert answers == ['{"verdict": "no", "confidence": 1.0, "alternatives": ["yes"]}', "found it"]
+
+
+# -- recursion limits of compiled sub-agents -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("own", "caller", "seen"), [(5, 50, 5), (500, 50, 50)])
+def test_a_compiled_subagent_keeps_its_own_recursion_limit_when_smaller(
+    own: int, caller: int, seen: int
+) -> None:
+    limits: list[int] = []
+
+    def child(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        limits.append(config["recursion_limit"])
+        return {"messages": [*state["messages"], AIMessage("done")]}
+
+    runnable = RunnableLambda(child).with_config(recursion_limit=own)
+    spec = {"name": "child", "description": "d", "runnable": runnable}
+    model = ScriptedChatModel(script={"main": [delegate("Brief.", "child"), say("ok")]})
+    agent = create_deep_agent(model, subagents=[spec])
+    agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": caller})
+    assert limits == [seen]
+
+
+# -- upstream's words ------------------------------------------------------------------------------
+
+
+def test_mistakes_upstream_refuses_too_start_with_its_words() -> None:
+    with pytest.raises(ValueError, match=r"^At least one subagent must be specified"):
+        SubAgentMiddleware(subagents=[])
+    spec: Any = {"name": "critic", "description": "d", "system_prompt": "p"}
+    with pytest.raises(ValueError, match=r"^SubAgent 'critic' must specify 'model'"):
+        SubAgentMiddleware(subagents=[spec])
+    with pytest.raises(ValueError, match=r"^At least one async subagent must be specified"):
+        BackgroundSubAgentMiddleware(async_subagents=[])
+    with pytest.raises(ValueError, match=r"^Duplicate async subagent names: \['w'\]"):
+        BackgroundSubAgentMiddleware([REMOTE, REMOTE])
+
+
+# -- background sub-agents, in upstream's arguments ------------------------------------------------
+
+REMOTE: Any = {
+    "name": "w",
+    "description": "Works remotely.",
+    "url": "http://127.0.0.1:9",
+    "graph_id": "w",
+}
+
+
+def test_the_background_middleware_takes_upstreams_arguments() -> None:
+    quiet = BackgroundSubAgentMiddleware(async_subagents=[REMOTE])
+    assert quiet.system_prompt is None  # upstream's default: the tool description lists them
+    assert "- w: Works remotely." in quiet.tools[0].description
+    told = BackgroundSubAgentMiddleware(async_subagents=[REMOTE], system_prompt="Delegate.")
+    assert (
+        told.system_prompt == "Delegate.\n\nAvailable async subagent types:\n\n- w: Works remotely."
+    )
+    with pytest.raises(TypeError, match="not both"):
+        BackgroundSubAgentMiddleware([REMOTE], async_subagents=[REMOTE])
+
+
+def test_the_background_middlewares_prompt_section_reaches_the_model(model_calls: Any) -> None:
+    model = ScriptedChatModel(script={"main": ["ok"]})
+    told = BackgroundSubAgentMiddleware(async_subagents=[REMOTE], system_prompt="Delegate.")
+    agent = create_agent(model, middleware=[told], name="main")
+    agent.invoke({"messages": [("user", "go")]}, {"callbacks": [model_calls]})
+    (first,) = model_calls.calls
+    assert first.messages[0].text.endswith(
+        "Available async subagent types:\n\n- w: Works remotely."
+    )

@@ -24,13 +24,13 @@ refusing credentials, unknown graph) is an error ToolMessage naming the server a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -38,6 +38,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from nbagents.backends._prompt import with_prompt_section
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
 
@@ -85,12 +86,39 @@ class BackgroundSubAgentMiddleware(AgentMiddleware[BackgroundState, Any]):
 
     state_schema = BackgroundState
 
-    def __init__(self, subagents: Sequence[RemoteSubAgent]) -> None:
+    def __init__(
+        self,
+        subagents: Sequence[RemoteSubAgent] = (),
+        *,
+        async_subagents: Sequence[RemoteSubAgent] | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
+        """``subagents`` (or ``async_subagents=``, upstream ``AsyncSubAgentMiddleware``'s name)
+        are ``RemoteSubAgent`` specs, run in the background whether or not they say
+        ``"background": True``. ``system_prompt``, as upstream's, is appended to the agent's
+        system prompt followed by the list of these sub-agents; by default nothing is (the
+        ``start_async_task`` description lists them)."""
         super().__init__()
+        if async_subagents is not None:
+            if subagents:
+                raise TypeError(
+                    "BackgroundSubAgentMiddleware: pass the specs once, as subagents or as "
+                    "async_subagents (upstream deepagents' name), not both."
+                )
+            subagents = async_subagents
         specs = list(subagents)
-        validate_specs(specs)
         if not specs:
-            raise ValueError("BackgroundSubAgentMiddleware needs at least one RemoteSubAgent.")
+            raise ValueError(
+                "At least one async subagent must be specified: BackgroundSubAgentMiddleware "
+                "needs a RemoteSubAgent."
+            )
+        names = [spec.get("name") for spec in specs if isinstance(spec, Mapping)]
+        duplicates = sorted({str(n) for n in names if n and names.count(n) > 1})
+        if duplicates:
+            raise ValueError(
+                f"Duplicate async subagent names: {duplicates}; every sub-agent needs its own."
+            )
+        validate_specs(specs)
         for spec in specs:
             if "graph_id" not in spec:
                 raise ValueError(
@@ -100,6 +128,26 @@ class BackgroundSubAgentMiddleware(AgentMiddleware[BackgroundState, Any]):
         self._servers = {s["name"]: _Server(RemoteGraphRunnable(s)) for s in specs}
         listing = "\n".join(f"- {s['name']}: {s['description']}" for s in specs)
         self.tools = _tools(self._servers, listing)
+        self.system_prompt: str | None = (
+            f"{system_prompt}\n\nAvailable async subagent types:\n\n{listing}"
+            if system_prompt
+            else system_prompt
+        )
+        """The section appended to the agent's system prompt, if any."""
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(with_prompt_section(request, self.system_prompt or ""))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(with_prompt_section(request, self.system_prompt or ""))
 
     def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Tell the agent which of its tasks finished since its last model call."""
@@ -309,7 +357,10 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
         ),
         StructuredTool.from_function(
             func=check_async_task,
-            description="Whether a background task is done, and its result when it is.",
+            description=(
+                "Whether a background task is done, and its result when it is. A status seen "
+                "earlier in the conversation may be stale: call this for the current one."
+            ),
         ),
         StructuredTool.from_function(
             func=update_async_task,
@@ -320,7 +371,10 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
         ),
         StructuredTool.from_function(
             func=list_async_tasks,
-            description="List the background tasks started so far, with their statuses.",
+            description=(
+                "List the background tasks started so far, with their current statuses (a "
+                "status seen earlier in the conversation may be stale)."
+            ),
         ),
     ]
 

@@ -125,8 +125,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             specs.insert(0, GENERAL_PURPOSE_SUBAGENT)
         if not specs:
             raise ValueError(
-                "SubAgentMiddleware needs at least one sub-agent: pass `subagents`, or a "
-                "default_model for the general-purpose one."
+                "At least one subagent must be specified: pass `subagents` to "
+                "SubAgentMiddleware, or a default_model for the general-purpose one."
             )
         if isinstance(default_skills, str):
             raise ValueError("default_skills must be a list of directories, not one string.")
@@ -240,6 +240,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             limits=registry.limits_of(subagent_type),
             checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),
+            compiled="runnable" in registry.specs[subagent_type],
         )
 
     def task(

@@ -92,11 +92,11 @@ class SubAgentRegistry:
             return self.graphs[name]
         spec = self.specs[name]
         if "runnable" in spec or "graph_id" in spec:
-            kind = "CompiledSubAgent" if "runnable" in spec else "RemoteSubAgent"
+            kind = "compiled" if "runnable" in spec else "remote"
             raise ValueError(
-                f"Sub-agent {name!r} is a {kind}: a response format chosen per task "
-                f"call ({SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY!r} in the config) needs a SubAgent "
-                f"spec that nbagents builds."
+                f'response_schema cannot be used with {kind} subagent "{name}": a response '
+                f"format chosen per task call ({SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY!r} in the "
+                f"config) needs a SubAgent spec that nbagents builds."
             )
         key = (name, id(response_format))
         with self._lock:
@@ -156,8 +156,8 @@ class SubAgentRegistry:
         model = spec.get("model") or self._default_model
         if model is None:
             raise ValueError(
-                f"Sub-agent {spec['name']!r} has no 'model', and SubAgentMiddleware was given "
-                f"no default_model: give the spec a model or pass default_model=..."
+                f"SubAgent {spec['name']!r} must specify 'model': SubAgentMiddleware was given "
+                f"no default_model to inherit; give the spec a model or pass default_model=..."
             )
         return create_agent(
             resolve_model(model, f"Sub-agent {spec['name']!r}"),

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
+from langsmith.run_helpers import get_tracing_context, tracing_context
 
 from nbagents._contract import (
     DEPTH_KEY,
@@ -57,6 +59,9 @@ class Spawn:
 
     fork: bool = False
     """``"mode": "fork"``: the sub-agent starts from the parent's conversation so far."""
+    compiled: bool = False
+    """A ``CompiledSubAgent``: a ``recursion_limit`` its runnable was configured with is the
+    user's, and holds when it is smaller than the caller's."""
 
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
@@ -96,8 +101,6 @@ class Spawn:
             metadata={
                 **(parent.get("metadata") or {}),
                 "lc_agent_name": self.name,
-                # LangSmith's filter for sub-agent runs, as upstream deepagents sets it.
-                "ls_agent_type": "subagent",
                 DEPTH_KEY: self.depth,
                 SPAWN_KEY: SpawnRecord(
                     subagent=self.name,
@@ -111,8 +114,11 @@ class Spawn:
         )
         if "recursion_limit" in parent:
             # The caller's bound on steps holds in every graph of its run: LangGraph would
-            # give a sub-agent invoked from a tool its own default.
-            config["recursion_limit"] = parent["recursion_limit"]
+            # give a sub-agent invoked from a tool its own default. A compiled sub-agent's own
+            # smaller bound (runnable.with_config(recursion_limit=...)) holds too, as upstream.
+            own = _own_recursion_limit(self.runnable) if self.compiled else None
+            limit = parent["recursion_limit"]
+            config["recursion_limit"] = limit if own is None else min(limit, own)
         if (parent.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY) is not None:
             # The format is what the caller wants back from this call; the sub-agent's own
             # delegations answer it in whatever form it asks for.
@@ -132,7 +138,8 @@ class Spawn:
         sent = self.child_input()
         try:
             config = self.child_config(self._guard())
-            result = run_stoppable(lambda: self.runnable.invoke(sent, config))
+            with _marked_for_langsmith():
+                result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
@@ -146,7 +153,8 @@ class Spawn:
         started = time.perf_counter()
         sent = self.child_input()
         try:
-            result = await self.runnable.ainvoke(sent, self.child_config(self._guard()))
+            with _marked_for_langsmith():
+                result = await self.runnable.ainvoke(sent, self.child_config(self._guard()))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             raise
@@ -242,6 +250,29 @@ class Spawn:
             n = len(self._inherited())
             passed["messages"] = f"inherited {n} message" + ("" if n == 1 else "s")
         return withheld, passed
+
+
+@contextmanager
+def _marked_for_langsmith() -> Iterator[None]:
+    """Mark the runs inside as a sub-agent's for LangSmith (``ls_agent_type="subagent"``, its
+    filter), as upstream deepagents does: through LangSmith's tracing context, which only its
+    tracer reads, so the metadata callbacks and streams see is the caller's own."""
+    current = get_tracing_context()
+    metadata = {**(current.get("metadata") or {}), "ls_agent_type": "subagent"}
+    with tracing_context(**{**current, "metadata": metadata}):
+        yield
+
+
+def _own_recursion_limit(runnable: Runnable[Any, Any]) -> int | None:
+    """The ``recursion_limit`` a runnable was configured with (a compiled graph's config, or a
+    ``with_config`` binding's), if any."""
+    while True:
+        config = getattr(runnable, "config", None)
+        if isinstance(config, Mapping) and isinstance(config.get("recursion_limit"), int):
+            return int(config["recursion_limit"])
+        if not isinstance(runnable, RunnableBinding):
+            return None
+        runnable = runnable.bound
 
 
 def _added(before: Any, after: Any) -> Any:

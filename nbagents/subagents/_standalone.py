@@ -37,8 +37,8 @@ def create_sub_agent(
     model = spec.get("model")
     if model is None:
         raise ValueError(
-            f"Sub-agent {name!r} names no 'model': create_sub_agent builds it on its own, so "
-            f"there is no main agent's model to inherit. Add 'model' to the spec."
+            f"SubAgent {name!r} must specify 'model': create_sub_agent builds it on its own, "
+            f"so there is no main agent's model to inherit."
         )
     # Trying a spec here is meant to tell whether a main agent would take it.
     validate_specs([spec])
