@@ -6,6 +6,7 @@ import dataclasses
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from langchain.agents import create_agent
@@ -15,6 +16,7 @@ from langchain_core.tools import tool
 from nbagents import LimitReached, ScriptedChatModel, Trace, Tracer, create_deep_agent
 from nbagents.export import default_prices
 from nbagents.models import Turn, call, delegate, parallel, say
+from nbagents.subagents._limits import LimitGuard, Limits, admitted
 from nbagents.tracing import TokenUsage
 
 GO = {"messages": [("user", "go")]}
@@ -291,3 +293,22 @@ def test_stream_consumers_see_a_subagent_stopped_by_its_limit_as_failed() -> Non
     assert (ended["long"].status, ended["short"].status) == ("failed", "completed")
     assert "the limit model_calls=3 of sub-agent 'worker' is reached" in (ended["long"].error or "")
     assert ended["short"].error is None
+
+
+def test_a_call_is_counted_when_admitted_so_siblings_cannot_share_the_last_one() -> None:
+    # Two parallel siblings asking for the last call a limit allows, both before either call
+    # has started: the second is refused. The call's own start is not counted again; a call no
+    # admission counted (a compiled sub-agent's) is.
+    guard = LimitGuard(Limits(model_calls=2), "the run")
+    config: Any = {"callbacks": [guard]}
+    with admitted(config):
+        with (
+            pytest.raises(LimitReached, match=r"model_calls=2 of the run .*\(2 model calls made\)"),
+            admitted(config),
+            admitted(config),
+        ):
+            pass
+        guard.on_chat_model_start({}, [[]], run_id=uuid4())
+    assert guard.calls == 2
+    guard.on_chat_model_start({}, [[]], run_id=uuid4())
+    assert guard.calls == 3

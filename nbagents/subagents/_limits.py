@@ -3,9 +3,11 @@
 A :class:`LimitGuard` is a callback handler added to one agent's run. LangChain hands it every
 model call of that run and of the runs under it (nested sub-agents included), so a limit covers
 what the agent spends with its descendants. Before each model call, the agents nbagents builds
-check every guard of their run (``SubAgentMiddleware``) and stop with :class:`LimitReached`: the
-model is not called and the agent's run ends there. A ``CompiledSubAgent`` has no such hook; its
-:class:`StepGuard` stops it when its next step starts.
+admit it on every guard of their run (``SubAgentMiddleware``), or stop with
+:class:`LimitReached`: the model is not called and the agent's run ends there. A model call is
+counted when it is admitted, so parallel calls never take a model-call limit past its value.
+A ``CompiledSubAgent`` has no such hook; its :class:`StepGuard` stops it when its next step
+starts.
 
 Tokens and cost are known only when a call ends, so they are checked before the next one: the
 last call may take an agent past its token or cost limit, never a further one. Cost is priced
@@ -18,7 +20,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal
 from typing import Any, TypedDict, cast
 from uuid import UUID
@@ -36,7 +40,7 @@ __all__ = [
     "LimitReached",
     "Limits",
     "StepGuard",
-    "check_guards",
+    "admitted",
     "check_limits",
     "guarded_config",
     "price_limits_with",
@@ -99,13 +103,22 @@ def check_limits(limits: Any, label: str) -> Limits:
     return Limits(**limits)  # type: ignore[typeddict-item]
 
 
+_LOCK = threading.Lock()
+"""One lock for every guard: admitting a model call checks and counts it on all the guards of
+the agent at once, so parallel siblings cannot both take the last call a limit allows."""
+
+_admission: ContextVar[dict[int, bool] | None] = ContextVar("nbagents_admission", default=None)
+"""The guards that counted the model call being made in this context → whether its start
+event has been seen (it must not count a second time)."""
+
+
 class LimitGuard(BaseCallbackHandler):
     """Counts what one agent and the runs under it spend; :meth:`check` stops them at a limit.
 
     Made when the agent starts (its clock starts then); one guard per run of the agent, so
     parallel sub-agents of one type each have their own. It only counts: the agents nbagents
-    builds call :func:`check_guards` before each model call (``SubAgentMiddleware``), so a
-    fault in the counting never breaks the run, as for any callback.
+    builds make each model call inside :func:`admitted` (``SubAgentMiddleware``), so a fault
+    in the counting never breaks the run, as for any callback.
     """
 
     run_inline = True
@@ -120,11 +133,10 @@ class LimitGuard(BaseCallbackHandler):
         self.cost = Decimal(0)
         self.unpriced: set[str] = set()
         self._models: dict[UUID, str | None] = {}
-        self._lock = threading.Lock()
 
     def check(self) -> None:
-        """Raise :class:`LimitReached` if a limit is reached: the next model call must not run."""
-        with self._lock:
+        """Raise :class:`LimitReached` if a limit is reached: the next step must not run."""
+        with _LOCK:
             reached = self._reached()
         if reached is not None:
             raise reached
@@ -153,7 +165,7 @@ class LimitGuard(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         usage, model = _result(response)
-        with self._lock:
+        with _LOCK:
             requested = self._models.pop(run_id, None)
             self.usage = self.usage + usage
             if "cost" not in self.limits or not usage:
@@ -166,14 +178,18 @@ class LimitGuard(BaseCallbackHandler):
                 self.cost += price
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        with self._lock:
+        with _LOCK:
             self._models.pop(run_id, None)
 
     def _started(
         self, run_id: UUID, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any]
     ) -> None:
-        with self._lock:
-            self.calls += 1
+        with _LOCK:
+            counted = _admission.get()
+            if counted is not None and counted.get(id(self)) is False:
+                counted[id(self)] = True  # counted when it was admitted
+            else:
+                self.calls += 1  # a call no admission counted (a compiled sub-agent's, a retry)
             self._models[run_id] = _requested_model(metadata, kwargs)
 
     def _reached(self) -> LimitReached | None:
@@ -212,13 +228,32 @@ class StepGuard(LimitGuard):
         self.check()
 
 
-def check_guards(config: RunnableConfig) -> None:
-    """Raise :class:`LimitReached` if a limit of any guard of the running agent is reached."""
+@contextmanager
+def admitted(config: RunnableConfig) -> Iterator[None]:
+    """Admit one model call of the running agent: raise :class:`LimitReached` if a limit of any
+    of its guards is reached, else count the call on all of them, in one step."""
+    guards = [h for h in _handlers(config) if isinstance(h, LimitGuard)]
+    if not guards:
+        yield
+        return
+    with _LOCK:
+        for guard in guards:
+            reached = guard._reached()
+            if reached is not None:
+                raise reached
+        for guard in guards:
+            guard.calls += 1
+    token = _admission.set({id(guard): False for guard in guards})
+    try:
+        yield
+    finally:
+        _admission.reset(token)
+
+
+def _handlers(config: RunnableConfig) -> list[Any]:
     callbacks = config.get("callbacks")
     handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
-    for handler in handlers or ():
-        if isinstance(handler, LimitGuard):
-            handler.check()
+    return list(handlers or ())
 
 
 def _price(model: str | None, usage: TokenUsage) -> Decimal | None:

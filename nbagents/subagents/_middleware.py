@@ -21,7 +21,7 @@ from langgraph.types import Command
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents.backends import BackendLike, check_backend
 from nbagents.backends._prompt import with_prompt_section
-from nbagents.subagents._limits import check_guards
+from nbagents.subagents._limits import admitted
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._registry import SubAgentRegistry, resolve_model
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
@@ -187,16 +187,16 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
         check_not_stopped()
-        check_guards(ensure_config())
-        return handler(with_prompt_section(request, self._registry.prompt_section or ""))
+        with admitted(ensure_config()):
+            return handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
-        check_guards(ensure_config())
-        return await handler(with_prompt_section(request, self._registry.prompt_section or ""))
+        with admitted(ensure_config()):
+            return await handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
 
 def _fill(template: str, agents: str) -> str:
