@@ -334,6 +334,22 @@ class Trace:
 
         return trace_from_json(text)
 
+    def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """The trace in the Chrome trace event format, which ui.perfetto.dev and
+        chrome://tracing open as a flame chart: one track per agent (the main agent and each
+        sub-agent spawn), its model, tool and ``task`` calls as slices nested in time.
+
+        Returns the JSON object; with ``path``, also writes it there (UTF-8).
+        """
+        import json
+
+        from nbagents.tracing._chrome import chrome_trace
+
+        data = chrome_trace(self)
+        if path is not None:
+            Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        return data
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the trace to ``path`` as JSON (UTF-8); ``Trace.load`` reads it back."""
         Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
