@@ -378,6 +378,18 @@ class _Builder:
 
     def _continue(self, given: list[Mapping[str, Any]], cut: int, turn: int, model: Span) -> None:
         before = turn - 1
+        if not given:
+            self.add(
+                TranscriptEntry(
+                    "note",
+                    before,
+                    text="This model call's input is not in the trace; the tool results below "
+                    "are taken from the tool calls.",
+                    span_id=model.id,
+                )
+            )
+            self._unseen_results(before)
+            return
         if cut:
             # The tracer kept only the first messages of this input: what is new lies in the
             # part it left out. The tool calls themselves recorded their results.
@@ -583,7 +595,10 @@ def _is_message(value: Any) -> bool:
 
 def _input_messages(inputs: Any) -> tuple[list[Mapping[str, Any]], int]:
     """A model call's input messages, and how many the tracer left out (its size bounds)."""
-    if isinstance(inputs, list) and inputs and isinstance(inputs[0], list):
+    if isinstance(inputs, Mapping) and "messages" in inputs:
+        inputs = inputs["messages"]
+    batch = isinstance(inputs, list) and inputs and isinstance(inputs[0], list)
+    if batch and any(isinstance(m, Mapping) for m in inputs[0]):
         inputs = inputs[0]  # a batch of prompts: an agent sends one
     if not isinstance(inputs, list):
         found = _messages_in(inputs)
