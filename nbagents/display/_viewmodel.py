@@ -145,6 +145,17 @@ class ViewBuilder:
         self._finished = False
         self._title = ""
         self._waiting = False
+        self._by_key: dict[str, str] = {}
+        self._keys_seen = -1
+
+    def span_of(self, key: str) -> Span | None:
+        """The span a view node id stands for (as of the last update), or ``None``."""
+        tree = self._tree
+        if self._keys_seen != len(tree.key):
+            self._by_key = {k: sid for sid, k in tree.key.items()}
+            self._keys_seen = len(tree.key)
+        sid = self._by_key.get(key)
+        return tree.spans.get(sid) if sid is not None else None
 
     @property
     def waiting(self) -> bool:
