@@ -65,7 +65,7 @@ class _Track:
         self.label = label
         self.tids = tids
         self.events = events
-        self.lanes: list[tuple[int, list[tuple[int, int]]]] = []
+        self.lanes: list[tuple[int, list[tuple[int, int, str]]]] = []
         self._lane()
 
     def _lane(self) -> int:
@@ -76,23 +76,31 @@ class _Track:
         self.lanes.append((tid, []))
         return len(self.lanes) - 1
 
-    def _fits(self, lane: int, start: int, end: int) -> bool:
-        """Whether a slice nests in ``lane``: each slice there holds it or is apart from it."""
-        return all(
-            e <= start or s >= end or (s <= start and end <= e) for s, e in self.lanes[lane][1]
-        )
+    def _fits(self, lane: int, start: int, end: int, above: frozenset[str]) -> bool:
+        """Whether a slice may go in ``lane``: every slice there that it meets in time is one
+        of its ancestors (``above``). A sibling it fits inside would nest it under that
+        sibling, which says what did not happen."""
+        return all(e <= start or s >= end or sid in above for s, e, sid in self.lanes[lane][1])
 
-    def place(self, trace: Trace, span: Span, bounds: tuple[int, int], lane: int) -> None:
-        """``span``'s slice clamped into ``bounds`` (its parent's), in ``lane`` if it nests
+    def place(
+        self,
+        trace: Trace,
+        span: Span,
+        bounds: tuple[int, int],
+        lane: int,
+        above: frozenset[str] = frozenset(),
+    ) -> None:
+        """``span``'s slice clamped into ``bounds`` (its parent's), in ``lane`` if it fits
         there, else in the first lane where it does; then its children after it. A sub-agent
         under it has a track of its own (see :func:`chrome_trace`)."""
         start = min(max(_us(span.start), bounds[0]), bounds[1])
         end = min(max(_end(span, bounds[1]), start), bounds[1])
-        if not self._fits(lane, start, end):
-            found = next((i for i in range(len(self.lanes)) if self._fits(i, start, end)), None)
+        if not self._fits(lane, start, end, above):
+            lanes = range(len(self.lanes))
+            found = next((i for i in lanes if self._fits(i, start, end, above)), None)
             lane = found if found is not None else self._lane()
         tid, taken = self.lanes[lane]
-        taken.append((start, end))
+        taken.append((start, end, span.id))
         self.events.append(
             {
                 "name": _name(span),
@@ -113,7 +121,7 @@ class _Track:
             if child.hidden:
                 stack.extend(reversed(trace.children(child)))
                 continue
-            self.place(trace, child, (start, end), lane)
+            self.place(trace, child, (start, end), lane, above | {span.id})
 
 
 def _name(span: Span) -> str:

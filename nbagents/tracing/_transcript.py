@@ -83,6 +83,8 @@ class TranscriptEntry:
     """A reply's tokens (its model call's); zero for other entries."""
     subagent_id: str | None = None
     """A ``task`` result's: the span id of the sub-agent it spawned (its transcript's id)."""
+    subagent: str = ""
+    """A ``task`` result's: that sub-agent as ``type: task``."""
     skill: str | None = None
     """A tool result that loaded a skill: the skill's name."""
     final: bool = False
@@ -447,6 +449,7 @@ class _Builder:
                 message,
                 span_id=span.id if span is not None else None,
                 subagent_id=subagent,
+                subagent=_title(self.trace, subagent),
                 skill=attrs.get("skill") if span is not None and span.kind == "skill" else None,
             )
         )
@@ -562,6 +565,14 @@ def _finalised(entry: TranscriptEntry) -> TranscriptEntry:
         usage=entry.usage,
         final=True,
     )
+
+
+def _title(trace: Trace, span_id: str | None) -> str:
+    if span_id is None:
+        return ""
+    span = trace.get(span_id)
+    task = span.typed_attributes().get("description")
+    return f"{span.name}: {task}" if task else span.name
 
 
 def _spawned(trace: Trace, task: Span) -> str | None:

@@ -30,8 +30,7 @@ def transcript_markdown(transcript: Transcript, *, fold: int = 1_500) -> str:
         + (f" — {_inline(transcript.task)}" if transcript.task else ""),
         "",
         f"*{where} · {transcript.status} · {transcript.turns} model call(s) · "
-        f"{usage.total:,} tokens ({usage.input:,} in, {usage.output:,} out) · "
-        f"span `{transcript.span_id}`*",
+        f"{usage.total:,} tokens ({usage.input:,} in, {usage.output:,} out)*",
         "",
     ]
     turn = 0
@@ -72,10 +71,7 @@ def _entry(entry: TranscriptEntry, fold: int) -> list[str]:
         if entry.skill:
             label += f" — loaded the skill {_inline(entry.skill)}"
         if entry.subagent_id:
-            label += (
-                " — the sub-agent's answer; its own transcript: "
-                f'`trace.transcript("{entry.subagent_id}")`'
-            )
+            label += f" — the answer of the sub-agent {_inline(entry.subagent)}"
         return [label, "", *_folded(entry.content, fold), ""]
     return [f"**{_LABELS[entry.kind]}**: {_inline(entry.text)}", ""]
 
