@@ -75,7 +75,7 @@ class TranscriptEntry:
     reply; 0 for the system prompt and the messages the agent started from."""
     message: Mapping[str, Any] | None = None
     text: str = ""
-    """An approval, error or note, in words (empty for messages: see :attr:`content`)."""
+    """What an approval, a failure or a note says (empty for a message: see ``content``)."""
     span_id: str | None = None
     """The step it came from: the model call of a reply, the tool call of a result, the span
     that paused or failed."""
