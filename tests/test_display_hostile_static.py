@@ -1,5 +1,6 @@
 """Every hostile payload (tests/support/hostile_payloads.py) stays text in the static HTML snapshot:
-no element, event handler or ``javascript:`` URL of a payload's making reaches the markup."""
+no element, event handler or ``javascript:`` URL of a payload's making reaches the markup, the
+agents' Conversation views included."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ def test_a_payload_in_every_field_stays_text_in_the_snapshot(index: int) -> None
     assert not [name for name, _ in markup.attributes if name.startswith("on")]
     assert not [v for _, v in markup.attributes if "javascript:" in v.lower()]
     assert f"__pwned({index})" in html  # the payload is there, as text
+    # ... in the conversations too: every agent's messages and tool results carry it
+    conversations = html.split('class="nba-field nba-conv"')[1:]
+    assert len(conversations) == 5
+    assert all(f"__pwned({index})" in c.split("<li ")[0] for c in conversations)
 
 
 def test_there_are_at_least_thirty_payloads() -> None:

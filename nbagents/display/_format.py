@@ -6,7 +6,11 @@ import json
 from typing import Any
 
 __all__ = [
+    "CONVERSATION_TEXT",
+    "CONVERSATION_TURNS",
     "DETAIL_LIMIT",
+    "FOLD_CHARS",
+    "FOLD_LINES",
     "INPUT_MESSAGES",
     "LABEL_LIMIT",
     "MESSAGE_LIMIT",
@@ -31,6 +35,14 @@ SYSTEM_LIMIT = 300
 """Longest system prompt shown with a model call: it repeats on every call of an agent."""
 INPUT_MESSAGES = 4
 """A model call shows this many of its latest input messages (the rest are counted)."""
+
+CONVERSATION_TEXT = 4_000
+"""Longest text of one message in a conversation view (the transcript has it whole)."""
+CONVERSATION_TURNS = 200
+"""Entries of one agent's conversation a view shows; the rest are counted."""
+FOLD_CHARS = 400
+"""A conversation text longer than this (or of more than ``FOLD_LINES`` lines) is folded."""
+FOLD_LINES = 8
 
 Json = dict[str, Any]
 

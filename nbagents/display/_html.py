@@ -29,11 +29,14 @@ from typing import TYPE_CHECKING, Any
 from nbagents.display._records import (
     KINDS,
     STATUSES,
+    TURN_KINDS,
+    ConversationView,
     DetailField,
     Header,
     MessageView,
     StateDiffView,
     TimelineRow,
+    TurnView,
     View,
     ViewNode,
 )
@@ -258,7 +261,54 @@ def _info(node: ViewNode) -> str:
             + _diff(node["diff"])
             + "</div>"
         )
+    if "conversation" in node:
+        parts.append(_conversation(node["conversation"]))
     return "".join(parts)
+
+
+def _conversation(conv: ConversationView) -> str:
+    """An agent's Conversation: one block per message, long texts folded in ``<details>``."""
+    count = f"{conv['messages']:,} messages, {conv['model_calls']:,} model calls"
+    out = [
+        '<details class="nba-field nba-conv" open>'
+        f'<summary class="nba-label">Conversation ({count})</summary>'
+    ]
+    out += [_turn(t) for t in conv["turns"]]
+    if conv["left_out"]:
+        out.append(
+            f'<div class="nba-empty">… and {conv["left_out"]:,} more entries, left out to '
+            "keep this snapshot small. The live view shows them, and "
+            "<code>trace.transcript(…)</code> has them all.</div>"
+        )
+    out.append("</details>")
+    return "".join(out)
+
+
+def _turn(turn: TurnView) -> str:
+    kind = turn["kind"] if turn["kind"] in TURN_KINDS else "note"
+    err = " nba-error-text" if turn["error"] else ""
+    head = f'<span class="nba-role">{_e(turn["label"])}</span>'
+    if turn["meta"]:
+        head += f' <span class="nba-meta">{_e(turn["meta"])}</span>'
+    if turn["link_label"]:
+        head += (
+            f' <span class="nba-conv-link">→ the conversation of {_e(turn["link_label"])}'
+            " (its sub-agent, in the tree)</span>"
+        )
+    body = ""
+    if turn["content"]:
+        text = f'<div class="nba-text{err}">{_e(turn["content"])}</div>'
+        if turn["fold"]:
+            first = " ".join(turn["content"].split())[:100]
+            size = f"{len(turn['content']):,} chars"
+            text = (
+                f'<details class="nba-fold"><summary><span class="nba-preview">{_e(first)}'
+                f"</span> <small>({size})</small></summary>{text}</details>"
+            )
+        body += text
+    for call in turn["tool_calls"]:
+        body += f'<div class="nba-call">→ {_e(call["name"])}({_e(call["args"])})</div>'
+    return f'<div class="nba-msg nba-turn nba-turn-{kind}">{head}{body}</div>'
 
 
 def _field(field: DetailField) -> str:

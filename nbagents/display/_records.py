@@ -16,8 +16,10 @@ __all__ = [
     "GLYPHS",
     "KINDS",
     "STATUSES",
+    "TURN_KINDS",
     "VIEW_VERSION",
     "AgentRow",
+    "ConversationView",
     "DetailField",
     "FieldType",
     "Header",
@@ -28,6 +30,7 @@ __all__ = [
     "StateDiffView",
     "TimelineRow",
     "ToolCallView",
+    "TurnView",
     "View",
     "ViewNode",
     "ViewPatch",
@@ -37,6 +40,7 @@ __all__ = [
 VIEW_VERSION = 2
 KINDS: tuple[str, ...] = get_args(SpanKind)
 STATUSES: tuple[str, ...] = get_args(SpanStatus)
+TURN_KINDS: tuple[str, ...] = ("system", "input", "reply", "tool", "approval", "error", "note")
 GLYPHS = {
     "ok": "\u2713",
     "error": "\u2717",
@@ -70,6 +74,40 @@ class DetailField(TypedDict):
     label: str
     type: FieldType
     value: Any
+
+
+class TurnView(TypedDict):
+    """One step of an agent's conversation (a :class:`~nbagents.tracing.TranscriptEntry`)."""
+
+    kind: str
+    """One of :data:`TURN_KINDS`: renderers may put it in a class name."""
+    turn: int
+    label: str
+    """``system prompt``, ``task``, ``AI``, ``final answer``, ``tool result · lookup``, …"""
+    meta: str
+    """``turn 2 · 120 in · 30 out`` for a reply; empty otherwise."""
+    content: str
+    """The text, cut at :data:`~nbagents.display._format.CONVERSATION_TEXT` with the cut said."""
+    fold: bool
+    """Long: shown folded, its first line as the summary."""
+    tool_calls: list[ToolCallView]
+    error: bool
+    link: str | None
+    """A ``task`` result's: the view node id of the sub-agent whose conversation it ends."""
+    link_label: str
+    step: str | None
+    """The view node id of the model or tool call it came from."""
+
+
+class ConversationView(TypedDict):
+    """An agent's conversation (its transcript), bounded: past :data:`CONVERSATION_TURNS`
+    entries, ``left_out`` says how many more there are."""
+
+    turns: list[TurnView]
+    left_out: int
+    messages: int
+    """How many messages the whole transcript has."""
+    model_calls: int
 
 
 class StateDiffView(TypedDict):
@@ -137,6 +175,9 @@ class ViewNode(TypedDict):
     diff: NotRequired[StateDiffView]
     pending: NotRequired[list[PendingView]]
     """What the paused run waits for here; absent when nothing."""
+    conversation: NotRequired[ConversationView]
+    """An agent's or sub-agent's transcript; absent from other steps, and from a patch when
+    it did not change."""
 
 
 class AgentRow(TypedDict):

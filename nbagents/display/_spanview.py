@@ -37,7 +37,11 @@ from nbagents.tracing.model import STREAMED
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes
 
-__all__ = ["details", "label", "pending_view", "state_diff"]
+__all__ = ["WHOLE_INPUT_BUDGET", "details", "label", "pending_view", "state_diff", "whole_input"]
+
+WHOLE_INPUT_BUDGET = 2_000_000
+"""Characters of one model call's whole input sent to the live view; past it, the earliest
+messages are left out (and counted): the newest are what the call answered."""
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -153,6 +157,26 @@ def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
     shown = _cap_messages(_converted(system), SYSTEM_LIMIT)
     shown += _cap_messages(_converted(rest[hidden:]), MESSAGE_LIMIT)
     return _field(label, "messages", shown)
+
+
+def whole_input(span: Span) -> tuple[str, list[MessageView]]:
+    """A model call's whole input (every message, each cut at ``DETAIL_LIMIT`` with the cut
+    said), for the live view to open on demand; and its label, which says any cut."""
+    messages = _cap_messages(_converted(_found(span.inputs)), DETAIL_LIMIT)
+    kept: list[MessageView] = []
+    used = 0
+    for message in reversed(messages):
+        size = len(message["content"]) + sum(len(c["args"]) for c in message["tool_calls"])
+        if kept and used + size > WHOLE_INPUT_BUDGET:
+            break
+        kept.append(message)
+        used += size
+    kept.reverse()
+    label = f"Whole input ({len(messages)} messages)"
+    if len(kept) < len(messages):
+        label = f"Whole input (the last {len(kept)} of {len(messages)} messages: the rest would "
+        label += "not fit; trace.get(span_id).inputs has them)"
+    return label, kept
 
 
 def _cap_messages(messages: list[MessageView], limit: int) -> list[MessageView]:

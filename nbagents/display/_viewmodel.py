@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from nbagents._tokens import TokenUsage
+from nbagents.display._conversation import conversation_view
 from nbagents.display._costview import format_cost
 from nbagents.display._fingerprints import SpanFingerprints
 from nbagents.display._format import format_duration, format_tokens, short
@@ -49,6 +50,7 @@ from nbagents.display._rollups import UsageRollups
 from nbagents.display._spanview import details, label, pending_view, state_diff
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
 from nbagents.tracing._pending import PENDING
+from nbagents.tracing._transcript import transcript_of
 from nbagents.tracing.model import count_failures
 
 if TYPE_CHECKING:
@@ -132,6 +134,8 @@ class ViewBuilder:
         self._details: dict[str, str] = {}
         """Each visible span's details, as JSON text."""
         self._diffs: dict[str, str] = {}
+        self._conversations: dict[str, str] = {}
+        """Each agent's conversation (a ``ConversationView``), as JSON text."""
         self._node_text: dict[str, str] = {}
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
@@ -143,6 +147,17 @@ class ViewBuilder:
         self._finished = False
         self._title = ""
         self._waiting = False
+        self._by_key: dict[str, str] = {}
+        self._keys_seen = -1
+
+    def span_of(self, key: str) -> Span | None:
+        """The span a view node id stands for (as of the last update), or ``None``."""
+        tree = self._tree
+        if self._keys_seen != len(tree.key):
+            self._by_key = {k: sid for sid, k in tree.key.items()}
+            self._keys_seen = len(tree.key)
+        sid = self._by_key.get(key)
+        return tree.spans.get(sid) if sid is not None else None
 
     @property
     def waiting(self) -> bool:
@@ -160,8 +175,10 @@ class ViewBuilder:
             self._status = _status(trace.status)
             self._finished = bool(trace.finished)
             self._title = trace.title
+        talking: set[str] = set()
         for span, final in dirty:
-            self._take(span, changes, final)
+            self._take(span, changes, final, talking)
+        self._converse(talking, changes)
         changes.kids.update(p for p in self._tree.settle() if p is not None)
         for sid in changes.nodes | changes.kids:
             self._node_text.pop(sid, None)
@@ -181,7 +198,7 @@ class ViewBuilder:
             self.rev += 1
         return changes
 
-    def _take(self, span: Span, changes: _Changes, final: bool) -> None:
+    def _take(self, span: Span, changes: _Changes, final: bool, talking: set[str]) -> None:
         sid = span.id
         tree = self._tree
         self._horizon = max(self._horizon, span.end if span.end is not None else span.start)
@@ -205,14 +222,48 @@ class ViewBuilder:
             if span.kind in AGENT_KINDS:
                 changes.agent_rows.add(sid)
                 changes.timeline.add(sid)
+                talking.add(sid)
             owner = tree.owner.get(sid)
             if owner is not None:
                 changes.timeline.add(owner)
+                talking.add(owner)  # a model or tool call: a step of its agent's conversation
         if span.kind == "model":
             ancestors = list(tree.ancestors(sid))
             if self._usage.take_call(span, ancestors, final):
                 changes.nodes.update(a.id for a in ancestors if not a.hidden)
                 changes.agent_rows.update(a.id for a in ancestors if a.kind in AGENT_KINDS)
+
+    def _converse(self, talking: set[str], changes: _Changes) -> None:
+        """Rebuild the conversations of the agents whose own steps changed.
+
+        A transcript reads its agent's model and tool calls in place (their messages are set
+        whole when a call starts or ends, never changed after), so it takes the trace's lock
+        once per agent rather than copies of every span.
+        """
+        if not talking:
+            return
+        tree = self._tree
+
+        def key_of(span_id: str | None) -> str | None:
+            return tree.key.get(span_id) if span_id is not None else None
+
+        def title_of(span_id: str) -> str:
+            span = tree.spans.get(span_id)
+            if span is None:
+                return "a sub-agent"
+            task = span.typed_attributes().get("description")
+            return f"{span.name}: {task}" if task else span.name
+
+        for sid in talking:
+            try:
+                agent = self.trace.get(sid)
+            except KeyError:  # a view of spans handed in by hand
+                continue
+            text = _dumps(conversation_view(transcript_of(self.trace, agent), key_of, title_of))
+            if self._conversations.get(sid) != text:
+                self._conversations[sid] = text
+                changes.nodes.add(sid)
+                changes.details.add(sid)
 
     # -- the records ---------------------------------------------------------------------------
 
@@ -251,6 +302,8 @@ class ViewBuilder:
         parts = [("details", self._details[sid])]
         if sid in self._diffs:
             parts.append(("diff", self._diffs[sid]))
+        if sid in self._conversations:
+            parts.append(("conversation", self._conversations[sid]))
         return _object(text, parts)
 
     def _whole_node(self, sid: str) -> str:

@@ -38,6 +38,7 @@ from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
+from nbagents.display._spanview import whole_input
 from nbagents.display._viewmodel import ViewBuilder
 
 if TYPE_CHECKING:
@@ -226,6 +227,9 @@ class LiveView:
         return result
 
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "input":
+            self._guard(lambda: self._send_input(content.get("id")))
+            return
         if not isinstance(content, dict) or content.get("type") != "decide":
             return
         decisions = content.get("decisions")
@@ -239,6 +243,17 @@ class LiveView:
         except Exception as error:  # the resumed run failed: say so where the user clicked
             self.widget.notice = f"The resumed run failed: {type(error).__name__}: {error}"
             logger.warning("The run resumed from the live view failed.", exc_info=True)
+
+    def _send_input(self, key: Any) -> None:
+        """Send the view a model call's whole input: it asked from the call's details."""
+        if not isinstance(key, str):
+            return
+        with self._sync_lock:
+            span = self.builder.span_of(key)
+        if span is None or span.kind != "model":
+            return
+        label, messages = whole_input(span)
+        self.widget.send({"type": "input", "id": key, "label": label, "messages": messages})
 
     def _reopen(self) -> None:
         """Follow the trace again after ``finish()``: a resumed run continues in this view."""

@@ -3,6 +3,7 @@
 from nbagents.tracing._jsonio import TraceFormatError
 from nbagents.tracing._recording import recording
 from nbagents.tracing._tracer import Tracer
+from nbagents.tracing._transcript import Transcript, TranscriptEntry, TranscriptMatch
 from nbagents.tracing.model import Span, SpanAttributes, SubAgentRecord, TokenUsage, Trace
 
 __all__ = [
@@ -13,5 +14,8 @@ __all__ = [
     "Trace",
     "TraceFormatError",
     "Tracer",
+    "Transcript",
+    "TranscriptEntry",
+    "TranscriptMatch",
     "recording",
 ]

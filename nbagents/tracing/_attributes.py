@@ -76,6 +76,11 @@ class SpanAttributes(TypedDict, total=False):
     # -- pauses
     pending: list[dict[str, Any]]
     """What a paused run waits for at this span: ``PendingRequest`` records (``PENDING``)."""
+    approvals: list[dict[str, Any]]
+    """What a resumption answered at this span: each ``pending`` request with its
+    ``decision`` (``approve``, ``edit``, ``reject``, ``respond``; ``answered`` for a plain
+    interrupt, whose ``answer`` is kept) and, when given, its ``message`` or ``edited_args``
+    (``APPROVALS``)."""
     thread_id: str
     """A root's: the LangGraph thread the run is on, which a resumption names (``THREAD``)."""
     paused: list[list[float]]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
 __all__ = [
+    "APPROVALS",
     "PENDING",
     "THREAD",
     "PausedSpans",
@@ -48,6 +49,8 @@ __all__ = [
 
 PENDING: Final = "pending"
 """Span attribute: the requests a paused run waits for at this span."""
+APPROVALS: Final = "approvals"
+"""Span attribute: the requests a resumption answered here, each with its ``decision``."""
 THREAD: Final = "thread_id"
 """Root span attribute: the LangGraph thread the run is on (what a resume must name)."""
 
@@ -201,8 +204,39 @@ class PausedSpans:
             root = root.parent
         self._holding.setdefault(root.span.attributes.get(THREAD), []).append(frame.span)
 
-    def answered(self, thread: str | None) -> None:
-        """Resuming a thread answers what it waited for (what is left unanswered pauses again)."""
+    def answered(self, thread: str | None, resume: Any = None) -> None:
+        """Resuming a thread answers what it waited for (what is left unanswered pauses again).
+
+        Each request moves to the span's ``approvals`` with the decision ``resume`` (the
+        ``Command(resume=...)`` value) gave it, so the agent's transcript shows the approval
+        where it happened.
+        """
         for span in self._holding.pop(thread, ()):
-            for request in span.attributes.pop(PENDING, ()):
+            requests = span.attributes.pop(PENDING, ())
+            for request in requests:
                 self._placed.discard(request["interrupt_id"])
+                answered = {**request, **_decision(resume, request, len(requests))}
+                span.attributes.setdefault(APPROVALS, []).append(answered)
+
+
+def _decision(resume: Any, request: Mapping[str, Any], count: int) -> dict[str, Any]:
+    """What ``resume`` answered to ``request``: ``decision`` (``approve``, ``edit``, …) and,
+    when given, the ``message`` or edited arguments; ``answer`` for a plain interrupt."""
+    answer = resume.get(request["interrupt_id"]) if isinstance(resume, Mapping) else None
+    if answer is None and not isinstance(resume, Mapping) and count == 1:
+        answer = resume  # one interrupt resumed with its value alone
+    if isinstance(answer, Mapping) and isinstance(answer.get("decisions"), list):
+        decisions = answer["decisions"]
+        position = int(request.get("position", 0))
+        answer = decisions[position] if position < len(decisions) else None
+    if request.get("kind") != "approval":
+        return {"decision": "answered", "answer": jsonready(answer)}
+    if not isinstance(answer, Mapping):
+        return {"decision": "answered"}
+    out: dict[str, Any] = {"decision": str(answer.get("type") or "answered")}
+    if answer.get("message"):
+        out["message"] = str(answer["message"])
+    edited = answer.get("edited_action")
+    if isinstance(edited, Mapping):
+        out["edited_args"] = jsonready(edited.get("args"))
+    return out

@@ -115,7 +115,7 @@ class Tracer(BaseCallbackHandler):
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
             if parent is None and is_resume(inputs):
-                runs.pauses.answered(thread_of(md))
+                runs.pauses.answered(thread_of(md), inputs.resume)
             reopened = runs.reopen(md, kind, key, now) if continues and key is not None else None
             span = reopened
             if span is None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nbagents.tracing._tracer import Tracer
+    from nbagents.tracing._transcript import Transcript, TranscriptMatch
 
 __all__ = [
     "STREAMED",
@@ -258,6 +259,36 @@ class Trace:
         """One record per sub-agent spawn, in call order (the same for equal runs)."""
         return subagent_records(self)
 
+    # -- transcripts ---------------------------------------------------------------------------
+
+    def transcript(self, agent: Any = None) -> Transcript:
+        """What one agent saw and said, in order: a sequence of LangChain messages (system
+        prompt, the input it started from, each reply, each tool result) with
+        ``.entries`` (turns, tokens, approvals, links to sub-agents' transcripts) and
+        ``.to_markdown()``.
+
+        ``agent`` is the main agent when omitted, else a ``SubAgentRecord`` (from
+        ``trace.subagents``), a span (an agent's, or any step of one), a span id, or an
+        agent's name when one agent has it. Built from the recorded model and tool calls, so
+        it works on a loaded trace and while the run goes on.
+        """
+        from nbagents.tracing._transcript import find_agent_span, transcript_of
+
+        return transcript_of(self, find_agent_span(self, agent))
+
+    def transcripts(self) -> list[Transcript]:
+        """Every agent's transcript: each run's agent, then every spawn, in call order."""
+        from nbagents.tracing._transcript import transcript_of
+
+        with self._lock:
+            agents = [s for s in self.walk() if s.kind in ("agent", "subagent")]
+            return [transcript_of(self, s) for s in agents]
+
+    def search(self, text: str) -> list[TranscriptMatch]:
+        """Where ``text`` occurs (case-insensitive) in any message of any agent's transcript:
+        each match names the transcript (which agent), the entry (which turn) and a snippet."""
+        return [m for t in self.transcripts() for m in t.find(text)]
+
     # -- exports -------------------------------------------------------------------------------
 
     def token_usage(
@@ -305,6 +336,22 @@ class Trace:
         from nbagents.tracing._jsonio import trace_from_json
 
         return trace_from_json(text)
+
+    def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """The trace in the Chrome trace event format, which ui.perfetto.dev and
+        chrome://tracing open as a flame chart: one track per agent (the main agent and each
+        sub-agent spawn), its model, tool and ``task`` calls as slices nested in time.
+
+        Returns the JSON object; with ``path``, also writes it there (UTF-8).
+        """
+        import json
+
+        from nbagents.tracing._chrome import chrome_trace
+
+        data = chrome_trace(self)
+        if path is not None:
+            Path(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        return data
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the trace to ``path`` as JSON (UTF-8); ``Trace.load`` reads it back."""

@@ -88,6 +88,32 @@ def test_long_unbroken_strings_stay_inside_an_untrusted_output(lab: LabPage) -> 
     assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
 
 
+def test_a_sub_agents_conversation_opens_in_an_untrusted_notebook(lab: LabPage) -> None:
+    """The nested sub-agent's details pane, unfolded by a click, shows its Conversation:
+    system prompt folded, its task, its reply; hostile text in it stays text."""
+    payload = "<img src=x onerror=window.__pwned=1>"
+    lab.open_notebook(_write_untrusted(lab, "conv.ipynb", build_trace(payload).to_html()))
+    root = lab.page.locator(OUTPUT).first.locator(".nba-trace")
+    root.wait_for(state="visible")
+    nested = root.locator("li.nba-k-subagent li.nba-k-subagent").first  # the nested spawn
+    conv = nested.locator(".nba-conv").first
+    assert not conv.is_visible()  # folded in the step's details until asked for
+    nested.locator("details.nba-info > summary").first.click()
+    conv.wait_for(state="visible")
+    text = conv.inner_text()
+    assert "Conversation (" in text
+    assert "deep result" + payload in text  # its answer, as text
+    assert conv.locator("img").count() == 0
+    assert lab.page.evaluate("() => window.__pwned === undefined")
+    # the main agent's conversation names the sub-agents its task results came from
+    main = root.locator("li.nba-k-agent").first
+    main.locator("details.nba-info > summary").first.click()
+    links = main.locator(".nba-conv").first.locator(".nba-conv-link")
+    assert links.count() == 3
+    assert "the conversation of researcher: Research A" in links.first.inner_text()
+    assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
+
+
 # -- every committed tutorial, as a newcomer opens it ---------------------------------------------
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"

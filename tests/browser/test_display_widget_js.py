@@ -32,6 +32,10 @@ window.nbaModel = (() => {
     on: (ev, fn) => { (handlers[ev] = handlers[ev] || []).push(fn); },
     off: (ev, fn) => { handlers[ev] = (handlers[ev] || []).filter((f) => f !== fn); },
     set: (key, v) => { values[key] = v; (handlers["change:" + key] || []).forEach((f) => f()); },
+    // what the view sends the kernel, and a custom message from it, as anywidget's model does
+    sent: [],
+    send(msg) { this.sent.push(msg); },
+    emit: (msg) => (handlers["msg:custom"] || []).forEach((f) => f(msg)),
   };
 })();
 window.nbaMount = async (esm, css) => {
@@ -221,6 +225,7 @@ def test_a_long_unbroken_string_stays_inside_the_view_and_its_details_pane(
         assert rows.count() == len(view["nodes"])  # every step is drawn, none folded away
         for i in range(rows.count()):
             rows.nth(i).click()  # selects it: its details pane is drawn
+            page.locator("#host .nba-live-details").evaluate(OPEN_ALL)  # conversation folds
             spills = root.evaluate(OVERFLOW)
             assert not spills, (rows.nth(i).locator(".nba-name").inner_text()[:40], spills)
         # among them the main agent's model call, whose reply is three task calls
@@ -272,6 +277,14 @@ def test_no_hostile_payload_runs_in_the_live_view(page: Any) -> None:
         _set(page, build_view(build_trace(payload)))
         page.locator("#host .nba-k-subagent > .nba-row").first.click()  # open a details pane
         page.locator("#host .nba-live-details").hover()
+        # the main agent's conversation, every fold open, the payload highlighted by the filter
+        page.locator("#host .nba-filter-text").fill("pwned")
+        page.locator("#host .nba-k-agent > .nba-row").first.click()
+        pane = page.locator("#host .nba-live-details")
+        pane.evaluate(OPEN_ALL)
+        assert pane.locator(".nba-conv mark.nba-hit").count() >= 3
+        pane.hover()
+        page.locator("#host .nba-filter-text").fill("")
     page.wait_for_timeout(300)
     assert page.evaluate("() => window.__pwnedIds") == []
     assert not page.errors
@@ -287,7 +300,9 @@ def test_no_hostile_payload_runs_in_the_static_snapshot_and_the_check_can_see_on
     try:
         other.set_content(f"<html><head><script>{_RECORD_PWNS}</script></head><body>{snapshots}")
         other.wait_for_timeout(500)
-        for element in other.locator("details").all()[:200]:
+        # every <details> open (the conversations sit inside folded details panes), then hovered
+        assert other.locator("body").evaluate(OPEN_ALL) > 200
+        for element in other.locator("details:visible").all()[:200]:
             element.hover()
         assert other.evaluate("() => window.__pwnedIds") == []
         # Positive control: the same payloads put into the page unescaped do run, so the empty
@@ -381,7 +396,10 @@ def test_the_filter_keeps_matches_and_their_ancestors(page: Any) -> None:
     # text a row does not show is found in its details: a tool's output, a task's result
     page.locator("#host .nba-filter-text").fill("results for a")
     assert [r.locator(".nba-name").inner_text() for r in rows.all()][-1] == "search"
-    assert "1 matching" in page.locator("#host .nba-filter-count").inner_text()
+    # ... and in the conversation of the researcher that got that output
+    assert "2 matching" in page.locator("#host .nba-filter-count").inner_text()
+    where = page.locator("#host .nba-k-subagent .nba-where")
+    assert where.count() == 1 and "turn 1 · tool result" in where.inner_text()
     page.locator("#host .nba-filter-text").fill("")
     assert not page.errors
 
@@ -534,3 +552,154 @@ def test_a_limit_status_is_drawn_as_its_own_in_the_static_snapshot(page: Any) ->
         assert colour and colour != ok
     finally:
         other.close()
+
+
+# -- conversations: opened, followed to a sub-agent, searched ----------------------------------
+
+
+def _nested_run(rounds: int = 1) -> Any:
+    """A real run: main → researcher → writer, whose one tool result holds ``zanzibar``;
+    ``rounds`` times, one after the other."""
+    from langchain_core.messages import HumanMessage
+    from langchain_core.tools import tool
+
+    from nbagents import ScriptedChatModel, Tracer, create_deep_agent
+    from nbagents.models import call, delegate, say
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look it up."""
+        return f"found: the word zanzibar, for {query}"
+
+    script = {
+        "main": [
+            *(delegate(f"Research {i}" if i else "Research", "researcher") for i in range(rounds)),
+            say("all done"),
+        ],
+        "researcher": [delegate("Go deeper", "writer"), say("researched")],
+        "writer": [call("lookup", query="q"), say("deep draft")],
+    }
+    specs = [
+        {"name": "researcher", "description": "R.", "system_prompt": "Research."},
+        {"name": "writer", "description": "W.", "system_prompt": "Write.", "tools": [lookup]},
+    ]
+    agent = create_deep_agent(ScriptedChatModel(script=script), subagents=specs)
+    tracer = Tracer()
+    agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [tracer]})
+    return tracer.trace
+
+
+def test_the_filter_finds_a_word_in_a_nested_sub_agents_tool_result_and_shows_where(
+    page: Any,
+) -> None:
+    _set(page, build_view(_nested_run()))
+    page.locator("#host .nba-filter-text").fill("Zanzibar")
+    rows = page.locator("#host .nba-live-tree .nba-row")
+    names = [r.locator(".nba-name").inner_text() for r in rows.all()]
+    # the writer (its conversation) and its lookup call (its output), with their ancestors
+    assert names == ["main", "task → researcher", "researcher", "task → writer", "writer", "lookup"]
+    assert "2 matching" in page.locator("#host .nba-filter-count").inner_text()
+    (where,) = page.locator("#host .nba-where").all()
+    assert where.inner_text().startswith("conversation · turn 1 · tool result · lookup: ")
+    assert where.locator("mark.nba-hit").inner_text() == "zanzibar"
+    # which agent: the line sits under the writer's row
+    assert where.evaluate("(e) => e.previousElementSibling.innerText").count("writer")
+    page.locator("#host .nba-k-subagent .nba-k-subagent > .nba-row").first.click()
+    pane = page.locator("#host .nba-live-details")
+    assert pane.locator(".nba-conv mark.nba-hit").all_inner_texts() == ["zanzibar"]
+    page.locator("#host .nba-filter-text").fill("")
+    assert pane.locator("mark").count() == 0
+    assert not page.errors
+
+
+def test_a_sub_agents_conversation_opens_from_its_parents_and_grows(page: Any) -> None:
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Span, Trace
+
+    whole = _nested_run()
+    # the run as it arrives: the spans up to the writer's first reply, then the rest in a patch
+    writer = next(s for s in whole.spans if s.kind == "subagent" and s.name == "writer")
+    first_reply = next(s for s in whole.descendants(writer) if s.kind == "model")
+    early = [s for s in whole.spans if s.start <= first_reply.start]
+    trace = Trace()
+    for span in early:  # as they were then: those that ended later still run
+        copy = Span.from_dict(span.to_dict())
+        if span.end is None or span.end > first_reply.start:
+            copy.end, copy.status, copy.outputs = None, "running", None
+        trace.add(copy)
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    page.locator("#host .nba-k-agent > .nba-row").first.click()
+    page.locator("#host .nba-k-subagent > .nba-row").first.click()  # the researcher
+    pane = page.locator("#host .nba-live-details")
+    turns = pane.locator(".nba-conv .nba-turn")
+    assert turns.nth(1).locator(".nba-role").inner_text().lower() == "task"
+    # system prompt, task, its reply (a task call), and that the writer is at work
+    assert turns.count() == 4
+    assert "runs (its sub-agent is working)" in turns.nth(3).inner_text()
+    for span in whole.spans:  # as the tracer records the rest: ends, results, new steps
+        if span.id in {s.id for s in early}:
+            copy = trace.get(span.id)
+            copy.end, copy.status, copy.outputs = span.end, span.status, span.outputs
+            copy.attributes = dict(span.attributes)
+        else:
+            trace.add(span)
+    _patch(page, builder.patch(builder.update()))
+    assert turns.count() == 5  # grown in place: the task's result, the final answer
+    # the researcher's task result links to the writer's conversation
+    link = pane.locator("button.nba-conv-link")
+    assert link.inner_text() == "→ the conversation of writer: Go deeper"
+    link.click()
+    texts = pane.locator(".nba-conv .nba-turn").all_inner_texts()
+    assert [t.split("\n")[0].split(" turn")[0].lower() for t in texts] == [
+        "system prompt",
+        "task",
+        "ai",
+        "tool result · lookup",
+        "final answer",
+    ]
+    assert "found: the word zanzibar" in pane.inner_text()
+    assert "nba-selected" in (
+        page.locator("#host .nba-k-subagent .nba-k-subagent > .nba-row").first.get_attribute(
+            "class"
+        )
+        or ""
+    )
+    assert not page.errors
+
+
+def test_a_model_calls_whole_input_opens_on_request(page: Any) -> None:
+    from nbagents.display.live import LiveView
+
+    trace = _nested_run(rounds=2)
+    live = LiveView(trace)
+    live.sync()
+    sent: list[Any] = []
+    live.widget.send = sent.append  # what the kernel would send the view
+    _set(page, live.builder.view())
+    main_calls = page.locator("#host .nba-k-agent > ul > li.nba-k-model > .nba-row")
+    main_calls.last.click()  # main's last model call: six messages in, four shown
+    pane = page.locator("#host .nba-live-details")
+    assert "Input messages (the last 4 of 5 and the system prompt)" in pane.inner_text()
+    button = pane.locator("button.nba-whole-input")
+    button.click()
+    (asked,) = page.evaluate("() => window.nbaModel.sent")
+    assert asked["type"] == "input"
+    live._on_msg(live.widget, asked, [])
+    (answer,) = sent
+    assert answer["label"] == "Whole input (6 messages)"
+    page.evaluate("(m) => window.nbaModel.emit(m)", answer)
+    roles = pane.locator(".nba-msg .nba-role").all_inner_texts()
+    assert [r.lower() for r in roles[:6]] == [
+        "system",
+        "human",
+        "ai · main",
+        "tool · task",
+        "ai · main",
+        "tool · task",
+    ]
+    assert "Whole input (6 messages)" in pane.inner_text()
+    assert "the last 4" not in pane.inner_text()
+    page.evaluate("() => { window.nbaModel.sent = []; }")
+    assert not page.errors

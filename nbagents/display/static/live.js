@@ -10,6 +10,7 @@
 const KINDS = new Set(["agent", "subagent", "task", "skill", "model", "tool", "chain"]);
 const STATUSES = new Set(["running", "ok", "error", "interrupted", "limit"]);
 const LEAF_KINDS = new Set(["model", "tool", "skill"]);
+const TURN_KINDS = new Set(["system", "input", "reply", "tool", "approval", "error", "note"]);
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
@@ -102,10 +103,19 @@ function applyPatch(data, patch) {
   return touched;
 }
 
-// What the filter's text searches: the row, and the details' texts (a task's description, a
-// result, a tool's arguments and output, an error), not the model's message lists. Kept on the
-// node until a patch replaces it.
+// What the filter's text searches: the row, the details' texts (a task's description, a
+// result, a tool's arguments and output, an error) and an agent's conversation: every message
+// of its transcript. Kept on the node until a patch replaces it.
 const SEARCHED = new Set(["text", "code", "error"]);
+
+function turnText(t) {
+  const calls = (t.tool_calls || []).map((c) => c.name + "(" + c.args + ")");
+  return [t.label, t.content, ...calls, t.link_label].filter(Boolean).join("\n");
+}
+
+function turns(node) {
+  return (node.conversation && Array.isArray(node.conversation.turns)) ? node.conversation.turns : [];
+}
 
 function searchText(node) {
   if (node._search === undefined) {
@@ -113,9 +123,51 @@ function searchText(node) {
     (node.details || []).forEach((f) => {
       if (SEARCHED.has(f.type) && typeof f.value === "string") parts.push(f.value);
     });
+    turns(node).forEach((t) => parts.push(turnText(t)));
     node._search = parts.join("\n").toLowerCase();
   }
   return node._search;
+}
+
+// Where the filter's text is in a node's conversation: its first matching turn, or null.
+function conversationHit(node, needle) {
+  if (!needle) return null;
+  for (const t of turns(node)) {
+    const text = turnText(t);
+    const at = text.toLowerCase().indexOf(needle);
+    if (at >= 0) return { turn: t, text, at };
+  }
+  return null;
+}
+
+// `text` into `parent` with each occurrence of `needle` (lower case) in a <mark>: text nodes and
+// elements only. Where lower-casing changes the length (a few scripts), no highlight.
+function highlighted(parent, text, needle) {
+  const str = String(text === undefined || text === null ? "" : text);
+  const lower = str.toLowerCase();
+  if (!needle || lower.length !== str.length) {
+    parent.appendChild(document.createTextNode(str));
+    return parent;
+  }
+  let from = 0;
+  let at = lower.indexOf(needle);
+  while (at >= 0) {
+    if (at > from) parent.appendChild(document.createTextNode(str.slice(from, at)));
+    parent.appendChild(h("mark", "nba-hit", str.slice(at, at + needle.length)));
+    from = at + needle.length;
+    at = lower.indexOf(needle, from);
+  }
+  if (from < str.length) parent.appendChild(document.createTextNode(str.slice(from)));
+  return parent;
+}
+
+// The line under a tree row saying where its conversation holds the filter's text.
+function whereLine(hit, needle) {
+  const el = h("div", "nba-where", "conversation · turn " + num(hit.turn.turn) + " · " + hit.turn.label + ": ");
+  const lo = Math.max(hit.at - 40, 0);
+  const hi = Math.min(hit.at + needle.length + 60, hit.text.length);
+  const snippet = (lo ? "…" : "") + hit.text.slice(lo, hi).replace(/\s+/g, " ") + (hi < hit.text.length ? "…" : "");
+  return highlighted(el, snippet, needle);
 }
 
 // -- drawing ------------------------------------------------------------------------------------
@@ -217,6 +269,8 @@ class TraceView {
     this.data = null;
     this.selected = null;
     this.closedSections = new Set();
+    this.openFolds = new Set(); // conversation texts the user unfolded: "node id:turn index"
+    this.inputs = new Map(); // model call id -> its whole input, as the kernel sent it
     this.tree = new TreePane(this);
     this.details = new DetailsPane(this);
     this.approvals = new Approvals(this);
@@ -282,6 +336,14 @@ class TraceView {
     this.select(this.selected === id ? null : id);
   }
 
+  // A message from the kernel: a model call's whole input, asked for from its details.
+  received(msg) {
+    if (!msg || typeof msg !== "object" || msg.type !== "input" || typeof msg.id !== "string") return;
+    const messages = Array.isArray(msg.messages) ? msg.messages : [];
+    this.inputs.set(msg.id, { label: String(msg.label || "Whole input"), messages });
+    if (this.selected === msg.id) this.details.draw();
+  }
+
   // Selects a step, opening its ancestors so its row is drawn.
   select(id) {
     const before = this.selected;
@@ -336,7 +398,7 @@ class TreePane {
     const bar = h("div", "nba-filter");
     const text = h("input", "nba-filter-text");
     text.type = "search";
-    text.placeholder = "Filter steps: name, task, result…";
+    text.placeholder = "Filter steps: name, task, result, any message…";
     text.setAttribute("aria-label", "Filter steps by text");
     text.value = this.filter.text;
     const kind = h("select", "nba-filter-kind");
@@ -358,6 +420,7 @@ class TreePane {
     const apply = () => {
       this.filter = { text: text.value.trim().toLowerCase(), kind: kind.value, status: status.value };
       this.draw();
+      this.view.details.draw(); // its conversation highlights the text
     };
     text.addEventListener("input", apply);
     kind.addEventListener("change", apply);
@@ -494,6 +557,13 @@ class TreePane {
       });
     } else item.row.removeAttribute("aria-expanded");
     item.row.replaceChildren(toggle, line(node));
+    if (item.where) item.where.remove();
+    item.where = null;
+    const hit = this.keep ? conversationHit(node, this.filter.text) : null;
+    if (hit) {
+      item.where = whereLine(hit, this.filter.text);
+      item.row.after(item.where);
+    }
     this.view.approvals.drawCards(item, node);
   }
 
@@ -600,7 +670,16 @@ class DetailsPane {
     const head = h("div", "nba-details-head " + statusCls(node.status));
     head.appendChild(line(node));
     pane.appendChild(head);
-    (node.details || []).forEach((f) => pane.appendChild(field(f)));
+    const whole = this.view.inputs.get(id);
+    (node.details || []).forEach((f) => {
+      const isInput = node.kind === "model" && typeof f.label === "string" && f.label.startsWith("Input messages");
+      if (isInput && whole) {
+        pane.appendChild(field({ label: whole.label, type: "messages", value: whole.messages }));
+        return;
+      }
+      pane.appendChild(field(f));
+      if (isInput && this.view.model && this.view.model.send) pane.appendChild(this.wholeInputButton(id));
+    });
     if ((node.token_table || []).length) pane.appendChild(field({ label: "Tokens", type: "kv", value: node.token_table }));
     if (node.diff) {
       const box = h("div", "nba-field");
@@ -608,7 +687,67 @@ class DetailsPane {
       box.appendChild(diff(node.diff));
       pane.appendChild(box);
     }
+    if (node.conversation) pane.appendChild(this.conversation(node));
     pane.scrollTop = scroll;
+  }
+
+  // Asks the kernel for a model call's whole input; its answer arrives as a custom message.
+  wholeInputButton(id) {
+    const b = h("button", "nba-more-button nba-whole-input", "open the whole input");
+    b.type = "button";
+    b.addEventListener("click", () => {
+      b.disabled = true;
+      b.textContent = "loading the whole input…";
+      this.view.model.send({ type: "input", id });
+    });
+    return b;
+  }
+
+  // The agent's Conversation: its transcript, turn by turn; the filter's text highlighted.
+  conversation(node) {
+    const conv = node.conversation;
+    const needle = this.view.tree.filter.text;
+    const box = h("div", "nba-field nba-conv");
+    box.appendChild(h("div", "nba-label", "Conversation (" + num(conv.messages) + " messages, " + num(conv.model_calls) + " model calls)"));
+    turns(node).forEach((t, i) => box.appendChild(this.turn(node.id + ":" + i, t, needle)));
+    if (num(conv.left_out)) {
+      box.appendChild(h("div", "nba-empty", "… and " + num(conv.left_out) + " more entries: trace.transcript(…) has them all."));
+    }
+    return box;
+  }
+
+  turn(key, t, needle) {
+    const box = h("div", "nba-msg nba-turn nba-turn-" + (TURN_KINDS.has(t.kind) ? t.kind : "note"));
+    box.appendChild(h("span", "nba-role", t.label));
+    if (t.meta) box.appendChild(h("span", "nba-meta", " " + t.meta));
+    if (t.link) {
+      const go = h("button", "nba-conv-link", "→ the conversation of " + t.link_label);
+      go.type = "button";
+      go.addEventListener("click", () => this.view.select(t.link));
+      box.appendChild(document.createTextNode(" "));
+      box.appendChild(go);
+    }
+    if (t.content) {
+      const text = highlighted(h("div", "nba-text" + (t.error ? " nba-error-text" : "")), t.content, needle);
+      if (t.fold) {
+        const folds = this.view.openFolds;
+        const det = h("details", "nba-fold");
+        const summary = h("summary");
+        summary.appendChild(h("span", "nba-preview", String(t.content).replace(/\s+/g, " ").slice(0, 100)));
+        summary.appendChild(h("small", null, " (" + String(t.content).length + " chars)"));
+        det.appendChild(summary);
+        det.appendChild(text);
+        const hit = Boolean(needle) && String(t.content).toLowerCase().includes(needle);
+        det.open = hit || folds.has(key);
+        det.addEventListener("toggle", () => {
+          if (det.open) folds.add(key);
+          else folds.delete(key);
+        });
+        box.appendChild(det);
+      } else box.appendChild(text);
+    }
+    (t.tool_calls || []).forEach((c) => box.appendChild(highlighted(h("div", "nba-call"), "→ " + c.name + "(" + c.args + ")", needle)));
+    return box;
   }
 }
 
@@ -988,6 +1127,8 @@ function render({ model, el }) {
   const onPatch = () => view.patch(parse("patch_json"));
   const onNotice = () => view.approvals.noticeChanged();
   const onAnswerable = () => view.approvals.answerableChanged();
+  const onMessage = (msg) => view.received(msg);
+  model.on("msg:custom", onMessage);
   model.on("change:view_json", onView);
   model.on("change:patch_json", onPatch);
   model.on("change:notice", onNotice);
@@ -999,6 +1140,7 @@ function render({ model, el }) {
     model.off("change:patch_json", onPatch);
     model.off("change:notice", onNotice);
     model.off("change:answerable", onAnswerable);
+    model.off("msg:custom", onMessage);
   };
 }
 

@@ -1,0 +1,752 @@
+"""Transcripts: what one agent saw and said, in order, rebuilt from the spans of a trace.
+
+A transcript belongs to one agent span (the main agent, or one sub-agent spawn). It is read
+from what the tracer already records, so it works on a live trace, on a loaded one and on runs
+nbagents did not make (upstream deepagents, any ``create_agent`` graph):
+
+- each of the agent's own model calls recorded its whole input (the system prompt and the
+  conversation so far) and its reply. The first call's input gives the system prompt and the
+  messages the agent started from (a sub-agent's task, or what a forked one inherited); each
+  later call's input adds, after what the agent had already seen, the tool results of the
+  reply before it;
+- the tool calls (``task`` and skill loads included) say what a result was: a ``task`` result
+  links to the transcript of the sub-agent it spawned; a tool result the conversation never
+  reached (the run failed, paused or was cut off after the tools ran) is taken from the tool
+  call itself;
+- pauses for a human are on the agent span (``pending``, and once answered ``approvals``).
+
+Where the record is not whole the transcript says so with a ``note`` entry, never silently:
+a model input cut by the trace's size bounds, a context rewritten between two calls (a
+summarisation middleware), a text cut by the tracer (its text ends ``… [N more chars]``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from nbagents._tokens import TokenUsage
+from nbagents.tracing._span import STREAMED, Span, SpanStatus
+
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = [
+    "EntryKind",
+    "Transcript",
+    "TranscriptEntry",
+    "TranscriptMatch",
+    "find_agent_span",
+    "message_text",
+    "transcript_of",
+]
+
+EntryKind = Literal["system", "input", "reply", "tool", "approval", "error", "note"]
+"""What an entry is: the system prompt; a message the agent started from (or a human message
+that arrived later); a model reply; a tool result; a pause for a human; a failure; a note on
+what the record lacks or the step still running."""
+
+_AGENT_KINDS = ("agent", "subagent")
+_CALL_KINDS = ("tool", "task", "skill")
+_ROLES = {"user": "human", "assistant": "ai"}
+
+
+@dataclass(frozen=True)
+class TranscriptEntry:
+    """One step of a transcript. ``message`` is set for messages (system prompt, input,
+    replies, tool results), in the form the trace stores them (``type``, ``content``,
+    ``tool_calls``, ``tool_call_id``, ``name``, ``status``); :meth:`to_message` makes it a
+    LangChain message."""
+
+    kind: EntryKind
+    turn: int
+    """The model call this entry belongs to, from 1: its reply and the tool results of that
+    reply; 0 for the system prompt and the messages the agent started from."""
+    message: Mapping[str, Any] | None = None
+    text: str = ""
+    """What an approval, a failure or a note says (empty for a message: see ``content``)."""
+    span_id: str | None = None
+    """The step it came from: the model call of a reply, the tool call of a result, the span
+    that paused or failed."""
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    """A reply's tokens (its model call's); zero for other entries."""
+    subagent_id: str | None = None
+    """A ``task`` result's: the span id of the sub-agent it spawned (its transcript's id)."""
+    subagent: str = ""
+    """A ``task`` result's: that sub-agent as ``type: task``."""
+    skill: str | None = None
+    """A tool result that loaded a skill: the skill's name."""
+    final: bool = False
+    """The agent's final answer: its last reply, which called no tool."""
+
+    @property
+    def content(self) -> str:
+        """The message's text (content blocks joined), or the entry's :attr:`text`."""
+        return message_text(self.message) if self.message is not None else self.text
+
+    @property
+    def tool_calls(self) -> list[Mapping[str, Any]]:
+        """A reply's tool calls as stored (``name``, ``args``, ``id``)."""
+        calls = self.message.get("tool_calls") if self.message is not None else None
+        return [c for c in calls or () if isinstance(c, Mapping)]
+
+    def searchable(self) -> str:
+        """Every text of the entry a search looks in: content, tool names and arguments."""
+        parts = [self.content]
+        for call in self.tool_calls:
+            parts.append(str(call.get("name") or ""))
+            parts.append(_compact(call.get("args")))
+        if self.message is not None and self.message.get("name"):
+            parts.append(str(self.message["name"]))
+        return "\n".join(p for p in parts if p)
+
+    def to_message(self) -> BaseMessage | None:
+        """The entry's message as a LangChain message; ``None`` for other entries."""
+        return _to_message(self.message) if self.message is not None else None
+
+
+@dataclass(frozen=True, repr=False)
+class TranscriptMatch:
+    """Where a search found its text: which agent, which turn, which entry."""
+
+    transcript: Transcript
+    entry: TranscriptEntry
+    index: int
+    """The entry's position in ``transcript.entries``."""
+    start: int
+    """Where the match starts in ``entry.searchable()``."""
+
+    @property
+    def snippet(self) -> str:
+        """The match with up to 40 characters either side, on one line."""
+        text = self.entry.searchable()
+        lo = max(self.start - 40, 0)
+        hi = self.start + 80
+        cut = " ".join(text[lo:hi].split())
+        return ("…" if lo else "") + cut + ("…" if hi < len(text) else "")
+
+    def __repr__(self) -> str:
+        return (
+            f"<TranscriptMatch in {self.transcript.title!r}, turn {self.entry.turn}, "
+            f"{self.entry.kind}: {self.snippet!r}>"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Transcript(Sequence[BaseMessage]):
+    """The conversation of one agent: what it saw and said, in order.
+
+    A sequence of LangChain messages (``list(transcript)``, ``transcript[-1]``): the system
+    prompt, the messages it started from, each reply and each tool result. :attr:`entries`
+    holds the same steps and more (approvals, failures, notes) with their turn, tokens and
+    links; :meth:`to_markdown` writes it for a report or a pull request.
+    """
+
+    span_id: str
+    """The agent's span id: what ``trace.transcript()`` takes to find it again."""
+    agent: str
+    """The agent's name (a sub-agent's type)."""
+    kind: Literal["agent", "subagent"]
+    task: str
+    """A sub-agent's task (the ``task`` call's description); empty for the main agent."""
+    status: SpanStatus
+    parent_id: str | None
+    """The span id of the agent that spawned this one (``None`` for the main agent)."""
+    depth: int
+    entries: tuple[TranscriptEntry, ...]
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        """The messages, in order, as LangChain messages (a new list each time)."""
+        return [m for m in (e.to_message() for e in self.entries) if m is not None]
+
+    @overload
+    def __getitem__(self, index: int) -> BaseMessage: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[BaseMessage]: ...
+    def __getitem__(self, index: int | slice) -> BaseMessage | Sequence[BaseMessage]:
+        return self.messages[index]
+
+    def __len__(self) -> int:
+        return sum(1 for e in self.entries if e.message is not None)
+
+    def __iter__(self) -> Iterator[BaseMessage]:
+        return iter(self.messages)
+
+    @property
+    def title(self) -> str:
+        """``researcher: Research alpha``, or the main agent's name."""
+        return f"{self.agent}: {self.task}" if self.task else self.agent
+
+    @property
+    def turns(self) -> int:
+        """How many model calls the agent made."""
+        return max((e.turn for e in self.entries), default=0)
+
+    def usage(self) -> TokenUsage:
+        """Tokens of the agent's own model calls (what its replies cost)."""
+        return sum((e.usage for e in self.entries if e.kind == "reply"), TokenUsage())
+
+    @property
+    def final_answer(self) -> str | None:
+        """The text of the final answer, or ``None`` when the agent gave none (yet)."""
+        return next((e.content for e in reversed(self.entries) if e.final), None)
+
+    def find(self, text: str) -> list[TranscriptMatch]:
+        """Every entry containing ``text`` (case-insensitive), first match of each."""
+        needle = text.casefold()
+        if not needle:
+            return []
+        out: list[TranscriptMatch] = []
+        for i, entry in enumerate(self.entries):
+            at = entry.searchable().casefold().find(needle)
+            if at >= 0:
+                out.append(TranscriptMatch(self, entry, i, at))
+        return out
+
+    def to_markdown(self, *, fold: int = 1_500) -> str:
+        """The transcript as Markdown: a heading per turn, each text in a fenced block, texts
+        longer than ``fold`` characters (and the system prompt) folded in ``<details>``.
+
+        Nothing is cut: a text the tracer cut already says so where it was cut.
+        """
+        from nbagents.tracing._transcript_md import transcript_markdown
+
+        return transcript_markdown(self, fold=fold)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Transcript {self.title!r}: {len(self)} messages, {self.turns} turns, "
+            f"{self.usage().total} tokens, {self.status}>"
+        )
+
+
+# -- finding an agent -----------------------------------------------------------------------------
+
+
+def find_agent_span(trace: Trace, which: Any) -> Span:
+    """The agent span ``which`` names: a span (an agent's, or any step of one), a span id, a
+    ``SubAgentRecord``, an agent's name when one agent has it, or ``None`` for the main
+    agent (the first run's)."""
+    if which is None:
+        roots = [s for s in trace.visible_roots() if s.kind in _AGENT_KINDS]
+        if not roots:
+            raise LookupError("The trace has no agent run yet.")
+        return roots[0]
+    span_id = getattr(which, "span_id", None)  # a SubAgentRecord, a Transcript
+    if isinstance(span_id, str):
+        which = span_id
+    if isinstance(which, Span):
+        which = which.id
+    if not isinstance(which, str):
+        raise TypeError(
+            "transcript() takes a span, a span id, a SubAgentRecord or an agent's name, "
+            f"not {type(which).__name__}."
+        )
+    try:
+        span: Span | None = trace.get(which)
+    except KeyError:
+        span = None
+    if span is None:
+        named = [s for s in trace.walk() if s.kind in _AGENT_KINDS and s.name == which]
+        if len(named) == 1:
+            return named[0]
+        if not named:
+            raise LookupError(f"No span and no agent named {which!r} in the trace.")
+        raise LookupError(
+            f"{len(named)} agents are named {which!r}; pick one from trace.subagents "
+            "(or pass its span id)."
+        )
+    while span is not None and span.kind not in _AGENT_KINDS:
+        span = trace.parent(span)
+    if span is None:
+        raise LookupError(f"The span {which!r} belongs to no agent.")
+    return span
+
+
+# -- building -------------------------------------------------------------------------------------
+
+
+def transcript_of(trace: Trace, agent: Span) -> Transcript:
+    """The transcript of the agent span ``agent`` (see the module docstring)."""
+    with trace.lock:
+        models, calls = _own_steps(trace, agent)
+        entries = _Builder(trace, agent, calls).build(models)
+        parent = trace.parent(agent)
+        while parent is not None and parent.kind not in _AGENT_KINDS:
+            parent = trace.parent(parent)
+        attrs = agent.typed_attributes()
+        return Transcript(
+            span_id=agent.id,
+            agent=agent.name,
+            kind="subagent" if agent.kind == "subagent" else "agent",
+            task=attrs.get("description", "") if agent.kind == "subagent" else "",
+            status=agent.status,
+            parent_id=parent.id if parent is not None else None,
+            depth=agent.depth,
+            entries=tuple(entries),
+        )
+
+
+def _own_steps(trace: Trace, agent: Span) -> tuple[list[Span], list[Span]]:
+    """The agent's own model calls (in order) and tool calls, not its sub-agents'."""
+    models: list[Span] = []
+    calls: list[Span] = []
+    stack = list(reversed(trace.children(agent)))
+    while stack:
+        span = stack.pop()
+        if span.kind in _AGENT_KINDS:
+            continue
+        if span.kind == "model":
+            models.append(span)
+            continue
+        if span.kind in _CALL_KINDS:
+            calls.append(span)
+            if span.kind == "task":
+                continue  # what runs under a task is the sub-agent's
+        stack.extend(reversed(trace.children(span)))
+    models.sort(key=lambda s: s.start)
+    return models, calls
+
+
+class _Builder:
+    """Builds one agent's entries from its model calls, tool calls and pauses."""
+
+    def __init__(self, trace: Trace, agent: Span, calls: list[Span]) -> None:
+        self.trace = trace
+        self.agent = agent
+        self.entries: list[TranscriptEntry] = []
+        self.by_call_id: dict[str, Span] = {}
+        for span in calls:
+            call_id = span.typed_attributes().get("tool_call_id")
+            if call_id:
+                self.by_call_id[call_id] = span
+        self.seen: list[Mapping[str, Any]] = []
+        """The conversation as the agent last saw it: the last input and its reply."""
+        self.answered: set[str] = set()
+        """Tool call ids whose result is in the transcript."""
+
+    def build(self, models: list[Span]) -> list[TranscriptEntry]:
+        if not models:
+            self._start(_messages_in(self.agent.inputs), None)
+        for turn, model in enumerate(models, start=1):
+            given, cut = _input_messages(model.inputs)
+            if turn == 1:
+                self._start(given, model)
+            else:
+                self._continue(given, cut, turn, model)
+            self._reply(turn, model)
+        self._unseen_results(len(models))
+        self._pauses()
+        self._ending(len(models))
+        return self.entries
+
+    def add(self, entry: TranscriptEntry) -> None:
+        self.entries.append(entry)
+
+    # -- the start ------------------------------------------------------------------------------
+
+    def _start(self, given: list[Mapping[str, Any]], model: Span | None) -> None:
+        system = [m for m in given if _type(m) == "system"]
+        rest = [m for m in given if _type(m) != "system"]
+        for message in system[:1]:
+            self.add(TranscriptEntry("system", 0, message, span_id=_id(model)))
+        if self.agent.kind == "subagent" and len(rest) > 1:
+            self.add(
+                TranscriptEntry(
+                    "note",
+                    0,
+                    text=f"It started from {len(rest)} messages: inherited from the agent "
+                    "that spawned it, then its task.",
+                    span_id=self.agent.id,
+                )
+            )
+        for message in rest:
+            self._message(message, 0, model)
+        self.seen = list(given)
+
+    # -- later calls ----------------------------------------------------------------------------
+
+    def _continue(self, given: list[Mapping[str, Any]], cut: int, turn: int, model: Span) -> None:
+        before = turn - 1
+        if not given:
+            self.add(
+                TranscriptEntry(
+                    "note",
+                    before,
+                    text="This model call's input is not in the trace; the tool results below "
+                    "are taken from the tool calls.",
+                    span_id=model.id,
+                )
+            )
+            self._unseen_results(before)
+            return
+        if cut:
+            # The tracer kept only the first messages of this input: what is new lies in the
+            # part it left out. The tool calls themselves recorded their results.
+            self.add(
+                TranscriptEntry(
+                    "note",
+                    before,
+                    text=f"This model call's input was cut in the trace ({cut} messages left "
+                    "out); the tool results below are taken from the tool calls.",
+                    span_id=model.id,
+                )
+            )
+            self._unseen_results(before)
+            return
+        if _continues(given, self.seen):
+            new = given[len(self.seen) :]
+        else:
+            self.add(
+                TranscriptEntry(
+                    "note",
+                    before,
+                    text=f"The context was rewritten before turn {turn}: the model saw "
+                    f"{len(given)} messages, not the {len(self.seen)} before plus the new "
+                    "ones. Open that model call's input to see it whole.",
+                    span_id=model.id,
+                )
+            )
+            new = [m for m in given if _type(m) != "system" and not _held(m, self.seen)]
+        for message in new:
+            self._message(message, before, model)
+        self.seen = list(given)
+
+    def _message(self, message: Mapping[str, Any], turn: int, model: Span | None) -> None:
+        kind = _type(message)
+        if kind == "tool":
+            self._tool_result(message, turn, self.by_call_id.get(_call_id(message)))
+        elif kind == "ai":
+            # An AI message the agent was given rather than produced (a forked start).
+            self.add(TranscriptEntry("input", turn, message, span_id=_id(model)))
+        elif kind == "system":
+            self.add(TranscriptEntry("input", turn, message, span_id=_id(model)))
+        else:
+            self.add(TranscriptEntry("input", turn, message, span_id=self.agent.id))
+
+    def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
+        self.answered.add(_call_id(message))
+        attrs = span.typed_attributes() if span is not None else {}
+        subagent = None
+        if span is not None and span.kind == "task":
+            subagent = _spawned(self.trace, span)
+        self.add(
+            TranscriptEntry(
+                "tool",
+                turn,
+                message,
+                span_id=span.id if span is not None else None,
+                subagent_id=subagent,
+                subagent=_title(self.trace, subagent),
+                skill=attrs.get("skill") if span is not None and span.kind == "skill" else None,
+            )
+        )
+
+    def _reply(self, turn: int, model: Span) -> None:
+        reply = _reply_message(model.outputs)
+        if reply is not None:
+            self.add(TranscriptEntry("reply", turn, reply, span_id=model.id, usage=model.usage))
+            self.seen = [*self.seen, reply]
+        elif model.status == "error":
+            self.add(TranscriptEntry("error", turn, text=model.error or "", span_id=model.id))
+        elif model.status == "running":
+            streamed = model.typed_attributes().get(STREAMED, "")
+            text = "replying…" + (f" so far: {streamed}" if streamed else "")
+            self.add(TranscriptEntry("note", turn, text=text, span_id=model.id))
+        else:
+            reason = model.error or model.status
+            self.add(TranscriptEntry("note", turn, text=f"no reply ({reason})", span_id=model.id))
+
+    # -- what the conversation did not reach -----------------------------------------------------
+
+    def _unseen_results(self, turn: int) -> None:
+        """Results of the last reply's tool calls that no later model input holds: the run
+        ended, failed or paused after them (or the input that held them was cut)."""
+        last = next((e for e in reversed(self.entries) if e.kind == "reply"), None)
+        if last is None:
+            return
+        for call in last.tool_calls:
+            call_id = str(call.get("id") or "")
+            if not call_id or call_id in self.answered:
+                continue
+            span = self.by_call_id.get(call_id)
+            if span is None:
+                continue
+            message = _tool_message(span.outputs, call_id)
+            if message is not None:
+                self._tool_result(message, turn, span)
+            elif span.status == "running":
+                what = "runs" if span.kind != "task" else "runs (its sub-agent is working)"
+                self.add(
+                    TranscriptEntry(
+                        "note",
+                        turn,
+                        text=f"{span.name} {what}…",
+                        span_id=span.id,
+                        subagent_id=_spawned(self.trace, span) if span.kind == "task" else None,
+                    )
+                )
+            elif span.status in ("error", "interrupted"):
+                kind: EntryKind = "error" if span.status == "error" else "note"
+                text = span.error or ("paused" if span.status == "interrupted" else "")
+                self.add(TranscriptEntry(kind, turn, text=f"{span.name}: {text}", span_id=span.id))
+
+    def _pauses(self) -> None:
+        """Approvals answered and requests still waiting, after the reply that asked."""
+        attrs = self.agent.attributes
+        for record in attrs.get("approvals") or ():
+            if isinstance(record, Mapping):
+                self._approval(record, answered=True)
+        for record in attrs.get("pending") or ():
+            if isinstance(record, Mapping):
+                self._approval(record, answered=False)
+
+    def _approval(self, record: Mapping[str, Any], *, answered: bool) -> None:
+        tool = str(record.get("tool") or "")
+        args = record.get("args")
+        if record.get("kind") == "approval":
+            what = f"{tool}({_compact(args)})"
+        else:
+            what = f"interrupt: {_compact(record.get('value'))}"
+        if answered:
+            decision = str(record.get("decision") or "answered")
+            message = record.get("message")
+            text = f"{what}: {decision}" + (f" ({message})" if message else "")
+        else:
+            allowed = " / ".join(str(a) for a in record.get("allowed") or ())
+            text = f"{what}: waits for a decision" + (f" ({allowed})" if allowed else "")
+        # After the reply that made the call, else at the end.
+        at = len(self.entries)
+        turn = self.entries[-1].turn if self.entries else 0
+        for i, entry in enumerate(self.entries):
+            if entry.kind == "reply" and any(
+                c.get("name") == tool and c.get("args") == args for c in entry.tool_calls
+            ):
+                at, turn = i + 1, entry.turn
+        while at < len(self.entries) and self.entries[at].kind == "approval":
+            at += 1
+        self.entries.insert(at, TranscriptEntry("approval", turn, text=text, span_id=self.agent.id))
+
+    def _ending(self, turns: int) -> None:
+        for entry in reversed(self.entries):
+            if entry.kind == "reply":
+                if not entry.tool_calls and entry is self.entries[-1]:
+                    index = len(self.entries) - 1
+                    self.entries[index] = _finalised(entry)
+                break
+        agent = self.agent
+        already = any(e.kind == "error" and e.text == agent.error for e in self.entries)
+        if agent.status == "error" and agent.error and not already:
+            self.add(TranscriptEntry("error", turns, text=agent.error, span_id=agent.id))
+
+
+def _id(span: Span | None) -> str | None:
+    return span.id if span is not None else None
+
+
+def _finalised(entry: TranscriptEntry) -> TranscriptEntry:
+    return TranscriptEntry(
+        entry.kind,
+        entry.turn,
+        entry.message,
+        span_id=entry.span_id,
+        usage=entry.usage,
+        final=True,
+    )
+
+
+def _title(trace: Trace, span_id: str | None) -> str:
+    if span_id is None:
+        return ""
+    span = trace.get(span_id)
+    task = span.typed_attributes().get("description")
+    return f"{span.name}: {task}" if task else span.name
+
+
+def _spawned(trace: Trace, task: Span) -> str | None:
+    """The sub-agent span a ``task`` call spawned: the first agent span under it."""
+    stack = list(reversed(trace.children(task)))
+    while stack:
+        span = stack.pop()
+        if span.kind in _AGENT_KINDS:
+            return span.id
+        stack.extend(reversed(trace.children(span)))
+    return None
+
+
+# -- reading the stored messages ------------------------------------------------------------------
+
+
+def _type(message: Mapping[str, Any]) -> str:
+    kind = str(message.get("type") or message.get("role") or "")
+    return _ROLES.get(kind, kind)
+
+
+def _call_id(message: Mapping[str, Any]) -> str:
+    return str(message.get("tool_call_id") or "")
+
+
+def _is_message(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping) and "content" in value and ("type" in value or "role" in value)
+    )
+
+
+def _input_messages(inputs: Any) -> tuple[list[Mapping[str, Any]], int]:
+    """A model call's input messages, and how many the tracer left out (its size bounds)."""
+    if isinstance(inputs, Mapping) and "messages" in inputs:
+        inputs = inputs["messages"]
+    batch = isinstance(inputs, list) and inputs and isinstance(inputs[0], list)
+    if batch and any(isinstance(m, Mapping) for m in inputs[0]):
+        inputs = inputs[0]  # a batch of prompts: an agent sends one
+    if not isinstance(inputs, list):
+        found = _messages_in(inputs)
+        return found, 0
+    messages = [m for m in inputs if _is_message(m)]
+    cut = 0
+    tail = inputs[-1] if inputs else None
+    if isinstance(tail, str) and tail.startswith("… ") and tail.endswith(" more items"):
+        digits = tail[2:].split(" ", 1)[0]
+        cut = int(digits) if digits.isdigit() else 1
+    return messages, cut
+
+
+def _messages_in(value: Any) -> list[Mapping[str, Any]]:
+    """The messages of an agent's input: ``{"messages": [...]}`` or a list of messages."""
+    if isinstance(value, Mapping) and "messages" in value:
+        value = value["messages"]
+    if isinstance(value, list):
+        out: list[Mapping[str, Any]] = []
+        for item in value:
+            if _is_message(item):
+                out.append(item)
+            elif (  # LangChain's ("user", "text") shorthand, stored as a pair
+                isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
+            ):
+                out.append({"type": _ROLES.get(item[0], item[0]), "content": item[1]})
+        return out
+    if isinstance(value, str):
+        return [{"type": "human", "content": value}]
+    return []
+
+
+def _reply_message(outputs: Any) -> Mapping[str, Any] | None:
+    if _is_message(outputs):
+        return dict(outputs)
+    if isinstance(outputs, list):  # several generations: the first is what the agent used
+        found = [m for m in outputs if _is_message(m)]
+        return dict(found[0]) if found else None
+    if isinstance(outputs, str):
+        return {"type": "ai", "content": outputs}
+    return None
+
+
+def _tool_message(outputs: Any, call_id: str) -> Mapping[str, Any] | None:
+    """The ToolMessage a tool call's output holds (alone, or in a ``Command`` update)."""
+    if _is_message(outputs) and _type(outputs) == "tool":
+        return dict(outputs)
+    if isinstance(outputs, Mapping):
+        update = outputs.get("update")
+        if isinstance(update, Mapping):
+            found = [
+                m for m in (update.get("messages") or ()) if _is_message(m) and _type(m) == "tool"
+            ]
+            match = [m for m in found if _call_id(m) == call_id]
+            if match or found:
+                return dict((match or found)[-1])
+    if isinstance(outputs, str):
+        return {"type": "tool", "content": outputs, "tool_call_id": call_id}
+    return None
+
+
+def _key(message: Mapping[str, Any]) -> tuple[str, str]:
+    kind = _type(message)
+    return kind, _call_id(message) if kind == "tool" else ""
+
+
+def _continues(given: list[Mapping[str, Any]], seen: list[Mapping[str, Any]]) -> bool:
+    """Whether ``given`` starts with the conversation the agent had seen (by message type,
+    tool results by call id: a reply comes back with the agent's name added)."""
+    if len(given) < len(seen):
+        return False
+    return all(_key(a) == _key(b) for a, b in zip(given, seen, strict=False))
+
+
+def _held(message: Mapping[str, Any], seen: list[Mapping[str, Any]]) -> bool:
+    key, text = _key(message), message_text(message)
+    return any(_key(m) == key and message_text(m) == text for m in seen)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """A stored message's content as text: content blocks' texts joined, others as JSON."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text") or ""))
+            else:
+                parts.append(_compact(block))
+        return "\n".join(parts)
+    return "" if content is None else _compact(content)
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _to_message(message: Mapping[str, Any]) -> BaseMessage:
+    """A stored message as the LangChain message it was."""
+    kind = _type(message)
+    content = message.get("content")
+    if not isinstance(content, str | list):
+        content = _compact(content)
+    name = message.get("name")
+    extra: dict[str, Any] = {"name": str(name)} if name else {}
+    if kind == "system":
+        return SystemMessage(content=content, **extra)
+    if kind == "human":
+        return HumanMessage(content=content, **extra)
+    if kind == "ai":
+        calls = [
+            {
+                "name": str(c.get("name") or ""),
+                "args": c.get("args") if isinstance(c.get("args"), dict) else {"_": c.get("args")},
+                "id": c.get("id"),
+                "type": "tool_call",
+            }
+            for c in message.get("tool_calls") or ()
+            if isinstance(c, Mapping)
+        ]
+        return AIMessage(content=content, tool_calls=calls, **extra)
+    if kind == "tool":
+        status = message.get("status")
+        return ToolMessage(
+            content=content,
+            tool_call_id=_call_id(message),
+            status=status if status in ("success", "error") else "success",
+            artifact=message.get("artifact"),
+            **extra,
+        )
+    return ChatMessage(content=content, role=kind or "other", **extra)
