@@ -104,6 +104,10 @@ def one_span_update(trace: Trace) -> tuple[float, int, float, int]:
     return inc, inc_bytes, whole, len(full())
 
 
+SENT: list[tuple[int, int, int]] = []
+"""Per run with a view: widget updates, how many of them were whole views, bytes sent."""
+
+
 def wall(agent: Any, live: bool, show: bool = False) -> float:
     gc.collect()  # each run starts from the same heap: garbage of the last one costs it nothing
     tracer = Tracer(Trace())
@@ -116,19 +120,21 @@ def wall(agent: Any, live: bool, show: bool = False) -> float:
     )
     if view is not None:
         view.finish()
+        SENT.append((view.updates, view.wholes, view.sent_bytes))
         # A displayed widget lives as long as its output; keeping these would make every
         # later run's garbage collections walk their traces.
         view.widget.close()
     return seconds
 
 
-def walls(agent: Any, *, show: bool = False) -> tuple[float, float]:
-    """Best of three (off, on) wall times, alternated: the machine's load drifts meanwhile."""
-    runs = [(wall(agent, live=False), wall(agent, live=True, show=show)) for _ in range(3)]
+def walls(agent: Any, *, show: bool = False, repeat: int = 3) -> tuple[float, float]:
+    """Best (off, on) wall times of ``repeat`` runs each, alternated: the machine's load drifts
+    meanwhile."""
+    runs = [(wall(agent, live=False), wall(agent, live=True, show=show)) for _ in range(repeat)]
     return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
-def kernel_walls(workers: int) -> tuple[float, float]:
+def kernel_walls(workers: int, repeat: int = 3) -> tuple[float, float]:
     """:func:`walls` run in a fresh IPython kernel with the view displayed in the cell."""
     from jupyter_client.manager import start_new_kernel
 
@@ -136,7 +142,8 @@ def kernel_walls(workers: int) -> tuple[float, float]:
     code = (
         f"import sys; sys.path.insert(0, {here!r})\n"
         "import json, bench_views as b\n"
-        f"print(json.dumps(b.walls(b.build_agent({workers}), show=True)))\n"
+        f"agent = b.build_agent({workers}); b.wall(agent, live=False)\n"
+        f"print(json.dumps(b.walls(agent, show=True, repeat={repeat})))\n"
     )
     manager, client = start_new_kernel(kernel_name="python3")
     try:

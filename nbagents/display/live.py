@@ -109,6 +109,8 @@ class LiveView:
         load_prices()
         self.widget = TraceWidget()
         self.updates = 0
+        self.wholes = 0
+        """How many of the updates sent the whole view."""
         self.sent_bytes = 0
         """Bytes of widget state sent so far (whole views and patches)."""
         self.builder = ViewBuilder(trace)
@@ -178,6 +180,7 @@ class LiveView:
                 text = self.builder.view_json()
                 self.widget.view_json = text
                 self._base_size, self._since_base = len(text), 0
+                self.wholes += 1
             else:
                 text = self.builder.patch_json(changes)
                 self.widget.patch_json = text

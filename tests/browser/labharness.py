@@ -220,16 +220,15 @@ def _stop(server: LabServer) -> None:
             proc.wait(timeout=SERVER_STOP_TIMEOUT_S / 2)
 
 
-@pytest.fixture(scope="module")
-def lab_server(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[LabServer]:
-    base = tmp_path_factory.mktemp("jupyterlab")
+@contextlib.contextmanager
+def running_lab(base: Path, notebooks: Path | None = NOTEBOOKS) -> Iterator[LabServer]:
+    """JupyterLab on a free loopback port with a random token, serving ``base/root`` (a copy of
+    ``notebooks`` when given); stopped on exit, kernels included."""
     root = base / "root"
-    if NOTEBOOKS.is_dir():
-        shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    if notebooks is not None and notebooks.is_dir():
+        shutil.copytree(notebooks, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     else:
-        root.mkdir()
+        root.mkdir(parents=True)
     # Private config, runtime and workspace dirs: no user settings, layouts or news prompts leak in.
     config_dir = base / "config"
     (config_dir / "labconfig").mkdir(parents=True)
@@ -280,9 +279,23 @@ def lab_server(
         yield server
     finally:
         _stop(server)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(OSError):
-            shutil.copy(log_path, ARTIFACTS / f"jupyterlab--{_slug(request.module.__name__)}.log")
+
+
+@pytest.fixture(scope="module")
+def lab_server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[LabServer]:
+    server: LabServer | None = None
+    try:
+        with running_lab(tmp_path_factory.mktemp("jupyterlab")) as server:
+            yield server
+    finally:
+        if server is not None:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):
+                shutil.copy(
+                    server.log_path, ARTIFACTS / f"jupyterlab--{_slug(request.module.__name__)}.log"
+                )
 
 
 # --------------------------------------------------------------------------------------------------

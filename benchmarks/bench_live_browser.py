@@ -1,0 +1,178 @@
+"""What the live view costs a run in a real notebook: JupyterLab in Chromium on this machine.
+
+A notebook runs the same 500-way fan-out (``bench_views.build_agent``: each sub-agent calls a
+tool and its model twice, zero latency, about 4,500 spans) with the live view shown in the cell
+and with ``display=False``, alternated, best of three each. The browser renders every update on
+the same cores as the kernel, as on a laptop. Beside it, the same runs in a kernel with no
+browser attached (``bench_views.kernel_walls``): the difference is what the front end costs the
+kernel (the widget messages it must send and the page's work competing for the CPU).
+
+    python benchmarks/bench_live_browser.py [--workers 500] [--repeat 3]
+
+Needs the test extra (JupyterLab, Playwright) and Debian's Chromium (``NBAGENTS_CHROMIUM``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+HERE = Path(__file__).resolve().parent
+# The browser tests' harness starts and stops JupyterLab and Chromium; the benchmark uses it as
+# they do rather than keep a second copy.
+sys.path.insert(0, str(HERE.parent / "tests" / "browser"))
+
+import bench_views  # noqa: E402
+from labharness import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CURRENT_NOTEBOOK,
+    LabPage,
+    running_lab,
+)
+
+RUN_TIMEOUT_MS = 15 * 60_000
+
+
+@dataclass
+class BrowserRun:
+    off: float
+    on: float
+    """Best wall seconds of the runs without and with the view."""
+    kernel_cpu_off: float
+    kernel_cpu_on: float
+    """The kernel's CPU seconds in those same runs."""
+    cpu: dict[str, float]
+    """CPU seconds of each process while the measured cell ran."""
+    messages: int
+    megabytes: float
+    """What the page received on its websockets."""
+    sent: list[tuple[int, int, int]]
+    """Per run with the view: widget updates, whole views among them, bytes of view state."""
+
+
+def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
+    out = {}
+    for name, procs in processes.items():
+        total = 0.0
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                times = proc.cpu_times()
+                total += times.user + times.system
+        out[name] = total
+    return out
+
+
+def browser_walls(workers: int, repeat: int) -> BrowserRun:
+    """The runs with the notebook open in Chromium, and what each process did meanwhile."""
+    from playwright.sync_api import sync_playwright
+
+    setup = (
+        f"import sys, json; sys.path.insert(0, {str(HERE)!r})\n"
+        "import bench_views as b\n"
+        f"agent = b.build_agent({workers})\n"
+        "b.wall(agent, live=False)  # warm: imports, first compilations\n"
+        "'ready'"
+    )
+    # Alternated, with the kernel's own CPU seconds per run: a run that takes longer while the
+    # kernel did not work more was kept waiting by the other processes (page, server). Run All
+    # only arms the cell; the benchmark runs it again, alone, with the processes' CPU counted.
+    measure = (
+        "import time\n"
+        "rows = []\n"
+        "if globals().get('armed'):\n"
+        f"    for _ in range({repeat}):\n"
+        "        for live in (False, True):\n"
+        "            cpu = time.process_time()\n"
+        "            seconds = b.wall(agent, live=live, show=live)\n"
+        "            rows.append((live, seconds, time.process_time() - cpu))\n"
+        "armed = True\n"
+        "print(json.dumps([rows, b.SENT]))"
+    )
+    with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
+        path = server.add_notebook("bench_live.ipynb", [setup, measure])
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                traffic = {"messages": 0, "bytes": 0}
+
+                def count(frame: str | bytes) -> None:
+                    traffic["messages"] += 1
+                    traffic["bytes"] += len(frame)
+
+                page.on("websocket", lambda ws: ws.on("framereceived", count))
+                lab = LabPage(page, server, "bench_live")
+                lab.open_notebook(path)
+                lab.run_all(timeout=RUN_TIMEOUT_MS)
+                lab.wait_for_kernel_idle()
+                me = psutil.Process()
+                lab_proc = psutil.Process(server.process.pid)
+                kernels = lab_proc.children(recursive=True)
+                pages = [p for p in me.children(recursive=True) if "chrom" in p.name().lower()]
+                processes = {"kernel": kernels, "JupyterLab server": [lab_proc], "Chromium": pages}
+                # The setup cell ran; the measured cell runs again, alone, with CPU counted.
+                before = _cpu(processes)
+                traffic.update(messages=0, bytes=0)
+                lab.page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell .jp-InputPrompt").nth(1).click()
+                lab.page.keyboard.press("Control+Enter")  # run in place: no new cell below
+                lab.wait_for_running()
+                lab.wait_for_idle(timeout=RUN_TIMEOUT_MS)
+                after = _cpu(processes)
+                stdout = page.locator("[data-mime-type='application/vnd.jupyter.stdout']")
+                text = lab.outputs(1).and_(stdout).inner_text().strip().splitlines()[-1]
+            finally:
+                browser.close()
+    rows, sent = json.loads(text)
+    off = [r for r in rows if not r[0]]
+    on = [r for r in rows if r[0]]
+    return BrowserRun(
+        off=min(r[1] for r in off),
+        on=min(r[1] for r in on),
+        kernel_cpu_off=min(r[2] for r in off),
+        kernel_cpu_on=min(r[2] for r in on),
+        cpu={name: after[name] - before[name] for name in after},
+        messages=traffic["messages"],
+        megabytes=traffic["bytes"] / 1e6,
+        sent=[(int(u), int(w), int(n)) for u, w, n in sent],
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    spans = args.workers * bench_views.SPANS_PER_WORKER
+    best = f"best of {args.repeat}"
+    print(f"{args.workers} parallel sub-agents (~{spans:,} spans), zero latency, {best}")
+    print(f"{'where':<34} {'view shown':>10} {'display=False':>14} {'ratio':>6}")
+    run = browser_walls(args.workers, args.repeat)
+    ratio = run.on / run.off
+    print(f"{'JupyterLab in Chromium':<34} {run.on:>9.2f}s {run.off:>13.2f}s {ratio:>5.2f}x")
+    print(
+        f"{'  the kernel CPU in those runs':<34} {run.kernel_cpu_on:>9.2f}s "
+        f"{run.kernel_cpu_off:>13.2f}s {run.kernel_cpu_on / run.kernel_cpu_off:>5.2f}x"
+    )
+    busy = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.cpu.items())
+    print(f"  CPU while the {2 * args.repeat} runs went: {busy}")
+    print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")
+    for updates, wholes, sent in run.sent:
+        print(
+            f"  a run with the view: {updates} updates, {wholes} whole views, {sent / 1e6:.1f} MB"
+        )
+    koff, kon = bench_views.kernel_walls(args.workers, repeat=args.repeat)
+    print(f"{'a kernel, no browser attached':<34} {kon:>9.2f}s {koff:>13.2f}s {kon / koff:>5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
