@@ -93,8 +93,9 @@ pytest:
 docs: install-docs docs-build
 
 # The tutorials are committed with their outputs, which nbval compares: re-execute them when what
-# they show changes, then review the diff. NOTEBOOKS="notebooks/07_failures.ipynb" picks some.
-NOTEBOOKS ?= $(sort $(wildcard notebooks/[0-9]*.ipynb))
+# they show changes, then review the diff (the example CI project's notebook too: its outputs are
+# compared by its own tests). NOTEBOOKS="notebooks/07_failures.ipynb" picks some.
+NOTEBOOKS ?= $(sort $(wildcard notebooks/[0-9]*.ipynb)) examples/ci-project/research.ipynb
 notebooks: install-test
 	@for nb in $(NOTEBOOKS); do \
 	    echo "executing $$nb"; \

@@ -232,3 +232,27 @@ def test_markdown_subagents_name_their_skills(tmp_path: Path) -> None:
     specs = {s["name"]: s for s in load_subagents(tmp_path / "agents")}
     assert specs["reviewer"].get("skills") == ["/skills/review/"]
     assert specs["critic"].get("skills") == ["/skills/critic/"]
+
+
+def test_a_transcript_shows_where_each_agent_loaded_a_skill(skills_dir: Path) -> None:
+    agent = create_deep_agent(
+        ScriptedChatModel(script=script()),
+        backend=backend_on(skills_dir),
+        skills=SOURCES,
+        subagents=SUBAGENTS,
+    )
+    with recording() as tracer:
+        agent.invoke({"messages": [HumanMessage("go")]})
+    trace = tracer.trace
+
+    main = trace.transcript()
+    (load,) = [e for e in main.entries if e.skill]
+    assert (load.kind, load.turn, load.skill) == ("tool", 1, "web-research")
+    assert "Research in three passes, citing sources." in load.content  # what the agent read
+    assert "loaded the skill `web-research`" in main.to_markdown()
+    reviewer = trace.transcript(next(r for r in trace.subagents if r.type == "reviewer"))
+    assert [(e.turn, e.skill) for e in reviewer.entries if e.skill] == [(1, "code-review")]
+    writer = trace.transcript(next(r for r in trace.subagents if r.type == "writer"))
+    assert not [e for e in writer.entries if e.skill]
+    # and in the snapshot's conversation of the agent that loaded it
+    assert "skill web-research loaded" in trace.to_html()
