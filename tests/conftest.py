@@ -85,3 +85,24 @@ def postgres_url() -> Iterator[str]:
     """
     with postgres_server(require_bin_dir()) as url:
         yield url
+
+
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler for the test, whatever an earlier test left installed.
+
+    The Ctrl-C tests check what a user's Ctrl-C does under Python's (or Jupyter's) handler,
+    which raises ``KeyboardInterrupt``. Another handler left behind by an earlier test of the
+    session (an event loop's, which cancels a task instead) would make them test that one.
+    """
+    import signal
+    import warnings
+
+    left = signal.getsignal(signal.SIGINT)
+    if left is not signal.default_int_handler:
+        warnings.warn(f"an earlier test left this SIGINT handler: {left!r}", stacklevel=1)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, left)

@@ -51,7 +51,7 @@ class Held:
 
 
 @pytest.fixture
-def held() -> Iterator[Held]:
+def held(python_sigint: None) -> Iterator[Held]:
     h = Held()
     yield h
     h.release.set()

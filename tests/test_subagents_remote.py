@@ -253,7 +253,9 @@ async def test_cancelling_the_caller_cancels_the_remote_run(server: Server) -> N
     assert wait_for_status(server.url, thread_id, run_id, {"interrupted"}) == "interrupted"
 
 
-def test_ctrl_c_in_a_sync_invoke_cancels_the_remote_run(server: Server) -> None:
+def test_ctrl_c_in_a_sync_invoke_cancels_the_remote_run(
+    server: Server, python_sigint: None
+) -> None:
     import os
     import signal
     import threading
