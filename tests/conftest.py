@@ -89,20 +89,21 @@ def postgres_url() -> Iterator[str]:
 
 @pytest.fixture
 def python_sigint() -> Iterator[None]:
-    """Python's own SIGINT handler for the test, whatever an earlier test left installed.
+    """Python's own SIGINT handler for the test, whatever handler is in force.
 
     The Ctrl-C tests check what a user's Ctrl-C does under Python's (or Jupyter's) handler,
-    which raises ``KeyboardInterrupt``. Another handler left behind by an earlier test of the
-    session (an event loop's, which cancels a task instead) would make them test that one.
+    which raises ``KeyboardInterrupt``. A pytest started as a background job of a shell without
+    job control starts with SIGINT ignored, and then nothing would raise; another handler left
+    by an earlier test would make them test that one instead.
     """
     import signal
     import warnings
 
-    left = signal.getsignal(signal.SIGINT)
-    if left is not signal.default_int_handler:
-        warnings.warn(f"an earlier test left this SIGINT handler: {left!r}", stacklevel=1)
+    found = signal.getsignal(signal.SIGINT)
+    if found is not signal.default_int_handler:
+        warnings.warn(f"SIGINT was handled by {found!r}; Python's handler is used", stacklevel=1)
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, left)
+        signal.signal(signal.SIGINT, found)

@@ -427,6 +427,12 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
 
     # -- the snapshot saved beside the widget, opened as a page of its own ---------------------
     page.keyboard.press("Control+s")
+    # Read the file only once the save is over: Jupyter Server's GET of a notebook it is still
+    # writing can restore the write's temporary file over it (a 500 here, the save's PUT a 404).
+    page.wait_for_function(
+        "() => !document.querySelector('.lm-TabBar-tab.lm-mod-current.jp-mod-dirty')",
+        timeout=30_000,
+    )
     html = ""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
