@@ -6,14 +6,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from nbagents.backends._composite import CompositeBackend
 from nbagents.backends._evict import Evictor
-from nbagents.backends._prompt import with_prompt_section
+from nbagents.backends._prompt import PromptSection
 from nbagents.backends._protocol import BackendLike, FileData, check_backend, resolve_backend
 from nbagents.backends._state import StateBackend, files_reducer
 from nbagents.backends._tools import build_file_tools
@@ -48,7 +48,7 @@ def uses_state(backend: Any) -> bool:
     return callable(backend) and not hasattr(backend, "read")
 
 
-class FilesystemMiddleware(AgentMiddleware[FilesState, Any]):
+class FilesystemMiddleware(PromptSection, AgentMiddleware[FilesState, Any]):
     """Gives an agent the file tools, working on ``backend``.
 
     ``backend`` is a backend instance, a backend class that needs no arguments, or a factory
@@ -80,20 +80,6 @@ class FilesystemMiddleware(AgentMiddleware[FilesState, Any]):
         self.system_prompt = system_prompt
         self.tools = build_file_tools(self.backend, custom_tool_descriptions)
         self._evictor = Evictor(tool_token_limit_before_evict)
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        return handler(with_prompt_section(request, self.system_prompt or ""))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        return await handler(with_prompt_section(request, self.system_prompt or ""))
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]

@@ -24,13 +24,13 @@ refusing credentials, unknown graph) is an error ToolMessage naming the server a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -38,7 +38,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from nbagents.backends._prompt import with_prompt_section
+from nbagents.backends._prompt import PromptSection
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
 
@@ -81,7 +81,7 @@ class BackgroundState(AgentState[Any]):
     background_tasks: NotRequired[Annotated[dict[str, BackgroundTask], _merge]]
 
 
-class BackgroundSubAgentMiddleware(AgentMiddleware[BackgroundState, Any]):
+class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundState, Any]):
     """The five background-task tools for ``RemoteSubAgent`` specs marked ``background``."""
 
     state_schema = BackgroundState
@@ -134,20 +134,6 @@ class BackgroundSubAgentMiddleware(AgentMiddleware[BackgroundState, Any]):
             else system_prompt
         )
         """The section appended to the agent's system prompt, if any."""
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        return handler(with_prompt_section(request, self.system_prompt or ""))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        return await handler(with_prompt_section(request, self.system_prompt or ""))
 
     def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Tell the agent which of its tasks finished since its last model call."""
