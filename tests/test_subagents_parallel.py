@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, ClassVar, NotRequired
 
+from langchain.agents import AgentState
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
-from pydantic import PrivateAttr
+from pydantic import BaseModel, PrivateAttr, model_serializer
 
 from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.models import call, delegate, parallel, say
@@ -165,3 +166,36 @@ async def test_sync_tools_of_fifty_subagents_run_at_once_under_ainvoke() -> None
     assert [m.status for m in tool_messages(result)] == ["success"] * N
     # The tool given in the spec is untouched: it is still sync-only.
     assert fetch.coroutine is None
+
+
+class _Probe(BaseModel):
+    """A state value that counts how often it is serialized."""
+
+    dumps: ClassVar[list[int]] = []
+
+    @model_serializer
+    def _dump(self) -> dict[str, Any]:
+        _Probe.dumps.append(1)
+        return {}
+
+
+class _ProbedState(AgentState[Any]):
+    probe: NotRequired[Any]
+
+
+async def test_a_task_call_does_not_serialize_the_parent_state(run_agent: Any) -> None:
+    # LangChain validates a tool's arguments with its schema and dumps the result; a schema
+    # holding the injected runtime dumped the whole state (every message of the conversation)
+    # on each of N parallel calls, O(N) each.
+    _Probe.dumps.clear()
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(3))), "done"],
+            "worker": ["ok"],
+        }
+    )
+    worker = {"name": "worker", "description": "Works.", "system_prompt": "Work."}
+    agent = create_deep_agent(model, subagents=[worker], state_schema=_ProbedState)
+    result = await run_agent(agent, {"messages": [("user", "go")], "probe": _Probe()})
+    assert [m.text for m in tool_messages(result)] == ["ok"] * 3
+    assert _Probe.dumps == []

@@ -14,10 +14,11 @@ from langchain.agents.middleware import (
 from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
+from nbagents._runtime_tools import runtime_tool
 from nbagents.backends import BackendLike, check_backend
 from nbagents.backends._prompt import with_prompt_section
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
@@ -251,9 +252,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
         spawn = prepare(description, subagent_type, runtime)
         return await spawn.arun() if isinstance(spawn, Spawn) else spawn
 
-    return StructuredTool.from_function(
-        func=task, coroutine=atask, name=TASK_TOOL, description=registry.task_description
-    )
+    return runtime_tool(task, atask, name=TASK_TOOL, description=registry.task_description)
 
 
 def _error(text: str, tool_call_id: str) -> ToolMessage:
