@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import threading
 from typing import Any, ClassVar, NotRequired
 
@@ -15,6 +17,7 @@ from pydantic import BaseModel, PrivateAttr, model_serializer
 
 from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.models import call, delegate, parallel, say
+from nbagents.subagents import _fanout as fanout
 
 RESEARCHER = {"name": "researcher", "description": "Researches.", "system_prompt": "Research."}
 
@@ -199,3 +202,29 @@ async def test_a_task_call_does_not_serialize_the_parent_state(run_agent: Any) -
     result = await run_agent(agent, {"messages": [("user", "go")], "probe": _Probe()})
     assert [m.text for m in tool_messages(result)] == ["ok"] * 3
     assert _Probe.dumps == []
+
+
+def test_full_garbage_collections_wait_while_a_wide_fan_out_runs() -> None:
+    # Each full collection walks every object of every sub-agent in flight: at 2,000-way
+    # they cost more than the rest of the run's garbage collection together.
+    before = gc.get_threshold()
+    with contextlib.ExitStack() as running:
+        for _ in range(fanout.WIDE - 1):
+            running.enter_context(fanout.in_flight())
+        assert gc.get_threshold() == before  # a narrow run leaves the collector alone
+        running.enter_context(fanout.in_flight())
+        first, second, third = gc.get_threshold()
+        assert (first, second) == before[:2] and third > before[2]
+    assert gc.get_threshold() == before
+
+
+def test_a_threshold_set_during_a_wide_fan_out_is_kept() -> None:
+    before = gc.get_threshold()
+    try:
+        with contextlib.ExitStack() as running:
+            for _ in range(fanout.WIDE):
+                running.enter_context(fanout.in_flight())
+            gc.set_threshold(before[0], before[1], 7)
+        assert gc.get_threshold() == (before[0], before[1], 7)
+    finally:
+        gc.set_threshold(*before)

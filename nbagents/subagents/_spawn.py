@@ -20,6 +20,7 @@ from nbagents._contract import (
     describe_size,
 )
 from nbagents._tokens import TokenUsage
+from nbagents.subagents._fanout import in_flight
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 from nbagents.subagents._stop import run_stoppable
 
@@ -87,7 +88,8 @@ class Spawn:
         sent = self.child_input()
         try:
             config = self.child_config()
-            result = run_stoppable(lambda: self.runnable.invoke(sent, config))
+            with in_flight():
+                result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
@@ -99,7 +101,9 @@ class Spawn:
         started = time.perf_counter()
         sent = self.child_input()
         try:
-            result = await self.runnable.ainvoke(sent, self.child_config())
+            config = self.child_config()
+            with in_flight():
+                result = await self.runnable.ainvoke(sent, config)
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             raise
