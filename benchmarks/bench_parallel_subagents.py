@@ -33,6 +33,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from langchain.agents import create_agent
@@ -149,7 +150,7 @@ def wide_table(widths: list[int], latency: float, everything: bool, repeat: int)
                     continue
                 # deepagents' invoke takes a minute and more: once is enough to see it.
                 times = 1 if label == "deepagents" and mode == "invoke" else repeat
-                wall, _ = best(times, lambda: measure_with_cpu(build, n, latency, "model", mode))
+                wall, _ = best(times, partial(measure_with_cpu, build, n, latency, "model", mode))
                 cells.append(f"{wall:.2f}")
             print(f"{n:>6}  {label:<12}{cells[0]:>9}{cells[1]:>9}", flush=True)
 
@@ -168,7 +169,7 @@ def per_spawn_table(widths: list[int], repeat: int) -> None:
         for label, run in rows:
             cells = []
             for mode in MODES:
-                wall, cpu = best(repeat, lambda: run(n, mode))
+                wall, cpu = best(repeat, partial(run, n, mode))
                 cells.append(f"{wall / n * 1e3:.2f} / {cpu / n * 1e3:.2f}")
             print(f"{n:>6}  {label:<22}{cells[0]:>15}{cells[1]:>15}", flush=True)
 
