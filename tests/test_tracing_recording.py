@@ -129,7 +129,7 @@ def test_a_failing_tracer_never_breaks_the_run(
     def explode(value: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tracer bug")
 
-    monkeypatch.setattr(tracer_module, "jsonready", explode)
+    monkeypatch.setattr(tracer_module, "recorded", explode)
     tracer = Tracer()
     with caplog.at_level(logging.ERROR, logger="nbagents.tracing"):
         result = small_agent().invoke(PAYLOAD, {"callbacks": [tracer]})
