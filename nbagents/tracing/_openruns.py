@@ -17,7 +17,7 @@ from uuid import UUID
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
-from nbagents.tracing._jsonready import MAX_CHARS, deferred, jsonready
+from nbagents.tracing._jsonready import MAX_CHARS, deferred
 from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
@@ -187,12 +187,23 @@ class OpenRuns:
 
 def recorded(value: Any, parent: RunFrame | None, *, max_chars: int = MAX_CHARS) -> Any:
     """What a span keeps of a run's input or output: a reference converted when read
-    (:class:`~nbagents.tracing._jsonready.Deferred`), except for a root run's, converted now:
-    that is what the caller passed in or gets back, which it may change afterwards; inside the
-    run, LangChain and LangGraph make new messages and states rather than change them."""
+    (:class:`~nbagents.tracing._jsonready.Deferred`). Inside the run LangChain and LangGraph
+    make new messages and states rather than change them; a root run's input and output are
+    the caller's, who may change them afterwards (append to ``result["messages"]``), so their
+    containers are copied now (the messages in them are not: nobody edits a sent message)."""
     if parent is None:
-        return jsonready(value, max_chars=max_chars)
+        value = _containers_copied(value)
     return deferred(value, max_chars=max_chars)
+
+
+def _containers_copied(value: Any, depth: int = 0) -> Any:
+    if depth > 3:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_containers_copied(v, depth + 1) for v in value]
+    return value
 
 
 def new_span(
