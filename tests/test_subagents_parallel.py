@@ -9,6 +9,7 @@ import threading
 from typing import Any, ClassVar, NotRequired
 
 from langchain.agents import AgentState
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.outputs import ChatResult
@@ -228,3 +229,35 @@ def test_a_threshold_set_during_a_wide_fan_out_is_kept() -> None:
         assert gc.get_threshold() == (before[0], before[1], 7)
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_sub_agent_sees_the_same_system_prompt_with_or_without_a_per_call_hook() -> None:
+    # Without other middleware the task section is written into a built sub-agent's system
+    # prompt (no model-call hook to wrap per call); with a middleware that wraps model calls
+    # the section is still appended per call. Both give the model the same text.
+    class Passing(AgentMiddleware[Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+    seen: dict[str, list[str]] = {}
+
+    def prompts_of(middleware: list[AgentMiddleware[Any, Any]], key: str) -> None:
+        def reply(agent: str, messages: list[BaseMessage]) -> str:
+            seen.setdefault(key, []).append(str(messages[0].content))
+            return "done"
+
+        model = ScriptedChatModel(
+            script={"main": [delegate("job", "worker"), "ok"]}, responder=reply
+        )
+        worker = {
+            "name": "worker",
+            "description": "Works.",
+            "system_prompt": "Work.",
+            "middleware": middleware,
+        }
+        create_deep_agent(model, subagents=[worker]).invoke({"messages": [("user", "go")]})
+
+    prompts_of([], "static")
+    prompts_of([Passing()], "per call")
+    assert seen["static"] == seen["per call"]
+    assert seen["static"][0].startswith("Work.\n\n") and "`task`" in seen["static"][0]

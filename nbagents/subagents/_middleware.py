@@ -155,16 +155,20 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             prompt_section=_fill(system_prompt, agents) if system_prompt else None,
             task_description=_fill(task_description or TASK_TOOL_DESCRIPTION, agents),
             delegation=SubAgentMiddleware._sharing,
+            wraps_model_calls=wraps_model_calls,
         )
         self.tools = [_task_tool(self._registry)]
 
     @staticmethod
-    def _sharing(registry: SubAgentRegistry) -> SubAgentMiddleware:
+    def _sharing(registry: SubAgentRegistry, prompt_in_request: bool) -> SubAgentMiddleware:
         """The middleware a built sub-agent gets, so that it can delegate further.
 
         Always the base class: a user's subclass configures the main agent, not its sub-agents.
+        Without ``prompt_in_request`` the registry put the prompt section into the sub-agent's
+        system prompt, and the middleware only brings the tool (see ``_ToolOnly``).
         """
-        nested = SubAgentMiddleware.__new__(SubAgentMiddleware)
+        kind = SubAgentMiddleware if prompt_in_request else _ToolOnly
+        nested = kind.__new__(kind)
         AgentMiddleware.__init__(nested)
         nested._registry = registry
         nested.tools = [_task_tool(registry)]
@@ -194,6 +198,33 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         return await handler(with_prompt_section(request, self._registry.prompt_section or ""))
+
+
+class _ToolOnly(SubAgentMiddleware):
+    """A built sub-agent's ``SubAgentMiddleware`` whose prompt section is already in its system
+    prompt: it adds the ``task`` tool and no model-call hook.
+
+    ``create_agent`` wraps every ``wrap_model_call`` in a LangSmith ``traceable``, which costs
+    each model call about 30 µs under ``invoke`` and, under ``ainvoke``, two hops through the
+    event loop's small default thread pool, where a wide fan-out's sub-agents queue. The stop
+    check the hook also made is a callback handler (``_stop.StopCheck``) under a stop scope.
+    """
+
+    wrap_model_call = AgentMiddleware.wrap_model_call  # type: ignore[assignment]
+    awrap_model_call = AgentMiddleware.awrap_model_call  # type: ignore[assignment]
+
+    @property
+    def name(self) -> str:
+        return "SubAgentMiddleware"
+
+
+def wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
+    """Whether ``create_agent`` puts ``middleware`` around model calls (a hook of either kind)."""
+    kind = type(middleware)
+    return (
+        kind.wrap_model_call is not AgentMiddleware.wrap_model_call
+        or kind.awrap_model_call is not AgentMiddleware.awrap_model_call
+    )
 
 
 def _fill(template: str, agents: str) -> str:

@@ -53,7 +53,8 @@ class SubAgentRegistry:
         on_error: OnError,
         prompt_section: str | None,
         task_description: str,
-        delegation: Callable[[SubAgentRegistry], AgentMiddleware[Any, Any]],
+        delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]],
+        wraps_model_calls: Callable[[AgentMiddleware[Any, Any]], bool],
     ) -> None:
         self.specs = {s["name"]: s for s in specs}
         self.excluded = excluded
@@ -70,6 +71,7 @@ class SubAgentRegistry:
         self._state_schema = state_schema
         self._schema_reducers = reducer_keys(state_schema)
         self._delegation = delegation
+        self._wraps_model_calls = wraps_model_calls
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
@@ -79,6 +81,7 @@ class SubAgentRegistry:
             OrderedDict()
         )
         self._lock = threading.Lock()
+        self._accumulating: dict[str, frozenset[str]] = {}
 
     def graph_for(self, name: str, response_format: Any = None) -> Runnable[Any, Any]:
         """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
@@ -119,9 +122,12 @@ class SubAgentRegistry:
 
     def accumulating(self, name: str) -> frozenset[str]:
         """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
-        channels = getattr(self.graphs[name], "channels", None) or {}
-        own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
-        return self._schema_reducers | own
+        found = self._accumulating.get(name)
+        if found is None:  # a graph's channels are fixed once built: looked at once per type
+            channels = getattr(self.graphs[name], "channels", None) or {}
+            own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
+            found = self._accumulating[name] = self._schema_reducers | own
+        return found
 
     def _build(
         self, spec: SubAgent | CompiledSubAgent | RemoteSubAgent, response_format: Any = None
@@ -140,7 +146,18 @@ class SubAgentRegistry:
         interrupt_on = spec.get("interrupt_on", self._default_interrupt_on)
         if interrupt_on:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
-        middleware.append(self._delegation(self))
+        system_prompt = spec["system_prompt"]
+        # The delegation middleware comes last, so its section ends the system prompt. When no
+        # other middleware changes the prompt per call, the section can be written into the
+        # system prompt here, the same text, and the middleware needs no per-call hook.
+        in_request = bool(self.prompt_section) and any(map(self._wraps_model_calls, middleware))
+        if self.prompt_section and not in_request:
+            system_prompt = (
+                f"{system_prompt}\n\n{self.prompt_section}"
+                if system_prompt
+                else self.prompt_section
+            )
+        middleware.append(self._delegation(self, in_request))
         model = spec.get("model") or self._default_model
         if model is None:
             raise ValueError(
@@ -150,7 +167,7 @@ class SubAgentRegistry:
         return create_agent(
             resolve_model(model, f"Sub-agent {spec['name']!r}"),
             tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
-            system_prompt=spec["system_prompt"],
+            system_prompt=system_prompt,
             middleware=middleware,
             response_format=(
                 response_format if response_format is not None else spec.get("response_format")

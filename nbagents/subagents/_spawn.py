@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_core.callbacks import BaseCallbackHandler, Callbacks
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
@@ -22,7 +24,7 @@ from nbagents._contract import (
 from nbagents._tokens import TokenUsage
 from nbagents.subagents._fanout import in_flight
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
-from nbagents.subagents._stop import run_stoppable
+from nbagents.subagents._stop import run_stoppable, stop_check
 
 __all__ = ["SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY", "OnError", "Spawn"]
 
@@ -77,6 +79,9 @@ class Spawn:
                 ),
             },
         )
+        stop = stop_check()
+        if stop is not None:
+            config["callbacks"] = _first(stop, parent.get("callbacks"))
         if (parent.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY) is not None:
             # The format is what the caller wants back from this call; the sub-agent's own
             # delegations answer it in whatever form it asks for.
@@ -172,12 +177,30 @@ class Spawn:
         )
 
     def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The parent keys withheld from and passed to the sub-agent, with their sizes."""
+        """The parent keys withheld from and passed to the sub-agent, with their sizes (worked
+        out once: the spawn record and the artifact both say them)."""
+        return self._state_sizes
+
+    @functools.cached_property
+    def _state_sizes(self) -> tuple[dict[str, str], dict[str, str]]:
         withheld: dict[str, str] = {}
         passed: dict[str, str] = {}
         for key, value in self.parent_state.items():
             (withheld if key in self.excluded else passed)[key] = describe_size(value)
         return withheld, passed
+
+
+def _first(handler: BaseCallbackHandler, callbacks: Callbacks) -> Callbacks:
+    """The caller's callbacks and ``handler``, for the sub-agent's run: a config's own callbacks
+    replace the caller's in a plain runnable (LangGraph merges them with the caller's)."""
+    if callbacks is None:
+        return [handler]
+    if isinstance(callbacks, list):
+        return [handler, *callbacks]
+    manager = callbacks.copy()
+    manager.handlers = [handler, *manager.handlers]
+    manager.inheritable_handlers = [handler, *manager.inheritable_handlers]
+    return manager
 
 
 def _added(before: Any, after: Any) -> Any:
