@@ -11,14 +11,17 @@ from typing import Any, ClassVar, NotRequired
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
+from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, PrivateAttr, model_serializer
 
 from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.models import call, delegate, parallel, say
 from nbagents.subagents import _fanout as fanout
+from nbagents.subagents._messages import BatchedMessages
 
 RESEARCHER = {"name": "researcher", "description": "Researches.", "system_prompt": "Research."}
 
@@ -261,3 +264,32 @@ def test_a_sub_agent_sees_the_same_system_prompt_with_or_without_a_per_call_hook
     prompts_of([Passing()], "per call")
     assert seen["static"] == seen["per call"]
     assert seen["static"][0].startswith("Work.\n\n") and "`task`" in seen["static"][0]
+
+
+def _merged(channel_type: type[BinaryOperatorAggregate], writes: list[Any]) -> list[Any]:
+    channel = channel_type(list, add_messages)
+    channel.update([[HumanMessage("go", id="h")]])
+    channel.update(writes)
+    return [(type(m).__name__, m.id, m.text) for m in channel.get()]
+
+
+def test_a_step_of_message_writes_merges_as_langgraph_merges_it_one_by_one() -> None:
+    # N parallel task calls ending in one step were merged one write at a time, each copying
+    # and indexing the whole list: O(N^2). Batched, the result must be the same list.
+    writes: list[Any] = [
+        [ToolMessage("one", tool_call_id="a", id="t1")],
+        ToolMessage("two", tool_call_id="b", id="t2"),  # a single message, not a list
+        [AIMessage("replaces go", id="h"), ToolMessage("three", tool_call_id="c", id="t3")],
+        [ToolMessage("two again", tool_call_id="b", id="t2")],  # replaces an earlier write
+    ]
+    assert _merged(BatchedMessages, writes) == _merged(BinaryOperatorAggregate, writes)
+    removal = [[ToolMessage("one", tool_call_id="a", id="t1")], [RemoveMessage(id="h")]]
+    assert _merged(BatchedMessages, removal) == _merged(BinaryOperatorAggregate, removal)
+
+
+def test_the_agents_nbagents_builds_merge_a_step_of_messages_at_once() -> None:
+    agent = create_deep_agent(ScriptedChatModel(script={}), subagents=[RESEARCHER])
+    assert type(agent.channels["messages"]) is BatchedMessages
+    assert (
+        type(agent.subagent_registry.graphs["researcher"].channels["messages"]) is BatchedMessages
+    )

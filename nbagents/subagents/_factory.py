@@ -17,6 +17,7 @@ from nbagents.models._providers import init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
+from nbagents.subagents._messages import batch_message_writes
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, tools_problem
@@ -133,5 +134,5 @@ def create_deep_agent(
         name=name,
         debug=debug,
     )
-    graph = DeepAgentGraph.of(agent, subagent_middleware._registry)
+    graph = DeepAgentGraph.of(batch_message_writes(agent), subagent_middleware._registry)
     return graph.with_config(max_concurrency=max_concurrency)

@@ -17,6 +17,7 @@ from nbagents._contract import GENERAL_PURPOSE
 from nbagents.backends import BackendLike, FilesystemMiddleware
 from nbagents.models._providers import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
+from nbagents.subagents._messages import batch_message_writes
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, validate_specs
@@ -164,7 +165,7 @@ class SubAgentRegistry:
                 f"Sub-agent {spec['name']!r} has no 'model', and SubAgentMiddleware was given "
                 f"no default_model: give the spec a model or pass default_model=..."
             )
-        return create_agent(
+        built = create_agent(
             resolve_model(model, f"Sub-agent {spec['name']!r}"),
             tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
             system_prompt=system_prompt,
@@ -175,6 +176,7 @@ class SubAgentRegistry:
             state_schema=self._state_schema,
             name=spec["name"],
         )
+        return batch_message_writes(built)
 
     def _file_middleware(self, spec: SubAgent) -> list[AgentMiddleware[Any, Any]]:
         """File tools on the shared backend, and the skills this sub-agent is offered.
