@@ -42,7 +42,7 @@ from nbagents.tracing._extract import (
     tool_call_of,
     tool_outcome,
 )
-from nbagents.tracing._jsonready import shape
+from nbagents.tracing._jsonready import jsonready, shape
 from nbagents.tracing._openruns import OpenRuns, new_span, recorded
 from nbagents.tracing._pending import THREAD, is_resume, thread_of
 from nbagents.tracing._runs import RunFrame
@@ -247,7 +247,10 @@ class Tracer(BaseCallbackHandler):
         if run is None:
             return
         result = model_result(response)
-        outputs = recorded(result.produced, run.parent)
+        # Converted now, not when read: create_agent names the reply after its agent once the
+        # call has ended, and the trace shows the reply as the model gave it. (One message; the
+        # prompt, the large part, is what waits.)
+        outputs = jsonready(result.produced)
         with self.lock:
             self._runs.calls_made(run, result.calls)
             run.span.usage = result.usage
