@@ -1,9 +1,12 @@
 """What tracing costs: one run of N parallel sub-agents (each a tool call and two model turns),
-with no callbacks, with LangChain's own run collector (the peer: every LangChain tracer builds on
-it), with nbagents' ``Tracer``, and with the ``Tracer`` feeding a live view.
+with no callbacks, with a callback handler that does nothing (the floor: what LangChain spends
+calling any handler at all), with LangChain's own run collector (the peer: every LangChain
+tracer builds on it), with nbagents' ``Tracer``, and with the ``Tracer`` feeding a live view.
 
 The model takes no time, so the figures are pure framework and tracing overhead. Each mode runs
-``--repeat`` times; the table shows the median and the cost per span over the untraced run.
+``--repeat`` times, the modes taking turns so that a change in the machine's load reaches all
+of them alike; the table shows the median wall time and process CPU time (steadier on a shared
+machine), their ratios to the untraced run, and the CPU cost per span over it.
 
     python benchmarks/bench_tracer_overhead.py [-n 100] [--repeat 5]
 """
@@ -11,11 +14,13 @@ The model takes no time, so the figures are pure framework and tracing overhead.
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tools import tool
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
@@ -45,6 +50,15 @@ def run_plain(agent: Any) -> int:
     return 0
 
 
+class NoOpHandler(BaseCallbackHandler):
+    """Takes every callback and does nothing: the cost of being called at all."""
+
+
+def run_noop(agent: Any) -> int:
+    agent.invoke({"messages": [("user", "go")]}, {"callbacks": [NoOpHandler()]})
+    return 0
+
+
 def run_collector(agent: Any) -> int:
     collector = RunCollectorCallbackHandler()
     agent.invoke({"messages": [("user", "go")]}, {"callbacks": [collector]})
@@ -71,36 +85,51 @@ def _count_runs(runs: list[Any]) -> int:
     return sum(1 + _count_runs(r.child_runs) for r in runs)
 
 
-def measure(fn: Callable[[Any], int], agent: Any, repeat: int) -> tuple[float, int]:
-    times, spans = [], 0
+def measure(
+    modes: list[tuple[str, Callable[[Any], int]]], agent: Any, repeat: int
+) -> list[tuple[str, float, float, int]]:
+    """Median wall and CPU time and span count of each mode, the modes run in turn."""
+    walls: dict[str, list[float]] = {label: [] for label, _ in modes}
+    cpus: dict[str, list[float]] = {label: [] for label, _ in modes}
+    spans: dict[str, int] = {}
     for _ in range(repeat):
-        started = time.perf_counter()
-        spans = fn(agent)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), spans
+        for label, fn in modes:
+            gc.collect()  # the garbage of the mode before (a whole trace) is not this one's cost
+            cpu, started = time.process_time(), time.perf_counter()
+            spans[label] = fn(agent)
+            walls[label].append(time.perf_counter() - started)
+            cpus[label].append(time.process_time() - cpu)
+    return [
+        (label, statistics.median(walls[label]), statistics.median(cpus[label]), spans[label])
+        for label, _ in modes
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=100, help="parallel sub-agents")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     agent = build_agent(args.n)
     run_plain(agent)  # warm up imports and graph compilation
     modes = [
         ("no callbacks", run_plain),
+        ("no-op handler (floor)", run_noop),
         ("RunCollector (peer)", run_collector),
         ("nbagents Tracer", run_tracer),
         ("Tracer + live view", run_tracer_live),
     ]
-    results = [(label, *measure(fn, agent, args.repeat)) for label, fn in modes]
-    base = results[0][1]
-    spans = max(s for _, _, s in results)
+    results = measure(modes, agent, args.repeat)
+    _, base_wall, base_cpu, _ = results[0]
+    spans = max(s for *_, s in results)
     print(f"{args.n} parallel sub-agents, {spans} spans, median of {args.repeat} runs")
-    print(f"{'mode':<22}{'wall s':>9}{'vs none':>9}{'µs/span':>10}")
-    for label, seconds, _ in results:
-        per_span = (seconds - base) / spans * 1e6 if spans else 0.0
-        print(f"{label:<22}{seconds:>9.3f}{seconds / base:>8.2f}x{per_span:>10.0f}")
+    print(f"{'mode':<24}{'wall s':>8}{'vs none':>9}{'CPU s':>8}{'vs none':>9}{'µs/span':>9}")
+    for label, wall, cpu, _ in results:
+        per_span = (cpu - base_cpu) / spans * 1e6 if spans else 0.0
+        print(
+            f"{label:<24}{wall:>8.3f}{wall / base_wall:>8.2f}x"
+            f"{cpu:>8.3f}{cpu / base_cpu:>8.2f}x{per_span:>9.0f}"
+        )
 
 
 if __name__ == "__main__":

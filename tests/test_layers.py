@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "nbagents._distribution",
             "nbagents._interrupts",
             "nbagents._resumable",
+            "nbagents._runtime_tools",
             "nbagents.models",
             "nbagents.backends",
         ],

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import threading
-from typing import Any
+from typing import Any, ClassVar, NotRequired
 
+from langchain.agents import AgentState
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import tool
-from pydantic import PrivateAttr
+from langgraph.channels.binop import BinaryOperatorAggregate
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, PrivateAttr, model_serializer
 
 from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.models import call, delegate, parallel, say
+from nbagents.subagents import _fanout as fanout
+from nbagents.subagents._messages import BatchedMessages
 
 RESEARCHER = {"name": "researcher", "description": "Researches.", "system_prompt": "Research."}
 
@@ -165,3 +173,123 @@ async def test_sync_tools_of_fifty_subagents_run_at_once_under_ainvoke() -> None
     assert [m.status for m in tool_messages(result)] == ["success"] * N
     # The tool given in the spec is untouched: it is still sync-only.
     assert fetch.coroutine is None
+
+
+class _Probe(BaseModel):
+    """A state value that counts how often it is serialized."""
+
+    dumps: ClassVar[list[int]] = []
+
+    @model_serializer
+    def _dump(self) -> dict[str, Any]:
+        _Probe.dumps.append(1)
+        return {}
+
+
+class _ProbedState(AgentState[Any]):
+    probe: NotRequired[Any]
+
+
+async def test_a_task_call_does_not_serialize_the_parent_state(run_agent: Any) -> None:
+    # LangChain validates a tool's arguments with its schema and dumps the result; a schema
+    # holding the injected runtime dumped the whole state (every message of the conversation)
+    # on each of N parallel calls, O(N) each.
+    _Probe.dumps.clear()
+    model = ScriptedChatModel(
+        script={
+            "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(3))), "done"],
+            "worker": ["ok"],
+        }
+    )
+    worker = {"name": "worker", "description": "Works.", "system_prompt": "Work."}
+    agent = create_deep_agent(model, subagents=[worker], state_schema=_ProbedState)
+    result = await run_agent(agent, {"messages": [("user", "go")], "probe": _Probe()})
+    assert [m.text for m in tool_messages(result)] == ["ok"] * 3
+    assert _Probe.dumps == []
+
+
+def test_full_garbage_collections_wait_while_a_wide_fan_out_runs() -> None:
+    # Each full collection walks every object of every sub-agent in flight: at 2,000-way
+    # they cost more than the rest of the run's garbage collection together.
+    before = gc.get_threshold()
+    with contextlib.ExitStack() as running:
+        for _ in range(fanout.WIDE - 1):
+            running.enter_context(fanout.in_flight())
+        assert gc.get_threshold() == before  # a narrow run leaves the collector alone
+        running.enter_context(fanout.in_flight())
+        first, second, third = gc.get_threshold()
+        assert (first, second) == before[:2] and third > before[2]
+    assert gc.get_threshold() == before
+
+
+def test_a_threshold_set_during_a_wide_fan_out_is_kept() -> None:
+    before = gc.get_threshold()
+    try:
+        with contextlib.ExitStack() as running:
+            for _ in range(fanout.WIDE):
+                running.enter_context(fanout.in_flight())
+            gc.set_threshold(before[0], before[1], 7)
+        assert gc.get_threshold() == (before[0], before[1], 7)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_sub_agent_sees_the_same_system_prompt_with_or_without_a_per_call_hook() -> None:
+    # Without other middleware the task section is written into a built sub-agent's system
+    # prompt (no model-call hook to wrap per call); with a middleware that wraps model calls
+    # the section is still appended per call. Both give the model the same text.
+    class Passing(AgentMiddleware[Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request)
+
+    seen: dict[str, list[str]] = {}
+
+    def prompts_of(middleware: list[AgentMiddleware[Any, Any]], key: str) -> None:
+        def reply(agent: str, messages: list[BaseMessage]) -> str:
+            seen.setdefault(key, []).append(str(messages[0].content))
+            return "done"
+
+        model = ScriptedChatModel(
+            script={"main": [delegate("job", "worker"), "ok"]}, responder=reply
+        )
+        worker = {
+            "name": "worker",
+            "description": "Works.",
+            "system_prompt": "Work.",
+            "middleware": middleware,
+        }
+        create_deep_agent(model, subagents=[worker]).invoke({"messages": [("user", "go")]})
+
+    prompts_of([], "static")
+    prompts_of([Passing()], "per call")
+    assert seen["static"] == seen["per call"]
+    assert seen["static"][0].startswith("Work.\n\n") and "`task`" in seen["static"][0]
+
+
+def _merged(channel_type: type[BinaryOperatorAggregate], writes: list[Any]) -> list[Any]:
+    channel = channel_type(list, add_messages)
+    channel.update([[HumanMessage("go", id="h")]])
+    channel.update(writes)
+    return [(type(m).__name__, m.id, m.text) for m in channel.get()]
+
+
+def test_a_step_of_message_writes_merges_as_langgraph_merges_it_one_by_one() -> None:
+    # N parallel task calls ending in one step were merged one write at a time, each copying
+    # and indexing the whole list: O(N^2). Batched, the result must be the same list.
+    writes: list[Any] = [
+        [ToolMessage("one", tool_call_id="a", id="t1")],
+        ToolMessage("two", tool_call_id="b", id="t2"),  # a single message, not a list
+        [AIMessage("replaces go", id="h"), ToolMessage("three", tool_call_id="c", id="t3")],
+        [ToolMessage("two again", tool_call_id="b", id="t2")],  # replaces an earlier write
+    ]
+    assert _merged(BatchedMessages, writes) == _merged(BinaryOperatorAggregate, writes)
+    removal = [[ToolMessage("one", tool_call_id="a", id="t1")], [RemoveMessage(id="h")]]
+    assert _merged(BatchedMessages, removal) == _merged(BinaryOperatorAggregate, removal)
+
+
+def test_the_agents_nbagents_builds_merge_a_step_of_messages_at_once() -> None:
+    agent = create_deep_agent(ScriptedChatModel(script={}), subagents=[RESEARCHER])
+    assert type(agent.channels["messages"]) is BatchedMessages
+    assert (
+        type(agent.subagent_registry.graphs["researcher"].channels["messages"]) is BatchedMessages
+    )

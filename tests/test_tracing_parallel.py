@@ -128,3 +128,24 @@ async def test_two_traced_runs_at_once_stay_apart(mode: str) -> None:
     check(first.trace, results[0], 50)
     check(second.trace, results[1], 50)
     assert not {s.id for s in first.trace.spans} & {s.id for s in second.trace.spans}
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_the_trace_of_a_500_way_fan_out_is_complete(mode: str) -> None:
+    """500 parallel sub-agents, where the cost per spawn used to grow with the width: every
+    spawn, every model and tool call, under the right parent, and tokens exact to the one.
+    (Nothing here is timed: the benchmarks measure speed.)"""
+    n = 500
+    graph = agent(n)
+    tracer = Tracer()
+    payload = {"messages": [HumanMessage("go")]}
+    config = {"callbacks": [tracer]}
+    result = (
+        await graph.ainvoke(payload, config) if mode == "ainvoke" else graph.invoke(payload, config)
+    )
+    check(tracer.trace, result, n)
+    main = tracer.trace.roots[0]
+    # The main agent's own tokens are what its model reported, message by message.
+    reported = TokenUsage.from_messages(result["messages"])
+    assert tracer.trace.own_usage(main) == reported
+    assert len([m for m in result["messages"] if isinstance(m, ToolMessage)]) == n

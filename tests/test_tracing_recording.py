@@ -129,7 +129,7 @@ def test_a_failing_tracer_never_breaks_the_run(
     def explode(value: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tracer bug")
 
-    monkeypatch.setattr(tracer_module, "jsonready", explode)
+    monkeypatch.setattr(tracer_module, "recorded", explode)
     tracer = Tracer()
     with caplog.at_level(logging.ERROR, logger="nbagents.tracing"):
         result = small_agent().invoke(PAYLOAD, {"callbacks": [tracer]})
@@ -245,3 +245,28 @@ def test_state_sizes_read_as_words() -> None:
         "int",
         "NoneType",
     ]
+
+
+def test_what_a_run_returned_is_recorded_as_it_was_returned() -> None:
+    # Spans convert what they keep when read; the caller's own input and result are copied
+    # first, so changing them afterwards does not change the trace.
+    tracer = Tracer()
+    payload = {"messages": [HumanMessage("go")]}
+    result = small_agent().invoke(payload, {"callbacks": [tracer]})
+    payload["messages"].append(HumanMessage("added to the input later"))
+    result["messages"].append(HumanMessage("added to the result later"))
+    result["extra"] = "a key added later"
+    root = tracer.trace.roots[0]
+    assert [m["content"] for m in root.inputs["messages"]] == ["go"]
+    assert [m["type"] for m in root.outputs["messages"]] == ["human", "ai", "tool", "ai"]
+    assert "extra" not in root.outputs
+
+
+def test_span_data_is_converted_once_when_read() -> None:
+    tracer = Tracer()
+    small_agent().invoke(PAYLOAD, {"callbacks": [tracer]})
+    model = next(s for s in tracer.trace.spans if s.kind == "model")
+    first = model.inputs
+    assert isinstance(first, list) and first[-1] == {"type": "human", "content": "go"}
+    assert model.inputs is first  # the same converted value, not a new conversion
+    assert Trace.from_json(tracer.trace.to_json()).get(model.id).inputs == first

@@ -8,9 +8,10 @@ from typing import Any
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 
 from nbagents._contract import READ_FILE_TOOL
+from nbagents._runtime_tools import runtime_tool
 from nbagents.backends._descriptions import TOOL_DESCRIPTIONS
 from nbagents.backends._format import (
     NO_FILES,
@@ -249,7 +250,4 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
         (grep, agrep),
     ]
     chosen = {**TOOL_DESCRIPTIONS, **(descriptions or {})}
-    return [
-        StructuredTool.from_function(func=f, coroutine=af, description=chosen[f.__name__].rstrip())
-        for f, af in pairs
-    ]
+    return [runtime_tool(f, af, description=chosen[f.__name__].rstrip()) for f, af in pairs]

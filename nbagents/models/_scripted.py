@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, field_validator
 
@@ -107,7 +109,7 @@ class ScriptedChatModel(CannedChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind tools; the script's tool calls are checked against them at reply time."""
-        schemas = [convert_to_openai_tool(t) for t in tools]
+        schemas = [_tool_schema(t) for t in tools]
         return self.bind(tools=schemas, **kwargs)
 
     # -- replying ------------------------------------------------------------------------------
@@ -192,6 +194,34 @@ class ScriptedChatModel(CannedChatModel):
         if latency > 0:
             await asyncio.sleep(latency)
         return message
+
+
+_SCHEMAS_KEPT = 512
+_schemas: dict[int, tuple[Any, str, str, Any, dict[str, Any]]] = {}
+_schemas_lock = threading.Lock()
+
+
+def _tool_schema(tool: Any) -> dict[str, Any]:
+    """``convert_to_openai_tool(tool)``, worked out once per tool object.
+
+    ``create_agent`` binds the tools again for every model call, and converting a tool's schema
+    costs about as much as the scripted reply itself: in a fan-out of hundreds of sub-agents it
+    was a visible part of every spawn. A tool whose name, description or argument schema is
+    replaced is converted again; anything that is not a tool object is converted every time.
+    """
+    if not isinstance(tool, BaseTool):
+        return convert_to_openai_tool(tool)
+    key = (tool.name, tool.description, tool.args_schema)
+    with _schemas_lock:
+        kept = _schemas.get(id(tool))
+    if kept is not None and kept[0] is tool and kept[1:4] == key:
+        return kept[4]  # shared: LangChain passes bound tools on and reads them, never edits
+    schema = convert_to_openai_tool(tool)
+    with _schemas_lock:
+        if len(_schemas) >= _SCHEMAS_KEPT:
+            _schemas.pop(next(iter(_schemas)))
+        _schemas[id(tool)] = (tool, *key, schema)
+    return schema
 
 
 def _agent_name(run_manager: Any, script: Mapping[str, Any]) -> str:

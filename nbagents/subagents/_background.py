@@ -38,6 +38,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from nbagents._runtime_tools import runtime_tool
 from nbagents.backends._prompt import PromptSection
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
@@ -334,29 +335,27 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
         return guarded(listed)(runtime)
 
     return [
-        StructuredTool.from_function(
-            func=start_async_task,
+        runtime_tool(
+            start_async_task,
             description=(
                 "Start a job on a background sub-agent and return at once with its task id; "
                 "keep working and check it later. Background sub-agents:\n" + listing
             ),
         ),
-        StructuredTool.from_function(
-            func=check_async_task,
+        runtime_tool(
+            check_async_task,
             description=(
                 "Whether a background task is done, and its result when it is. A status seen "
                 "earlier in the conversation may be stale: call this for the current one."
             ),
         ),
-        StructuredTool.from_function(
-            func=update_async_task,
+        runtime_tool(
+            update_async_task,
             description="Send a background task a follow-up instruction on its own thread.",
         ),
-        StructuredTool.from_function(
-            func=cancel_async_task, description="Cancel a background task that is running."
-        ),
-        StructuredTool.from_function(
-            func=list_async_tasks,
+        runtime_tool(cancel_async_task, description="Cancel a background task that is running."),
+        runtime_tool(
+            list_async_tasks,
             description=(
                 "List the background tasks started so far, with their current statuses (a "
                 "status seen earlier in the conversation may be stale)."

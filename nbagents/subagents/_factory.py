@@ -18,6 +18,7 @@ from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
 from nbagents.subagents._limits import Limits, check_limits
+from nbagents.subagents._messages import batch_message_writes
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, tools_problem
@@ -144,5 +145,5 @@ def create_deep_agent(
         name=name,
         debug=debug,
     )
-    graph = DeepAgentGraph.of(agent, subagent_middleware._registry, limits)
+    graph = DeepAgentGraph.of(batch_message_writes(agent), subagent_middleware._registry, limits)
     return graph.with_config(max_concurrency=max_concurrency)

@@ -43,6 +43,7 @@ __all__ = [
     "admitted",
     "check_limits",
     "guarded_config",
+    "is_guarded",
     "price_limits_with",
 ]
 
@@ -265,21 +266,26 @@ def _price(model: str | None, usage: TokenUsage) -> Decimal | None:
         return None
 
 
-def guarded_config(config: RunnableConfig, guard: LimitGuard) -> RunnableConfig:
-    """``config`` with ``guard`` first among its callbacks, the others kept in their order.
+def guarded_config(config: RunnableConfig, *first: BaseCallbackHandler) -> RunnableConfig:
+    """``config`` with the handlers ``first`` (a guard) before its callbacks, kept in order.
 
     First, because LangChain calls the handlers in order and stops at a :class:`StepGuard`'s
     error: the tracer, after it, never opens a span for a step that does not run.
     """
     callbacks = config.get("callbacks")
     if callbacks is None:
-        return {**config, "callbacks": [guard]}
+        return {**config, "callbacks": list(first)}
     if isinstance(callbacks, BaseCallbackManager):
         manager = callbacks.copy()
-        manager.handlers = [guard, *manager.handlers]
-        manager.inheritable_handlers = [guard, *manager.inheritable_handlers]
+        manager.handlers = [*first, *manager.handlers]
+        manager.inheritable_handlers = [*first, *manager.inheritable_handlers]
         return {**config, "callbacks": manager}
-    return {**config, "callbacks": [guard, *callbacks]}
+    return {**config, "callbacks": [*first, *callbacks]}
+
+
+def is_guarded(config: RunnableConfig) -> bool:
+    """Whether a run with ``config`` has limits to keep: a guard of its own or a caller's."""
+    return any(isinstance(h, LimitGuard) for h in _handlers(config))
 
 
 def _requested_model(metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str | None:

@@ -15,13 +15,14 @@ from langchain.tools import ToolRuntime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import ensure_config
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
+from nbagents._runtime_tools import runtime_tool
 from nbagents.backends import BackendLike, check_backend
 from nbagents.backends._prompt import with_prompt_section
-from nbagents.subagents._limits import admitted
+from nbagents.subagents._limits import admitted, is_guarded
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._registry import SubAgentRegistry, resolve_model
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
@@ -156,16 +157,20 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             prompt_section=_fill(system_prompt, agents) if system_prompt else None,
             task_description=_fill(task_description or TASK_TOOL_DESCRIPTION, agents),
             delegation=SubAgentMiddleware._sharing,
+            wraps_model_calls=wraps_model_calls,
         )
         self.tools = [_task_tool(self._registry)]
 
     @staticmethod
-    def _sharing(registry: SubAgentRegistry) -> SubAgentMiddleware:
+    def _sharing(registry: SubAgentRegistry, prompt_in_request: bool) -> SubAgentMiddleware:
         """The middleware a built sub-agent gets, so that it can delegate further.
 
         Always the base class: a user's subclass configures the main agent, not its sub-agents.
+        Without ``prompt_in_request`` the registry put the prompt section into the sub-agent's
+        system prompt, and the middleware only brings the tool (see ``_ToolOnly``).
         """
-        nested = SubAgentMiddleware.__new__(SubAgentMiddleware)
+        kind = SubAgentMiddleware if prompt_in_request else _ToolOnly
+        nested = kind.__new__(kind)
         AgentMiddleware.__init__(nested)
         nested._registry = registry
         nested.tools = [_task_tool(registry)]
@@ -199,6 +204,35 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             return await handler(with_prompt_section(request, self._registry.prompt_section or ""))
 
 
+class _ToolOnly(SubAgentMiddleware):
+    """A built sub-agent's ``SubAgentMiddleware`` whose prompt section is already in its system
+    prompt: it adds the ``task`` tool and no model-call hook.
+
+    ``create_agent`` wraps every ``wrap_model_call`` in a LangSmith ``traceable``, which costs
+    each model call about 30 µs under ``invoke`` and, under ``ainvoke``, two hops through the
+    event loop's small default thread pool, where a wide fan-out's sub-agents queue. The stop
+    check the hook also made is a callback handler (``_stop.StopCheck``) under a stop scope.
+    A run with limits to keep gets the sub-agent built with the hook, which admits each call
+    (``SubAgentRegistry.graph_for(admits=True)``).
+    """
+
+    wrap_model_call = AgentMiddleware.wrap_model_call  # type: ignore[assignment]
+    awrap_model_call = AgentMiddleware.awrap_model_call  # type: ignore[assignment]
+
+    @property
+    def name(self) -> str:
+        return "SubAgentMiddleware"
+
+
+def wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
+    """Whether ``create_agent`` puts ``middleware`` around model calls (a hook of either kind)."""
+    kind = type(middleware)
+    return (
+        kind.wrap_model_call is not AgentMiddleware.wrap_model_call
+        or kind.awrap_model_call is not AgentMiddleware.awrap_model_call
+    )
+
+
 def _fill(template: str, agents: str) -> str:
     return template.replace("{available_agents}", agents)
 
@@ -224,12 +258,14 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
                 f"(max_subagent_depth={registry.max_depth}) is reached. Do this task yourself.",
                 call_id,
             )
+        limits = registry.limits_of(subagent_type)
         return Spawn(
             name=subagent_type,
             description=description,
             runnable=registry.graph_for(
                 subagent_type,
                 (config.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY),
+                admits=bool(limits) or is_guarded(config),
             ),
             parent_state=runtime.state or {},
             tool_call_id=call_id,
@@ -237,7 +273,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             excluded=registry.excluded,
             on_error=registry.on_error,
             accumulating=registry.accumulating(subagent_type),
-            limits=registry.limits_of(subagent_type),
+            limits=limits,
             checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),
             compiled="runnable" in registry.specs[subagent_type],
@@ -259,9 +295,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
         spawn = prepare(description, subagent_type, runtime)
         return await spawn.arun() if isinstance(spawn, Spawn) else spawn
 
-    return StructuredTool.from_function(
-        func=task, coroutine=atask, name=TASK_TOOL, description=registry.task_description
-    )
+    return runtime_tool(task, atask, name=TASK_TOOL, description=registry.task_description)
 
 
 def _error(text: str, tool_call_id: str) -> ToolMessage:

@@ -18,6 +18,7 @@ from nbagents.backends import BackendLike, FilesystemMiddleware
 from nbagents.models._providers import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._limits import Limits
+from nbagents.subagents._messages import batch_message_writes
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, validate_specs
@@ -54,7 +55,8 @@ class SubAgentRegistry:
         on_error: OnError,
         prompt_section: str | None,
         task_description: str,
-        delegation: Callable[[SubAgentRegistry], AgentMiddleware[Any, Any]],
+        delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]],
+        wraps_model_calls: Callable[[AgentMiddleware[Any, Any]], bool],
     ) -> None:
         self.specs = {s["name"]: s for s in specs}
         self.excluded = excluded
@@ -71,52 +73,70 @@ class SubAgentRegistry:
         self._state_schema = state_schema
         self._schema_reducers = reducer_keys(state_schema)
         self._delegation = delegation
+        self._wraps_model_calls = wraps_model_calls
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
         # Keyed by the format's identity (a schema may be an unhashable dict); the entry holds
         # the format itself, so its id cannot be reused while it is cached.
-        self._by_format: OrderedDict[tuple[str, int], tuple[Any, Runnable[Any, Any]]] = (
+        self._by_format: OrderedDict[tuple[str, int, bool], tuple[Any, Runnable[Any, Any]]] = (
             OrderedDict()
         )
         self._lock = threading.Lock()
+        self._accumulating: dict[str, frozenset[str]] = {}
+        # Built sub-agents that admit each model call against limits, made when a run first
+        # has limits to keep: without limits a built sub-agent needs no model-call hook.
+        self._admitting: dict[str, Runnable[Any, Any]] = {}
 
-    def graph_for(self, name: str, response_format: Any = None) -> Runnable[Any, Any]:
+    def graph_for(
+        self, name: str, response_format: Any = None, *, admits: bool = False
+    ) -> Runnable[Any, Any]:
         """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
 
+        With ``admits`` a sub-agent nbagents builds admits each model call against the limits
+        of its run (see ``_limits.admitted``); a compiled or remote one is returned as it is.
         Raises ``ValueError`` for a ``CompiledSubAgent`` (a ready-made runnable cannot be
         rebuilt with another format, as in deepagents) and for a ``RemoteSubAgent`` (the
         server's graph answers as it was deployed).
         """
-        if response_format is None:
-            return self.graphs[name]
         spec = self.specs[name]
-        if "runnable" in spec or "graph_id" in spec:
+        built = "runnable" not in spec and "graph_id" not in spec
+        if response_format is None:
+            if not (admits and built):
+                return self.graphs[name]
+            with self._lock:
+                graph = self._admitting.get(name)
+            if graph is None:
+                graph = self._build(spec, admits=True)
+                with self._lock:
+                    graph = self._admitting.setdefault(name, graph)
+            return graph
+        if not built:
             kind = "compiled" if "runnable" in spec else "remote"
             raise ValueError(
                 f'response_schema cannot be used with {kind} subagent "{name}": a response '
                 f"format chosen per task call ({SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY!r} in the "
                 f"config) needs a SubAgent spec that nbagents builds."
             )
-        key = (name, id(response_format))
+        key = (name, id(response_format), admits)
         with self._lock:
             cached = self._by_format.get(key)
             if cached is not None and cached[0] is response_format:
                 self._by_format.move_to_end(key)
                 return cached[1]
-        graph = self._build(spec, response_format)
+        graph = self._build(spec, response_format, admits=admits)
         with self._lock:
             self._by_format[key] = (response_format, graph)
             while len(self._by_format) > _FORMATS_KEPT:
                 self._by_format.popitem(last=False)
         return graph
 
-    def build(self, spec: SubAgent) -> Runnable[Any, Any]:
+    def build(self, spec: SubAgent, *, admits: bool = False) -> Runnable[Any, Any]:
         """``spec`` built as this agent builds its sub-agents: inherited model and tools, file
         tools and skills, approvals, and a ``task`` tool that delegates through this registry.
         For a re-run of one sub-agent with its spec changed."""
         validate_specs([spec])
-        return self._build(spec)
+        return self._build(spec, admits=admits)
 
     def limits_of(self, name: str) -> Limits | None:
         """The limits of one run of the sub-agent ``name``, if its spec sets any."""
@@ -131,12 +151,19 @@ class SubAgentRegistry:
 
     def accumulating(self, name: str) -> frozenset[str]:
         """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
-        channels = getattr(self.graphs[name], "channels", None) or {}
-        own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
-        return self._schema_reducers | own
+        found = self._accumulating.get(name)
+        if found is None:  # a graph's channels are fixed once built: looked at once per type
+            channels = getattr(self.graphs[name], "channels", None) or {}
+            own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
+            found = self._accumulating[name] = self._schema_reducers | own
+        return found
 
     def _build(
-        self, spec: SubAgent | CompiledSubAgent | RemoteSubAgent, response_format: Any = None
+        self,
+        spec: SubAgent | CompiledSubAgent | RemoteSubAgent,
+        response_format: Any = None,
+        *,
+        admits: bool = False,
     ) -> Runnable[Any, Any]:
         if "graph_id" in spec:
             return RemoteGraphRunnable(cast(RemoteSubAgent, spec))
@@ -152,17 +179,31 @@ class SubAgentRegistry:
         interrupt_on = spec.get("interrupt_on", self._default_interrupt_on)
         if interrupt_on:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
-        middleware.append(self._delegation(self))
+        system_prompt = spec["system_prompt"]
+        # The delegation middleware comes last, so its section ends the system prompt. When no
+        # other middleware changes the prompt per call, the section can be written into the
+        # system prompt here, the same text, and the middleware needs no per-call hook, unless
+        # it admits the calls against limits.
+        in_request = admits or (
+            bool(self.prompt_section) and any(map(self._wraps_model_calls, middleware))
+        )
+        if self.prompt_section and not in_request:
+            system_prompt = (
+                f"{system_prompt}\n\n{self.prompt_section}"
+                if system_prompt
+                else self.prompt_section
+            )
+        middleware.append(self._delegation(self, in_request))
         model = spec.get("model") or self._default_model
         if model is None:
             raise ValueError(
                 f"SubAgent {spec['name']!r} must specify 'model': SubAgentMiddleware was given "
                 f"no default_model to inherit; give the spec a model or pass default_model=..."
             )
-        return create_agent(
+        built = create_agent(
             resolve_model(model, f"Sub-agent {spec['name']!r}"),
             tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
-            system_prompt=spec["system_prompt"],
+            system_prompt=system_prompt,
             middleware=middleware,
             response_format=(
                 response_format if response_format is not None else spec.get("response_format")
@@ -170,6 +211,7 @@ class SubAgentRegistry:
             state_schema=self._state_schema,
             name=spec["name"],
         )
+        return batch_message_writes(built)
 
     def _file_middleware(self, spec: SubAgent) -> list[AgentMiddleware[Any, Any]]:
         """File tools on the shared backend, and the skills this sub-agent is offered.

@@ -2,10 +2,16 @@
 
 ``RemoteGraphRunnable`` stands where a local sub-agent's graph would, so the ``task`` tool's
 ``Spawn`` isolates its input, packages its result and turns its failures into error
-ToolMessages exactly as for a local one. It creates a thread on the server, streams a run on it
-(``stream_mode=["events", "values"]``), re-emits the run's steps as callbacks through
-:class:`~nbagents.subagents._relay.Relay`, and returns the final state with its messages as
-message objects. ``langgraph_sdk`` (the ``remote`` extra) is imported on the first call only.
+ToolMessages exactly as for a local one. It streams a run on a new thread of the server
+(``stream_mode=["events", "values"]``; one request: the thread id is made here and the server
+creates the thread with the run, ``if_not_exists="create"``), re-emits the run's steps as
+callbacks through :class:`~nbagents.subagents._relay.Relay`, and returns the final state with
+its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is imported on the
+first call only.
+
+The runs in flight at once share one HTTP client (one per event loop under ``ainvoke``): a
+fan-out of fifty no longer builds fifty clients, and their connections are reused. The client
+is closed when the last of them ends.
 
 Every run is bounded by the spec's ``timeout``, connecting included; when it runs out, or the
 caller is cancelled or interrupted, the remote run is cancelled too (best effort:
@@ -22,8 +28,9 @@ import queue
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langchain_core.runnables.config import (
@@ -58,6 +65,14 @@ CANCEL_TIMEOUT = 3.0
 STREAM_MODES: list[StreamMode] = ["events", "values"]
 
 
+def _limits() -> Any:
+    import httpx
+
+    # Each run in flight holds a connection for its stream: httpx's default pool (100) would
+    # make the 101st of a wide fan-out wait, and time out, for a connection.
+    return httpx.Limits(max_connections=None, max_keepalive_connections=64)
+
+
 class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     """Runs one graph on a LangGraph server as a sub-agent (see :class:`RemoteSubAgent`)."""
 
@@ -68,6 +83,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self.timeout = float(spec.get("timeout", DEFAULT_TIMEOUT))
         self.connect_timeout = float(spec.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
         self.connect_retries = int(spec.get("connect_retries", DEFAULT_CONNECT_RETRIES))
+        self._clients: _SharedClients[Any] = _SharedClients()
 
     def __repr__(self) -> str:
         return f"RemoteGraphRunnable(url={self.url!r}, graph_id={self.graph_id!r})"
@@ -80,7 +96,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         config = ensure_config(config)
         run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
         manager = get_callback_manager_for_config(config)
-        client = self._sync_client()
+        client = self._clients.acquire(None, self._sync_client)
         try:
             for event, data in _bounded(self._sync_parts(client, run, input), self.timeout):
                 for op in run.accept(event, data):
@@ -89,15 +105,14 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         except BaseException as error:
             failure = self._explain(error, run)
             if run.active:
-                _cancel_in_background(client, run.thread_id, run.run_id)
+                self._cancel_in_background(client, run.thread_id, run.run_id)
             for op in run.fail(failure):
                 perform(op, manager, run)
             if failure is error:
                 raise
             raise failure from error
         finally:
-            if not run.active:
-                client.close()
+            self._release_sync()
         for op in run.succeed(result):
             perform(op, manager, run)
         return result
@@ -105,9 +120,32 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     def _sync_parts(
         self, client: SyncLangGraphClient, run: RemoteRun, input: dict[str, Any]
     ) -> Iterator[tuple[str, Any]]:
-        run.thread_id = str(client.threads.create(metadata=run.thread_metadata())["thread_id"])
+        run.thread_id = str(uuid.uuid4())
         for part in client.runs.stream(run.thread_id, self.graph_id, **_stream_options(run, input)):
             yield part.event, part.data
+
+    def _release_sync(self) -> None:
+        unused = self._clients.release(None)
+        if unused is not None:
+            unused.close()
+
+    def _cancel_in_background(
+        self, client: SyncLangGraphClient, thread_id: str, run_id: str
+    ) -> None:
+        """Ask the server to cancel a run, waiting at most ``CANCEL_TIMEOUT`` for its answer."""
+        self._clients.acquire(None, self._sync_client)  # held until the cancel is answered
+
+        def cancel() -> None:
+            try:
+                client.runs.cancel(thread_id, run_id)
+            except Exception:
+                pass  # best effort: the server may be the reason we are cancelling
+            finally:
+                self._release_sync()
+
+        worker = threading.Thread(target=cancel, name="nbagents-remote-cancel", daemon=True)
+        worker.start()
+        worker.join(CANCEL_TIMEOUT)
 
     def _sync_client(self) -> SyncLangGraphClient:
         import httpx
@@ -119,7 +157,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return SyncLangGraphClient(
             httpx.Client(
                 **_resolved(made),
-                transport=httpx.HTTPTransport(retries=self.connect_retries, verify=_tls()),
+                transport=httpx.HTTPTransport(
+                    retries=self.connect_retries, verify=_tls(), limits=_limits()
+                ),
                 event_hooks={"response": [_no_reconnect]},
             )
         )
@@ -132,7 +172,8 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         config = ensure_config(config)
         run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
         manager = get_async_callback_manager_for_config(config)
-        client = self._async_client()
+        loop = asyncio.get_running_loop()
+        client = self._clients.acquire(loop, self._async_client)
         try:
             async with asyncio.timeout(self.timeout):
                 async for event, data in self._async_parts(client, run, input):
@@ -149,7 +190,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 raise
             raise failure from error
         finally:
-            await client.aclose()
+            unused = self._clients.release(loop)
+            if unused is not None:
+                await unused.aclose()
         for op in run.succeed(result):
             await aperform(op, manager, run)
         return result
@@ -157,8 +200,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
     async def _async_parts(
         self, client: LangGraphClient, run: RemoteRun, input: dict[str, Any]
     ) -> AsyncIterator[tuple[str, Any]]:
-        thread = await client.threads.create(metadata=run.thread_metadata())
-        run.thread_id = str(thread["thread_id"])
+        run.thread_id = str(uuid.uuid4())
         async for part in client.runs.stream(
             run.thread_id, self.graph_id, **_stream_options(run, input)
         ):
@@ -173,7 +215,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return LangGraphClient(
             httpx.AsyncClient(
                 **_resolved(made),
-                transport=httpx.AsyncHTTPTransport(retries=self.connect_retries, verify=_tls()),
+                transport=httpx.AsyncHTTPTransport(
+                    retries=self.connect_retries, verify=_tls(), limits=_limits()
+                ),
                 event_hooks={"response": [_ano_reconnect]},
             )
         )
@@ -242,13 +286,52 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
 
 def _stream_options(run: RemoteRun, input: dict[str, Any]) -> dict[str, Any]:
-    # A run the client stops reading is cancelled on the server, not left running.
     return {
         "input": input,
         "stream_mode": STREAM_MODES,
+        # A run the client stops reading is cancelled on the server, not left running.
         "on_disconnect": "cancel",
         "on_run_created": run.created,
+        # The thread is made with the run (its id is ours), one request instead of two; the
+        # server gives it the run's metadata.
+        "if_not_exists": "create",
+        "metadata": run.thread_metadata(),
     }
+
+
+C = TypeVar("C")
+
+
+class _SharedClients(Generic[C]):
+    """One client per key (``None``, or an event loop) while runs use it; closed by the last.
+
+    An async client belongs to the event loop it was first used on, so ``ainvoke`` runs share
+    one per loop; a sync client is thread-safe and shared by every ``invoke``.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[Any, list[Any]] = {}
+
+    def acquire(self, key: Any, make: Callable[[], C]) -> C:
+        with self._lock:
+            entry = self._held.get(key)
+            if entry is None:
+                entry = self._held[key] = [make(), 0]
+            entry[1] += 1
+            client: C = entry[0]
+            return client
+
+    def release(self, key: Any) -> C | None:
+        """The client to close when this was its last user, else ``None``."""
+        with self._lock:
+            entry = self._held[key]
+            entry[1] -= 1
+            if entry[1] > 0:
+                return None
+            del self._held[key]
+            client: C = entry[0]
+            return client
 
 
 class _Timeout(Exception):
@@ -307,22 +390,6 @@ def _tls() -> ssl.SSLContext:
     import httpx
 
     return httpx.create_ssl_context()
-
-
-def _cancel_in_background(client: SyncLangGraphClient, thread_id: str, run_id: str) -> None:
-    """Ask the server to cancel a run, waiting at most ``CANCEL_TIMEOUT`` for its answer."""
-
-    def cancel() -> None:
-        try:
-            client.runs.cancel(thread_id, run_id)
-        except Exception:
-            pass  # best effort: the server may be the reason we are cancelling
-        finally:
-            client.close()
-
-    worker = threading.Thread(target=cancel, name="nbagents-remote-cancel", daemon=True)
-    worker.start()
-    worker.join(CANCEL_TIMEOUT)
 
 
 async def _acancel(client: LangGraphClient, thread_id: str, run_id: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -24,9 +25,10 @@ from nbagents._contract import (
     describe_size,
 )
 from nbagents._tokens import TokenUsage
+from nbagents.subagents._fanout import in_flight
 from nbagents.subagents._limits import LimitGuard, Limits, StepGuard, guarded_config
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
-from nbagents.subagents._stop import run_stoppable
+from nbagents.subagents._stop import run_stoppable, stop_check
 
 __all__ = ["SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY", "OnError", "Spawn"]
 
@@ -123,8 +125,11 @@ class Spawn:
             # The format is what the caller wants back from this call; the sub-agent's own
             # delegations answer it in whatever form it asks for.
             config["configurable"] = {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: None}
-        if guard is not None:
-            config = guarded_config({**config, "callbacks": parent.get("callbacks")}, guard)
+        # Handlers of the sub-agent's own go first (see guarded_config); a config's own
+        # callbacks replace the caller's in a plain runnable, so the caller's are passed on.
+        handlers = [h for h in (stop_check(), guard) if h is not None]
+        if handlers:
+            config = guarded_config({**config, "callbacks": parent.get("callbacks")}, *handlers)
         return config
 
     def _guard(self) -> LimitGuard | None:
@@ -138,7 +143,7 @@ class Spawn:
         sent = self.child_input()
         try:
             config = self.child_config(self._guard())
-            with _marked_for_langsmith():
+            with _marked_for_langsmith(), in_flight():
                 result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
         except GraphBubbleUp:
@@ -153,8 +158,9 @@ class Spawn:
         started = time.perf_counter()
         sent = self.child_input()
         try:
-            with _marked_for_langsmith():
-                result = await self.runnable.ainvoke(sent, self.child_config(self._guard()))
+            config = self.child_config(self._guard())
+            with _marked_for_langsmith(), in_flight():
+                result = await self.runnable.ainvoke(sent, config)
             return self._finish(result, sent, started)
         except GraphBubbleUp:
             raise
@@ -240,7 +246,12 @@ class Spawn:
         )
 
     def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The parent keys withheld from and passed to the sub-agent, with their sizes."""
+        """The parent keys withheld from and passed to the sub-agent, with their sizes (worked
+        out once: the spawn record and the artifact both say them)."""
+        return self._state_sizes
+
+    @functools.cached_property
+    def _state_sizes(self) -> tuple[dict[str, str], dict[str, str]]:
         withheld: dict[str, str] = {}
         passed: dict[str, str] = {}
         for key, value in self.parent_state.items():

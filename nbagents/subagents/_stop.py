@@ -30,7 +30,16 @@ from concurrent.futures import Future
 from types import FrameType
 from typing import Any, TypeVar
 
-__all__ = ["StopScope", "check_not_stopped", "ctrl_c_stops_subagents", "run_stoppable"]
+from langchain_core.callbacks import BaseCallbackHandler
+
+__all__ = [
+    "StopCheck",
+    "StopScope",
+    "check_not_stopped",
+    "ctrl_c_stops_subagents",
+    "run_stoppable",
+    "stop_check",
+]
 
 T = TypeVar("T")
 
@@ -129,3 +138,38 @@ def check_not_stopped() -> None:
     scope = _current.get()
     if scope is not None and scope.stopped:
         raise KeyboardInterrupt
+
+
+class StopCheck(BaseCallbackHandler):
+    """Stops a sub-agent before its next step once the user stopped the run.
+
+    A callback handler rather than a model-call hook of the sub-agent's middleware, which
+    ``create_agent`` would wrap in a LangSmith ``traceable`` on every call. It checks when a
+    graph node (or any chain), a model or a tool starts; LangChain lets a ``KeyboardInterrupt``
+    raised by a handler through (it catches ``Exception`` only). Nodes matter: LangGraph puts
+    the caller's handlers before this one, so a tracer has already seen a model call start when
+    this stops it; stopped at the node before it, the call never starts.
+    """
+
+    run_inline = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
+
+    def on_chain_start(self, *args: Any, **kwargs: Any) -> None:
+        check_not_stopped()
+
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        check_not_stopped()
+
+    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        check_not_stopped()
+
+    def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+        check_not_stopped()
+
+
+def stop_check() -> StopCheck | None:
+    """The handler a sub-agent's run needs while a stop scope is open (a sync ``invoke`` on the
+    main thread), else ``None``."""
+    return StopCheck() if _current.get() is not None else None

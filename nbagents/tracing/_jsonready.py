@@ -22,7 +22,16 @@ from pydantic import BaseModel
 
 from nbagents._contract import describe_size
 
-__all__ = ["MAX_CHARS", "MAX_ITEMS", "MAX_STRING", "jsonready", "message_dict", "shape"]
+__all__ = [
+    "MAX_CHARS",
+    "MAX_ITEMS",
+    "MAX_STRING",
+    "Deferred",
+    "deferred",
+    "jsonready",
+    "message_dict",
+    "shape",
+]
 
 MAX_STRING = 20_000
 """Longest string kept whole; longer ones are cut with a note of how much was dropped."""
@@ -52,6 +61,47 @@ class _Budget:
 def jsonready(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
     """A JSON-ready copy of ``value``, bounded to about ``max_chars`` characters."""
     return _convert(value, _Budget(max_chars), 0)
+
+
+class Deferred:
+    """A value as a callback gave it, made JSON-ready (once) when first read.
+
+    Converting every model prompt, tool result and node output while the run goes on was most
+    of what tracing cost, and most of it is never looked at: a span keeps the reference, and
+    ``Span.inputs``/``outputs`` convert it when a view, an export or a file reads them. The
+    converted value is kept here and the reference dropped; two threads reading at once may both
+    convert, to equal values.
+    """
+
+    __slots__ = ("_max_chars", "_result", "_value")
+
+    def __init__(self, value: Any, max_chars: int) -> None:
+        self._value = value
+        self._max_chars = max_chars
+        self._result: Any = _PENDING
+
+    def resolve(self) -> Any:
+        result = self._result
+        if result is _PENDING:
+            try:
+                result = jsonready(self._value, max_chars=self._max_chars)
+            except Exception as error:  # read long after the run: a reader must not break
+                result = f"<not recorded: {type(error).__name__}: {error}>"
+            self._result = result
+            self._value = None
+        return result
+
+
+_PENDING = object()
+
+
+def deferred(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
+    """``value`` to be converted when read (see :class:`Deferred`); plain scalars at once."""
+    if value is None or isinstance(value, bool | int | float):
+        return jsonready(value)
+    if isinstance(value, str) and len(value) <= MAX_STRING:
+        return jsonready(value, max_chars=max_chars)
+    return Deferred(value, max_chars)
 
 
 def message_dict(message: BaseMessage, *, max_chars: int = MAX_CHARS) -> dict[str, Any]:

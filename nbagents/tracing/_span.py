@@ -8,6 +8,7 @@ from typing import Any, Final, Literal
 
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes, typed_attributes
+from nbagents.tracing._jsonready import Deferred
 
 __all__ = ["STREAMED", "STREAMED_CHARS", "Span", "SpanKind", "SpanStatus", "call_order"]
 
@@ -19,6 +20,27 @@ STREAMED: Final = "streamed"
 """A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);
 dropped when the call ends and the reply is in ``outputs``."""
 STREAMED_CHARS = 20_000
+
+
+class _JsonData:
+    """``Span.inputs``/``outputs``: what was set, a :class:`Deferred` made JSON-ready on read.
+
+    A descriptor, so every reader (views, exports, the trace file, ``==``) gets the JSON data
+    without knowing that the tracer kept a reference; the converted value stays in the
+    ``Deferred``, which the slot keeps (nothing is written back that could race a new value).
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    def __get__(self, span: Any, owner: type | None = None) -> Any:
+        if span is None:
+            return None  # the dataclass field's default
+        value = span.__dict__.get(self._slot)
+        return value.resolve() if type(value) is Deferred else value
+
+    def __set__(self, span: Any, value: Any) -> None:
+        span.__dict__[self._slot] = value
 
 
 @dataclass
@@ -51,9 +73,9 @@ class Span:
     agent), or ``limit`` (stopped by one of its limits)."""
     error: str | None = None
     """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
-    inputs: Any = None
+    inputs: Any = _JsonData()
     """What the step was given, as bounded JSON data."""
-    outputs: Any = None
+    outputs: Any = _JsonData()
     """What the step returned, as bounded JSON data."""
     usage: TokenUsage = field(default_factory=TokenUsage)
     """Tokens of a model call (zero for other kinds: see ``Trace.own_usage`` for an agent's)."""

@@ -43,7 +43,7 @@ from nbagents.tracing._extract import (
     tool_outcome,
 )
 from nbagents.tracing._jsonready import jsonready, shape
-from nbagents.tracing._openruns import OpenRuns, new_span
+from nbagents.tracing._openruns import OpenRuns, new_span, recorded
 from nbagents.tracing._pending import THREAD, is_resume, thread_of
 from nbagents.tracing._runs import RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, SpanKind, Trace
@@ -139,7 +139,7 @@ class Tracer(BaseCallbackHandler):
             runs.add(run_id, run)
         if reopened is None:  # a continued span keeps what it was first given
             span.inputs = (
-                shape(inputs) if span.hidden else jsonready(inputs, max_chars=VISIBLE_CHARS)
+                shape(inputs) if span.hidden else recorded(inputs, parent, max_chars=VISIBLE_CHARS)
             )
         runs.publish(span)
 
@@ -161,7 +161,9 @@ class Tracer(BaseCallbackHandler):
                 self._runs.agent_offered(run.node_of, outputs)
         status = chain_end_status(run, outputs)
         converted = (
-            shape(outputs) if run.span.hidden else jsonready(outputs, max_chars=VISIBLE_CHARS)
+            shape(outputs)
+            if run.span.hidden
+            else recorded(outputs, run.parent, max_chars=VISIBLE_CHARS)
         )
         with self.lock:
             self._runs.end(run, status, None, converted)
@@ -245,6 +247,9 @@ class Tracer(BaseCallbackHandler):
         if run is None:
             return
         result = model_result(response)
+        # Converted now, not when read: create_agent names the reply after its agent once the
+        # call has ended, and the trace shows the reply as the model gave it. (One message; the
+        # prompt, the large part, is what waits.)
         outputs = jsonready(result.produced)
         with self.lock:
             self._runs.calls_made(run, result.calls)
@@ -341,7 +346,7 @@ class Tracer(BaseCallbackHandler):
         if run is None:
             return
         outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
-        converted = jsonready(output)
+        converted = recorded(output, run.parent)
         with self.lock:
             sub = run.subagent
             if run.span.kind == "task" and sub is not None:
@@ -393,7 +398,7 @@ class Tracer(BaseCallbackHandler):
             run = self._runs.get(run_id)
         if run is None:
             return
-        converted = jsonready(documents)
+        converted = recorded(documents, run.parent)
         with self.lock:
             self._runs.end(run, "ok", None, converted)
         self.trace.changed()
