@@ -110,3 +110,29 @@ def test_a_late_model_call_shows_the_system_prompt_and_the_last_messages() -> No
     assert [m["role"] for m in shown] == ["system", "human", "ai", "human", "ai"]
     assert [m["content"] for m in shown[1:]] == [f"message {i}" for i in range(6, 10)]
     assert len(shown[0]["content"]) < len(system["content"])  # the prompt is cut
+
+
+def test_a_patch_carries_a_nodes_details_and_conversation_only_when_they_changed() -> None:
+    # A sub-agent of a wide fan-out changes at each of its steps: its conversation grows, while
+    # its details (description, result) stay as they were until it ends.
+    system = {"type": "system", "content": "You look things up. " * 50}
+    task = {"type": "human", "content": "look up k"}
+    spans = [
+        _span("main", None, "agent", 0.0),
+        _span("t", "main", "task", 0.0, attributes={"description": "look up k"}),
+        _span("s", "t", "subagent", 0.0, attributes={"description": "look up k"}),
+        _span("m1", "s", "model", 0.1, end=0.2, status="ok", inputs={"messages": [[system, task]]}),
+    ]
+    trace = Trace(spans)
+    builder = ViewBuilder(trace)
+    builder.update()
+    trace.add(_span("m2", "s", "model", 0.3, inputs={"messages": [[system, task]]}))
+    patch = builder.patch(builder.update())
+    nodes = {n["name"]: n for n in patch["nodes"]}
+    assert "conversation" in nodes["s"] and "details" not in nodes["s"]
+    assert nodes["s"]["children"] == [builder.view()["nodes"][3]["id"], nodes["m2"]["id"]]
+    assert "details" in nodes["m2"]  # a new step comes whole
+    assert "m1" not in nodes
+    # the patched node, merged as the front end merges it, is the one a whole view shows
+    whole = {n["name"]: n for n in builder.view()["nodes"]}
+    assert whole["s"]["details"] and whole["s"]["conversation"]["turns"]

@@ -243,9 +243,10 @@ class View(ViewSummary):
 class ViewPatch(ViewSummary):
     """What changed since revision ``rev - 1``: the header always, the rest only when changed.
 
-    Nodes, agent rows and timeline rows replace the records with the same id (a node without
-    ``details`` keeps its details); ``roots``/``agents``/``columns`` are present when their
-    order or set changed.
+    Nodes, agent rows and timeline rows replace the records with the same id (a node keeps
+    the ``details``, ``diff``, ``conversation`` and ``children`` its patch leaves out: they come
+    only when they changed); ``roots``/``agents``/``columns`` are present when their order or
+    set changed.
     """
 
     nodes: list[ViewNode]

@@ -107,7 +107,9 @@ class _Changes:
 
     def __init__(self) -> None:
         self.nodes: set[str] = set()
-        self.details: set[str] = set()
+        self.parts: dict[str, set[str]] = {}
+        """Span id → the parts of its node (``details``, ``diff``, ``conversation``) whose text
+        changed: a patch carries only those."""
         self.kids: set[str] = set()
         self.agent_rows: set[str] = set()
         self.timeline: set[str] = set()
@@ -211,10 +213,9 @@ class ViewBuilder:
             changes.agents |= span.kind in AGENT_KINDS
         if not span.hidden:
             changes.nodes.add(sid)
-            changes.details.add(sid)
-            self._details[sid] = _dumps(details(span))
+            _keep(self._details, sid, _dumps(details(span)), changes, "details")
             if span.kind == "subagent":
-                self._diffs[sid] = _dumps(state_diff(span))
+                _keep(self._diffs, sid, _dumps(state_diff(span)), changes, "diff")
             if span.status == "error":
                 self._errors.add(sid)
             else:
@@ -260,15 +261,14 @@ class ViewBuilder:
             except KeyError:  # a view of spans handed in by hand
                 continue
             text = _dumps(conversation_view(transcript_of(self.trace, agent), key_of, title_of))
-            if self._conversations.get(sid) != text:
-                self._conversations[sid] = text
+            if _keep(self._conversations, sid, text, changes, "conversation"):
                 changes.nodes.add(sid)
-                changes.details.add(sid)
 
     # -- the records ---------------------------------------------------------------------------
 
-    def _node(self, sid: str, with_details: bool, with_children: bool) -> str:
-        """A :class:`ViewNode` as JSON text."""
+    def _node(self, sid: str, parts: Iterable[str], with_children: bool) -> str:
+        """A :class:`ViewNode` as JSON text, with the ``parts`` it has of ``details``, ``diff``
+        and ``conversation``."""
         span = self._tree.spans[sid]
         name, preview = label(span)
         tokens = self._usage.including(sid)
@@ -296,20 +296,15 @@ class ViewBuilder:
             node["pending"] = [pending_view(r) for r in pending]
         if with_children:
             node["children"] = [self._tree.key[k] for k in self._tree.kids.get(sid, ())]
-        text = _dumps(node)
-        if not with_details:
-            return text
-        parts = [("details", self._details[sid])]
-        if sid in self._diffs:
-            parts.append(("diff", self._diffs[sid]))
-        if sid in self._conversations:
-            parts.append(("conversation", self._conversations[sid]))
-        return _object(text, parts)
+        texts = {"details": self._details, "diff": self._diffs, "conversation": self._conversations}
+        return _object(
+            _dumps(node), [(part, texts[part][sid]) for part in parts if sid in texts[part]]
+        )
 
     def _whole_node(self, sid: str) -> str:
         text = self._node_text.get(sid)
         if text is None:
-            text = self._node_text[sid] = self._node(sid, True, True)
+            text = self._node_text[sid] = self._node(sid, _PARTS, True)
         return text
 
     def _row(self, sid: str) -> str:
@@ -456,10 +451,11 @@ class ViewBuilder:
                 (s for s in ids if s in self._tree.key), key=lambda s: int(self._tree.key[s])
             )
 
-        # A node whose details changed goes whole (children too): the next whole view
-        # reuses that text.
+        # A node's details and conversation go only when their text changed: the front end
+        # keeps the parts a patch leaves out. At a wide fan-out most updates of an agent are a
+        # new step in its conversation, not in its details.
         nodes = (
-            self._whole_node(s) if s in changes.details else self._node(s, False, s in changes.kids)
+            self._node(s, changes.parts.get(s, ()), s in changes.kids)
             for s in order(changes.nodes | changes.kids)
         )
         parts = [
@@ -478,6 +474,18 @@ class ViewBuilder:
     def patch(self, changes: _Changes) -> ViewPatch:
         """:meth:`patch_json`, parsed."""
         return cast(ViewPatch, json.loads(self.patch_json(changes)))
+
+
+_PARTS = ("details", "diff", "conversation")
+
+
+def _keep(texts: dict[str, str], sid: str, text: str, changes: _Changes, part: str) -> bool:
+    """Keep ``text`` as span ``sid``'s ``part``; whether it changed (then ``changes`` says so)."""
+    if texts.get(sid) == text:
+        return False
+    texts[sid] = text
+    changes.parts.setdefault(sid, set()).add(part)
+    return True
 
 
 def _stat(
