@@ -102,6 +102,51 @@ def test_the_patches_add_up_to_the_view_of_the_finished_run() -> None:
     assert _without_rev(seen) == _without_rev(dict(expected))
 
 
+@pytest.mark.parametrize("seconds", [0.0, 3600.0])
+def test_a_page_loaded_anew_catches_up_with_a_whole_view_not_sooner_than_rebase_seconds(
+    monkeypatch: pytest.MonkeyPatch, seconds: float
+) -> None:
+    # A page loaded while the run goes on gets the widget's last whole view and last patch:
+    # a whole view is sent again once the patches add up to more than it, but at most every
+    # REBASE_SECONDS (views in a page that is open follow every patch in its store).
+    monkeypatch.setattr(live, "REBASE_SECONDS", seconds)
+    trace = Trace(
+        [
+            Span(
+                id="main",
+                parent_id=None,
+                kind="agent",
+                name="main",
+                agent="main",
+                depth=0,
+                start=0.0,
+            )
+        ]
+    )
+    view = LiveView(trace)
+    view.sync()
+    for i in range(400):
+        trace.add(
+            Span(
+                id=f"t{i}",
+                parent_id="main",
+                kind="tool",
+                name=f"tool {i}",
+                agent="main",
+                depth=1,
+                start=0.1,
+                end=0.2,
+                status="ok",
+                outputs={"content": "x" * 400},
+            )
+        )
+        view.sync()
+    assert view.updates == 401
+    assert (view.wholes > 1) is (seconds == 0.0), view.wholes
+    view.finish()
+    assert json.loads(view.widget.view_json)["nodes"][-1]["name"] == "tool 399"
+
+
 def test_updates_arrive_during_a_synchronous_invoke() -> None:
     agent = make_agent(latency=0.15)
     with recording() as tracer:

@@ -8,8 +8,10 @@ a second (ipykernel forwards widget messages from worker threads while the cell 
 
 The widget gets the whole view once (``view_json``), then patches (``patch_json``): only the
 steps, agent rows and timeline rows that changed, which the front end updates in place. The
-whole view is sent again when the patches since it add up to :data:`REBASE` times its size (so
-a view that renders late, e.g. after a page reload, catches up) and when the run ends.
+front end keeps one store per widget, so a view drawn late in the same page starts from all
+that arrived. A page loaded anew gets the widget's last whole view and last patch only: the
+whole view is sent again when the patches since it add up to :data:`REBASE` times its size and
+:data:`REBASE_SECONDS` have passed (so such a page catches up), and when the run ends.
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output's ``text/html`` with the final snapshot.
 
@@ -57,8 +59,13 @@ MAX_DUTY = 20
 """The flusher waits at least this many times as long as its last view took to build."""
 REBASE = 3
 """Patches adding up to this many times the last whole view's size make the next update a
-whole view. Higher sends fewer whole views of a growing run (each costs the agent's threads
-time), lower lets a view that renders late catch up sooner."""
+whole view (after :data:`REBASE_SECONDS`). Higher sends fewer whole views of a growing run
+(each costs the agent's threads and the page time), lower lets a page loaded anew catch up
+sooner."""
+REBASE_SECONDS = 10.0
+"""At least this long between whole views during a run: a page loaded anew while the run goes
+on catches up within about this time, and a short wide run sends no whole view but its first
+and last (at 500 sub-agents one took the page as long as all the patches together)."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
@@ -77,6 +84,9 @@ class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     _esm = _static("live.js")
     _css = trace_css() + "\n" + _static("live.css")
+    uid = traitlets.Unicode().tag(sync=True)
+    """Tells the front end which of its widgets this is: all views of one widget draw the same
+    data, taken in once."""
     view_json = traitlets.Unicode("null").tag(sync=True)
     """The whole view (a :class:`~nbagents.display._records.View`) as JSON text."""
     patch_json = traitlets.Unicode("null").tag(sync=True)
@@ -85,6 +95,11 @@ class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """Whether the paused run can be resumed from the view (its agent is known here)."""
     notice = traitlets.Unicode("").tag(sync=True)
     """Why the last decisions sent from the view could not be applied, or ``""``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not self.uid:
+            self.uid = uuid.uuid4().hex
 
     def __repr__(self) -> str:
         return "TraceWidget()"
@@ -122,6 +137,7 @@ class LiveView:
         self._sync_lock = threading.Lock()
         self._base_size = 0
         self._since_base = 0
+        self._base_time = 0.0
         self._last_size = 0
         self._finished = False
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
@@ -176,10 +192,15 @@ class LiveView:
             first = self._base_size == 0
             if not (changes or first or whole):
                 return False
-            if first or whole or self._since_base > max(REBASE * self._base_size, 64_000):
+            rebase = (
+                self._since_base > max(REBASE * self._base_size, 64_000)
+                and time.monotonic() - self._base_time >= REBASE_SECONDS
+            )
+            if first or whole or rebase:
                 text = self.builder.view_json()
                 self.widget.view_json = text
                 self._base_size, self._since_base = len(text), 0
+                self._base_time = time.monotonic()
                 self.wholes += 1
             else:
                 text = self.builder.patch_json(changes)

@@ -26,7 +26,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HARNESS = """
 window.nbaModel = (() => {
   const handlers = {};
-  const values = { view_json: "null", patch_json: "null" };
+  const values = { uid: "w1", view_json: "null", patch_json: "null" };
   return {
     get: (key) => values[key],
     on: (ev, fn) => { (handlers[ev] = handlers[ev] || []).push(fn); },
@@ -46,17 +46,24 @@ window.nbaMount = async (esm, css) => {
   window.nbaModule = await import(url);
   window.nbaRemount();
 };
-// A new view of the model, as a new output would get: nothing selected, filtered or collapsed.
+// A new widget and its view, as a new output would get: nothing selected, filtered or collapsed.
+// anywidget initializes a widget once, then renders each of its views.
 window.nbaRemount = () => {
   if (window.nbaCleanup) window.nbaCleanup();
-  const old = document.getElementById("host");
-  if (old) old.remove();
+  if (window.nbaDispose) window.nbaDispose();
+  document.querySelectorAll(".nba-host").forEach((el) => el.remove());
   window.nbaModel.set("view_json", "null");
   window.nbaModel.set("patch_json", "null");
+  window.nbaDispose = window.nbaModule.default.initialize({ model: window.nbaModel });
+  window.nbaCleanup = window.nbaRender("host");
+};
+// Another view of the same widget, drawn now (a second display, an output drawn again).
+window.nbaRender = (id) => {
   const el = document.createElement("div");
-  el.id = "host";
+  el.id = id;
+  el.className = "nba-host";
   document.body.appendChild(el);
-  window.nbaCleanup = window.nbaModule.default.render({ model: window.nbaModel, el });
+  return window.nbaModule.default.render({ model: window.nbaModel, el });
 };
 """
 
@@ -369,6 +376,44 @@ def test_a_patch_updates_rows_in_place_and_keeps_selection_focus_and_scroll(page
     )
     assert tree.evaluate("(e) => e.scrollTop") == 300
     assert "new output of tool30" in page.locator("#host .nba-live-details").inner_text()
+    assert not page.errors
+
+
+def test_a_view_drawn_after_patches_shows_them_and_both_views_follow_new_ones(
+    page: Any,
+) -> None:
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    for i in range(3):  # patches only: the kernel sends no whole view for a late view
+        trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
+        _patch(page, builder.patch(builder.update()))
+    page.evaluate("() => { window.nbaLate = window.nbaRender('late'); }")
+    late = page.locator("#late .nba-row")
+    assert [r.locator(".nba-name").inner_text() for r in late.all()] == [
+        "main",
+        "tool0",
+        "tool1",
+        "tool2",
+    ]
+    trace.add(_span("tool3", "main", "tool", 4.0, outputs={"content": "fresh output"}))
+    patch = builder.patch(builder.update())
+    _patch(page, patch)
+    # a node whose details did not change comes without them: the views keep what they had
+    [node] = [n for n in patch["nodes"] if n["name"] == "tool3"]
+    again = {**patch, "rev": patch["rev"] + 1, "nodes": [{**node, "time": "9.99 s"}]}
+    del again["nodes"][0]["details"]
+    _patch(page, again)
+    for host in ("#host", "#late"):
+        row = page.locator(f"{host} .nba-row", has_text="tool3")
+        assert "9.99 s" in row.inner_text()
+        row.click()
+        assert "fresh output" in page.locator(f"{host} .nba-live-details").inner_text()
+    page.evaluate("() => window.nbaLate()")
     assert not page.errors
 
 

@@ -284,15 +284,14 @@ class TraceView {
   }
 
   // The whole view arrived (first, or again): redraw everything, keeping the UI state.
-  reset(view) {
-    this.data = loadView(view);
+  reset(data) {
+    this.data = data;
     this.build();
   }
 
-  patch(patch) {
-    if (!this.data || !patch || typeof patch !== "object") return;
-    if (num(patch.rev) <= this.data.rev) return; // already in the whole view
-    const touched = applyPatch(this.data, patch);
+  // The store applied a patch to the data this view draws; `touched` says what it changed.
+  patched(patch, touched) {
+    if (!this.data) return;
     this.drawHeader();
     this.approvals.draw();
     this.tree.patch(touched);
@@ -1111,37 +1110,110 @@ class Timeline extends KeyedRows {
   }
 }
 
-function render({ model, el }) {
-  // MathJax must not typeset user text ("costs $5 and $10").
-  const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
-  el.appendChild(root);
-  const view = new TraceView(root, model);
-  const parse = (name) => {
+// -- one store per widget -----------------------------------------------------------------------
+//
+// Every view of a widget (the same view displayed twice, an output JupyterLab draws again)
+// draws the data of its widget's store, which takes in each whole view and patch once. A view
+// rendered late starts from all that arrived before it, so the kernel sends the whole view
+// again only for a page that loads anew. anywidget hands each view its own proxy of the model:
+// the store is found by the widget's `uid` within its widget manager (a copy of a notebook,
+// open beside it, holds widgets with the same uids).
+
+class Store {
+  constructor(model) {
+    this.model = model;
+    this.data = null;
+    this.views = new Set();
+  }
+
+  parse(name) {
     try {
-      return JSON.parse(model.get(name) || "null");
+      return JSON.parse(this.model.get(name) || "null");
     } catch (err) {
       return null;
     }
-  };
-  const onView = () => view.reset(parse("view_json"));
-  const onPatch = () => view.patch(parse("patch_json"));
-  const onNotice = () => view.approvals.noticeChanged();
-  const onAnswerable = () => view.approvals.answerableChanged();
-  const onMessage = (msg) => view.received(msg);
-  model.on("msg:custom", onMessage);
+  }
+
+  whole() {
+    this.data = loadView(this.parse("view_json"));
+    this.views.forEach((view) => view.reset(this.data));
+  }
+
+  patch() {
+    const patch = this.parse("patch_json");
+    if (!this.data || !patch || typeof patch !== "object") return;
+    if (num(patch.rev) <= this.data.rev) return; // already in the whole view
+    const touched = applyPatch(this.data, patch);
+    this.views.forEach((view) => view.patched(patch, touched));
+  }
+}
+
+const STORES = new WeakMap(); // widget manager -> (widget uid -> its Store)
+const NO_MANAGER = {};
+
+function storesOf(model) {
+  const manager = model.widget_manager || NO_MANAGER;
+  let stores = STORES.get(manager);
+  if (!stores) {
+    stores = new Map();
+    STORES.set(manager, stores);
+  }
+  return stores;
+}
+
+function follow(model, store) {
+  const onView = () => store.whole();
+  const onPatch = () => store.patch();
   model.on("change:view_json", onView);
   model.on("change:patch_json", onPatch);
-  model.on("change:notice", onNotice);
-  model.on("change:answerable", onAnswerable);
   onView();
   onPatch();
   return () => {
     model.off("change:view_json", onView);
     model.off("change:patch_json", onPatch);
+  };
+}
+
+function initialize({ model }) {
+  const uid = model.get("uid");
+  const stores = storesOf(model);
+  const store = new Store(model);
+  if (uid) stores.set(uid, store);
+  const stop = follow(model, store);
+  return () => {
+    stop();
+    if (stores.get(uid) === store) stores.delete(uid);
+  };
+}
+
+function render({ model, el }) {
+  // MathJax must not typeset user text ("costs $5 and $10").
+  const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
+  el.appendChild(root);
+  const view = new TraceView(root, model);
+  const uid = model.get("uid");
+  let store = uid ? storesOf(model).get(uid) : undefined;
+  let stop = null;
+  if (!store) {
+    // A widget initialize() did not see: this view follows the model itself.
+    store = new Store(model);
+    stop = follow(model, store);
+  }
+  store.views.add(view);
+  view.reset(store.data);
+  const onNotice = () => view.approvals.noticeChanged();
+  const onAnswerable = () => view.approvals.answerableChanged();
+  const onMessage = (msg) => view.received(msg);
+  model.on("msg:custom", onMessage);
+  model.on("change:notice", onNotice);
+  model.on("change:answerable", onAnswerable);
+  return () => {
+    store.views.delete(view);
+    if (stop) stop();
     model.off("change:notice", onNotice);
     model.off("change:answerable", onAnswerable);
     model.off("msg:custom", onMessage);
   };
 }
 
-export default { render };
+export default { initialize, render };
