@@ -238,8 +238,10 @@ class ViewBuilder:
         """Rebuild the conversations of the agents whose own steps changed.
 
         A transcript reads its agent's model and tool calls in place (their messages are set
-        whole when a call starts or ends, never changed after), so it takes the trace's lock
-        once per agent rather than copies of every span.
+        whole when a call starts or ends, never changed after) under the trace's lock. The
+        lock is taken once for all of them: taken once per agent while hundreds of sub-agents
+        record their steps, each taking waited for the GIL to come round, and a 500-way run
+        spent seconds of its view's time there.
         """
         if not talking:
             return
@@ -255,12 +257,16 @@ class ViewBuilder:
             task = span.typed_attributes().get("description")
             return f"{span.name}: {task}" if task else span.name
 
-        for sid in talking:
-            try:
-                agent = self.trace.get(sid)
-            except KeyError:  # a view of spans handed in by hand
-                continue
-            text = _dumps(conversation_view(transcript_of(self.trace, agent), key_of, title_of))
+        transcripts = []
+        with self.trace.lock:
+            for sid in talking:
+                try:
+                    agent = self.trace.get(sid)
+                except KeyError:  # a view of spans handed in by hand
+                    continue
+                transcripts.append((sid, transcript_of(self.trace, agent)))
+        for sid, transcript in transcripts:
+            text = _dumps(conversation_view(transcript, key_of, title_of))
             if _keep(self._conversations, sid, text, changes, "conversation"):
                 changes.nodes.add(sid)
 

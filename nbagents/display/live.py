@@ -159,8 +159,10 @@ class LiveView:
         return self
 
     def _on_change(self, trace: Trace) -> None:
-        # Called on the agent's threads after every span start/end: keep it cheap.
-        self._wake.set()
+        # Called on the agent's threads after every span start/end: keep it cheap (setting an
+        # Event takes its lock; reading it does not).
+        if not self._wake.is_set():
+            self._wake.set()
 
     def _flush_loop(self) -> None:
         last = 0.0
