@@ -110,36 +110,13 @@ def test_a_page_loaded_anew_catches_up_with_a_whole_view_not_sooner_than_rebase_
     # a whole view is sent again once the patches add up to more than it, but at most every
     # REBASE_SECONDS (views in a page that is open follow every patch in its store).
     monkeypatch.setattr(live, "REBASE_SECONDS", seconds)
-    trace = Trace(
-        [
-            Span(
-                id="main",
-                parent_id=None,
-                kind="agent",
-                name="main",
-                agent="main",
-                depth=0,
-                start=0.0,
-            )
-        ]
-    )
+    step = {"agent": "main", "depth": 0, "start": 0.0}
+    trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
     view = LiveView(trace)
     view.sync()
     for i in range(400):
-        trace.add(
-            Span(
-                id=f"t{i}",
-                parent_id="main",
-                kind="tool",
-                name=f"tool {i}",
-                agent="main",
-                depth=1,
-                start=0.1,
-                end=0.2,
-                status="ok",
-                outputs={"content": "x" * 400},
-            )
-        )
+        done = {"end": 0.2, "status": "ok", "outputs": {"content": "x" * 400}}
+        trace.add(Span(id=f"t{i}", parent_id="main", kind="tool", name=f"tool {i}", **step, **done))
         view.sync()
     assert view.updates == 401
     assert (view.wholes > 1) is (seconds == 0.0), view.wholes
