@@ -3,6 +3,7 @@ given, with its spec as it was or changed, and compared with the original spawn.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from html import escape
 from typing import Any
@@ -10,11 +11,12 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from nbagents._contract import DEPTH_KEY
+from nbagents._contract import DEPTH_KEY, LimitReached
 from nbagents._notebook import trace as traced
 from nbagents.comparison._compare import Comparison
 from nbagents.comparison._subtree import find_spawn, subtree
 from nbagents.history._keeping import StoreLike
+from nbagents.subagents._limits import LimitGuard, StepGuard, guarded_config
 from nbagents.subagents._specs import SubAgent
 from nbagents.tracing.model import Span, SubAgentRecord, Trace
 
@@ -103,18 +105,27 @@ def rerun(
             kind = "CompiledSubAgent" if "runnable" in recorded else "RemoteSubAgent"
             raise ValueError(f"Sub-agent {span.name!r} is a {kind}: its spec cannot be changed.")
         graph = registry.graphs[span.name]
+        limits = registry.limits_of(span.name)
         if "graph_id" in recorded:
             notes.append("it runs on a LangGraph server, which may have changed since")
     else:
         new_spec = spec if spec is not None else {**recorded, **changes}
-        graph = registry.build(new_spec)
+        limits = new_spec.get("limits")
+        graph = registry.build(new_spec, admits=bool(limits))
     original = subtree(trace, span)
     state, cut = _recorded_input(span)
     notes += cut + _missing_tools(original, graph)
     label = name or f"{span.name} re-run"
     # At its own nesting level, so its sub-agents meet the depth limit where they met it before.
     config: RunnableConfig = {"metadata": {DEPTH_KEY: _level(trace, span)}}
-    with traced(display=display, name=label, tags=["rerun"], store=store) as new:
+    if limits:  # its spec's limits hold in a re-run as they did in the run
+        guard = StepGuard if "runnable" in recorded else LimitGuard
+        config = guarded_config(config, guard(limits, f"sub-agent {span.name!r}"))
+    # A limit reached is an answer, as in the run: the new trace shows where it stopped.
+    with (
+        traced(display=display, name=label, tags=["rerun"], store=store) as new,
+        contextlib.suppress(LimitReached),
+    ):
         graph.invoke(state, config)
     return Rerun(original, new, notes, label)
 

@@ -156,3 +156,25 @@ def test_a_rerun_meets_the_depth_limit_where_the_original_did() -> None:
     (task,) = [s for s in again.trace.spans if s.kind == "task"]
     assert "depth limit" in str(task.outputs)
     assert [r.type for r in again.comparison.rows] == ["writer"]
+
+
+def test_a_rerun_keeps_the_limits_of_the_spec_it_runs() -> None:
+    script = {
+        **SCRIPT,
+        "writer": [call("lookup", topic="CSV"), "Notes: CSV export is new."],
+    }
+
+    @tool
+    def lookup(topic: str) -> str:
+        """Look a topic up."""
+        return f"{topic} export."
+
+    agent, t = recorded(script, tools=[lookup])
+    again = nbagents.rerun(t, "writer", agent, limits={"model_calls": 1})
+    writer = again.trace.roots[0]
+    assert writer.status == "limit"
+    assert "model_calls=1" in (writer.error or "")
+    assert [s.kind for s in again.trace.spans].count("model") == 1
+    assert again.comparison.rows[0].b.result is None
+    # without the limit the same re-run answers
+    assert nbagents.rerun(t, "writer", agent).result == "Notes: CSV export is new."
