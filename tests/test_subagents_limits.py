@@ -312,3 +312,24 @@ def test_a_call_is_counted_when_admitted_so_siblings_cannot_share_the_last_one()
     assert guard.calls == 2
     guard.on_chat_model_start({}, [[]], run_id=uuid4())
     assert guard.calls == 3
+
+
+def test_sub_agents_get_the_model_call_hook_only_when_a_run_has_limits_to_keep() -> None:
+    # Without limits a built sub-agent runs with no model-call hook (the cheaper graph, for
+    # wide fan-outs); a run with limits builds the admitting one, once per sub-agent type.
+    free = {"name": "free", "description": "Works.", "system_prompt": "Work."}
+    script = {"main": [parallel(delegate("A.", "free"), delegate("B.", "free")), say("done")]}
+    agent = create_deep_agent(
+        ScriptedChatModel(script={**script, "free": pings(1)}), [ping], subagents=[free]
+    )
+    agent.invoke(GO)
+    registry = agent.subagent_registry
+    assert registry._admitting == {}
+    bounded = create_deep_agent(
+        ScriptedChatModel(script={**script, "free": pings(1)}),
+        [ping],
+        subagents=[free],
+        limits={"model_calls": 10},
+    )
+    bounded.invoke(GO)
+    assert list(bounded.subagent_registry._admitting) == ["free"]
