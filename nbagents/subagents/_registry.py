@@ -87,6 +87,7 @@ class SubAgentRegistry:
         # Built sub-agents that admit each model call against limits, made when a run first
         # has limits to keep: without limits a built sub-agent needs no model-call hook.
         self._admitting: dict[str, Runnable[Any, Any]] = {}
+        self._building = threading.Lock()
 
     def graph_for(
         self, name: str, response_format: Any = None, *, admits: bool = False
@@ -104,12 +105,14 @@ class SubAgentRegistry:
         if response_format is None:
             if not (admits and built):
                 return self.graphs[name]
-            with self._lock:
-                graph = self._admitting.get(name)
+            graph = self._admitting.get(name)
             if graph is None:
-                graph = self._build(spec, admits=True)
-                with self._lock:
-                    graph = self._admitting.setdefault(name, graph)
+                # Under its own lock: the first spawns of a wide fan-out all ask at once, and
+                # each build takes milliseconds.
+                with self._building:
+                    graph = self._admitting.get(name)
+                    if graph is None:
+                        graph = self._admitting[name] = self._build(spec, admits=True)
             return graph
         if not built:
             kind = "compiled" if "runnable" in spec else "remote"
