@@ -238,10 +238,9 @@ class ViewBuilder:
         """Rebuild the conversations of the agents whose own steps changed.
 
         A transcript reads its agent's model and tool calls in place (their messages are set
-        whole when a call starts or ends, never changed after) under the trace's lock. The
-        lock is taken once for all of them: taken once per agent while hundreds of sub-agents
-        record their steps, each taking waited for the GIL to come round, and a 500-way run
-        spent seconds of its view's time there.
+        whole when a call starts or ends, never changed after) under the trace's lock, taken
+        once for all of them. Taken once per agent while hundreds of sub-agents record their
+        steps, each take waited for the GIL: a 500-way run's view spent seconds there.
         """
         if not talking:
             return
