@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.server
+import itertools
 import json
 import socket
 import threading
@@ -78,12 +79,18 @@ def visible_descendants(trace: Trace, span: Span) -> list[Span]:
     return [s for s in trace.descendants(span) if not s.hidden]
 
 
+# The name of a remote model call's span: "steps" knows the step ("model"), "events" the class.
+MODEL_SPAN = {"steps": "model", "events": "ScriptedChatModel"}
+
+
+@pytest.mark.parametrize("detail", ["steps", "events"])
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 async def test_twenty_parallel_remote_tasks_return_results_steps_and_tokens(
-    server: Server, mode: str
+    server: Server, mode: str, detail: str
 ) -> None:
     jobs = [f"job {i} sleep=0.2" for i in range(20)]
-    agent = create_deep_agent(delegating(*jobs), subagents=[remote(server.url)])
+    spec = remote(server.url) if detail == "steps" else remote(server.url, trace=detail)
+    agent = create_deep_agent(delegating(*jobs), subagents=[spec])
     tracer = Tracer()
 
     result = await run(agent, mode, tracer)
@@ -104,14 +111,23 @@ async def test_twenty_parallel_remote_tasks_return_results_steps_and_tokens(
         info = sub.attributes["remote"]
         assert info["url"] == server.url and info["graph_id"] == "worker"
         assert info["steps"] == "streamed" and info["thread_id"] and info["run_id"]
+        assert info["trace"] == detail
         runs.add(info["run_id"])
-        steps = visible_descendants(trace, sub)
-        assert [(s.kind, s.name) for s in sorted(steps, key=lambda s: s.start)] == [
-            ("model", "ScriptedChatModel"),
+        steps = sorted(visible_descendants(trace, sub), key=lambda s: s.start)
+        assert [(s.kind, s.name) for s in steps] == [
+            ("model", MODEL_SPAN[detail]),
             ("tool", "work"),
-            ("model", "ScriptedChatModel"),
+            ("model", MODEL_SPAN[detail]),
         ]
         assert all(s.status == "ok" for s in steps)
+        if detail == "steps":  # no LangChain plumbing between the agent's run and its calls
+            assert all(s.parent_id == sub.id for s in steps)
+        # One after the other, inside the sub-agent's run.
+        assert sub.start <= steps[0].start
+        assert all(a.end is not None and a.end <= b.start for a, b in itertools.pairwise(steps))
+        assert steps[-1].end is not None and sub.end is not None and steps[-1].end <= sub.end
+        assert steps[1].inputs == {"job": artifact["description"]}
+        assert steps[1].outputs["content"] == f"worked on: {artifact['description']}"
         models = [s for s in steps if s.kind == "model"]
         # Only the task crosses the boundary: the main agent's conversation stays here.
         assert [(m["type"], m["content"]) for m in models[0].inputs] == [

@@ -3,11 +3,12 @@
 ``RemoteGraphRunnable`` stands where a local sub-agent's graph would, so the ``task`` tool's
 ``Spawn`` isolates its input, packages its result and turns its failures into error
 ToolMessages exactly as for a local one. It streams a run on a new thread of the server
-(``stream_mode=["events", "values"]``; one request: the thread id is made here and the server
-creates the thread with the run, ``if_not_exists="create"``), re-emits the run's steps as
-callbacks through :class:`~nbagents.subagents._relay.Relay`, and returns the final state with
-its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is imported on the
-first call only.
+(``stream_mode=["tasks", "values"]``, or ``["events", "values"]`` for a spec with
+``"trace": "events"``; one request: the thread id is made here and the server creates the
+thread with the run, ``if_not_exists="create"``), re-emits the run's steps as callbacks through
+a relay (:mod:`nbagents.subagents._steps`, :mod:`nbagents.subagents._relay`), and returns the
+final state with its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is
+imported on the first call only.
 
 The runs in flight at once share one HTTP client (one per event loop under ``ainvoke``): a
 fan-out of fifty no longer builds fifty clients, and their connections are reused. The client
@@ -38,7 +39,13 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 
-from nbagents.subagents._remote_run import RemoteRun, RemoteSubAgentError, aperform, perform
+from nbagents.subagents._remote_run import (
+    RemoteRun,
+    RemoteSubAgentError,
+    TraceDetail,
+    aperform,
+    perform,
+)
 from nbagents.subagents._specs import RemoteSubAgent
 from nbagents.subagents._stop import check_not_stopped
 
@@ -62,7 +69,13 @@ STOP_POLL = 0.25
 """Seconds between checks whether the user stopped the run (Ctrl-C) while waiting."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
-STREAM_MODES: list[StreamMode] = ["events", "values"]
+STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
+    # A step's start and end (and its graph runs' steps) are all a trace of model and tool
+    # calls needs; "events" also sends every runnable's start, token and end: about twice the
+    # server's CPU per run, on a server that may share the client's cores.
+    "steps": ["tasks", "values"],
+    "events": ["events", "values"],
+}
 
 
 def _limits() -> Any:
@@ -83,6 +96,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self.timeout = float(spec.get("timeout", DEFAULT_TIMEOUT))
         self.connect_timeout = float(spec.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
         self.connect_retries = int(spec.get("connect_retries", DEFAULT_CONNECT_RETRIES))
+        self.detail: TraceDetail = spec.get("trace", "steps")
         self._clients: _SharedClients[Any] = _SharedClients()
 
     def __repr__(self) -> str:
@@ -94,7 +108,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
         try:
@@ -170,7 +184,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
         manager = get_async_callback_manager_for_config(config)
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
@@ -288,7 +302,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 def _stream_options(run: RemoteRun, input: dict[str, Any]) -> dict[str, Any]:
     return {
         "input": input,
-        "stream_mode": STREAM_MODES,
+        "stream_mode": STREAM_MODES[run.detail],
+        # The steps of graphs run inside a step (a deep agent's sub-agents on the server) too;
+        # only "steps" asks: "events" already has them.
+        "stream_subgraphs": run.detail == "steps",
         # A run the client stops reading is cancelled on the server, not left running.
         "on_disconnect": "cancel",
         "on_run_created": run.created,
