@@ -373,6 +373,7 @@ def test_server_killed_mid_run_is_an_error_not_a_hang(tmp_path: Path) -> None:
         ({"connect_retries": -1}, "'connect_retries' must be a whole number"),
         ({"connect_retries": 1.5}, "'connect_retries' must be a whole number"),
         ({"headers": {"x-api-key": 3}}, "'headers' must map"),
+        ({"trace": "everything"}, "'trace' must be 'steps' or 'events'"),
     ],
 )
 def test_invalid_remote_specs_are_refused(change: dict[str, Any], problem: str) -> None:
