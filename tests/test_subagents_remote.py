@@ -233,6 +233,22 @@ def test_missing_api_key_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> N
     assert "'NBAGENTS_TEST_REMOTE_KEY'" in message.text and "is not set" in message.text
 
 
+@pytest.mark.parametrize("variable", ["LANGGRAPH_API_KEY", "NBAGENTS_TEST_REMOTE_KEY"])
+def test_a_changed_api_key_is_sent_by_the_next_client(
+    variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the SDK resolves is remembered per set of options; a new key is a new set.
+    extra = {} if variable == "LANGGRAPH_API_KEY" else {"api_key_env": variable}
+    runnable = RemoteGraphRunnable(remote("http://127.0.0.1:9", **extra))
+    sent = []
+    for key in ("first-key", "second-key", "first-key"):
+        monkeypatch.setenv(variable, key)
+        client = runnable._sync_client()
+        sent.append(client.http.client.headers.get("x-api-key"))
+        client.close()
+    assert sent == ["first-key", "second-key", "first-key"]
+
+
 def test_unknown_graph_is_an_error(server: Server) -> None:
     spec = remote(server.url, graph_id="no-such-graph")
     agent = create_deep_agent(delegating("job"), subagents=[spec])

@@ -163,14 +163,11 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _sync_client(self) -> SyncLangGraphClient:
         import httpx
-        from langgraph_sdk import get_sync_client
         from langgraph_sdk.client import SyncLangGraphClient
 
-        made = get_sync_client(url=self.url, **self._client_options()).http.client
-        made.close()
         return SyncLangGraphClient(
             httpx.Client(
-                **_resolved(made),
+                **self._resolved(),
                 transport=httpx.HTTPTransport(
                     retries=self.connect_retries, verify=_tls(), limits=_limits()
                 ),
@@ -222,13 +219,11 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _async_client(self) -> LangGraphClient:
         import httpx
-        from langgraph_sdk import get_client
         from langgraph_sdk.client import LangGraphClient
 
-        made = get_client(url=self.url, **self._client_options()).http.client
         return LangGraphClient(
             httpx.AsyncClient(
-                **_resolved(made),
+                **self._resolved(),
                 transport=httpx.AsyncHTTPTransport(
                     retries=self.connect_retries, verify=_tls(), limits=_limits()
                 ),
@@ -238,16 +233,15 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     # -- shared ----------------------------------------------------------------------------------
 
-    def _client_options(self) -> dict[str, Any]:
+    def _resolved(self) -> dict[str, Any]:
+        """What the SDK's own client would use (URL, headers with the API key, timeouts), for
+        ours: ours only changes how often a connection is retried and never reconnects a broken
+        stream."""
         try:
-            import httpx
+            import httpx  # noqa: F401
         except ImportError as error:  # pragma: no cover - httpx comes with langgraph-sdk
             raise _missing_sdk() from error
-        headers = dict(self.spec.get("headers") or {})
-        options: dict[str, Any] = {
-            "headers": headers,
-            "timeout": httpx.Timeout(self.timeout, connect=self.connect_timeout),
-        }
+        key: str | None = None
         env = self.spec.get("api_key_env")
         if env:
             key = os.environ.get(env)
@@ -256,8 +250,13 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                     f"LangGraph server {self.url}: the API key variable {env!r} "
                     f"(api_key_env of sub-agent {self.spec['name']!r}) is not set."
                 )
-            options["api_key"] = key
-        return options
+        headers = tuple(sorted((self.spec.get("headers") or {}).items()))
+        # The SDK's variables are part of the key: a key changed between runs is sent.
+        sdk_env = tuple(os.environ.get(name) for name in _SDK_KEY_VARIABLES)
+        base_url, sent, timeout = _sdk_resolved(
+            self.url, headers, key, self.timeout, self.connect_timeout, sdk_env
+        )
+        return {"base_url": base_url, "headers": dict(sent), "timeout": timeout}
 
     def _explain(self, error: BaseException, run: RemoteRun) -> BaseException:
         """The error to report: one naming the server and the cause, or ``error`` itself when
@@ -395,10 +394,37 @@ def _bounded(parts: Iterator[tuple[str, Any]], seconds: float) -> Iterator[tuple
         yield item
 
 
-def _resolved(made: Any) -> dict[str, Any]:
-    """What the SDK's client resolved (URL, headers with the API key, timeouts), for ours: ours
-    only changes how often a connection is retried and never reconnects a broken stream."""
-    return {"base_url": made.base_url, "headers": made.headers, "timeout": made.timeout}
+_SDK_KEY_VARIABLES = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+"""Where ``langgraph_sdk`` looks for an API key when none is given."""
+
+
+@functools.lru_cache(maxsize=32)
+def _sdk_resolved(
+    url: str,
+    headers: tuple[tuple[str, str], ...],
+    api_key: str | None,
+    timeout: float,
+    connect_timeout: float,
+    sdk_env: tuple[str | None, ...],
+) -> tuple[Any, tuple[tuple[str, str], ...], Any]:
+    """The base URL, headers and timeouts ``langgraph_sdk`` resolves for these options.
+
+    Building the SDK's client to learn them loads the CA bundle for a transport ours replaces
+    (~20 ms, before the first run of each ``invoke`` could start): once per set of options.
+    ``sdk_env`` (the SDK's API key variables) only keys the cache.
+    """
+    import httpx
+    from langgraph_sdk import get_sync_client
+
+    options: dict[str, Any] = {
+        "headers": dict(headers),
+        "timeout": httpx.Timeout(timeout, connect=connect_timeout),
+    }
+    if api_key is not None:
+        options["api_key"] = api_key
+    made = get_sync_client(url=url, **options).http.client
+    made.close()
+    return made.base_url, tuple(made.headers.items()), made.timeout
 
 
 @functools.cache
