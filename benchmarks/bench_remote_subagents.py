@@ -185,6 +185,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0, help="seconds of work each")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, best shown")
     parser.add_argument(
+        "--trace",
+        choices=["steps", "events"],
+        default="steps",
+        help="what the remote spec's trace streams (default steps)",
+    )
+    parser.add_argument(
         "--unaligned", action="store_true", help="start runs without waiting for a probe's pickup"
     )
     args = parser.parse_args()
@@ -198,12 +204,13 @@ def main() -> None:
                 "description": "Works.",
                 "url": server.url,
                 "graph_id": "worker",
+                "trace": args.trace,
             }
             ready = nothing if args.unaligned else partial(after_pickup, server.url)
             measure(remote, 2, 0.0, "invoke")  # the server loads the graph on its first run
             floor(server.url, 2, 0.0, "invoke")
             print(f"{args.n} parallel sub-agents, {args.latency:g} s of work each, ", end="")
-            print(f"best of {args.repeat}")
+            print(f"best of {args.repeat}, remote steps traced from {args.trace}")
             print(f"{'where':<24}{'mode':<9}{'wall s':>8}{'x ideal':>9}{'x floor':>9}{'spans':>7}")
             for mode in ("invoke", "ainvoke"):
                 rows: list[tuple[str, float, int]] = []
