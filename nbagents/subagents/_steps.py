@@ -13,8 +13,8 @@ records every start, token and end of every runnable inside every step:
   given, and ends it with the reply it wrote: that message carries the exact token usage and
   the model's name;
 - any other step opens a chain run named after its node (tracers show a plain graph's nodes
-  and fold an agent's middleware hooks away); a reply with token usage or a tool result it
-  wrote, as a node of a plain graph would, is shown under it when it ends;
+  and fold an agent's middleware hooks away); a model's reply (it names its model or usage) or a
+  tool result it wrote, as a node of a plain graph does, is shown under it when it ends;
 - a graph run inside a step (a sub-agent of a deep agent on the server: the run is streamed
   with ``stream_subgraphs``) opens a chain run under that step's tool call, named after the
   agent, and its own steps go under it.
