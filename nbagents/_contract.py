@@ -132,6 +132,9 @@ class RemoteRecord(TypedDict):
     run_id: str
     steps: str
     """``"streamed"`` when the server's inner steps follow in the trace, else why they do not."""
+    trace: str
+    """What they were streamed as: ``"steps"`` (LangGraph's tasks: model and tool calls) or
+    ``"events"`` (every run inside them); ``""`` in traces recorded before nbagents said."""
 
 
 def read_remote(metadata: Mapping[str, Any]) -> RemoteRecord | None:
@@ -145,6 +148,7 @@ def read_remote(metadata: Mapping[str, Any]) -> RemoteRecord | None:
         thread_id=str(found.get("thread_id", "")),
         run_id=str(found.get("run_id", "")),
         steps=str(found.get("steps", "")),
+        trace=str(found.get("trace", "")),
     )
 
 

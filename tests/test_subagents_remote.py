@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.server
+import itertools
 import json
 import socket
 import threading
@@ -78,12 +79,18 @@ def visible_descendants(trace: Trace, span: Span) -> list[Span]:
     return [s for s in trace.descendants(span) if not s.hidden]
 
 
+# The name of a remote model call's span: "steps" knows the step ("model"), "events" the class.
+MODEL_SPAN = {"steps": "model", "events": "ScriptedChatModel"}
+
+
+@pytest.mark.parametrize("detail", ["steps", "events"])
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 async def test_twenty_parallel_remote_tasks_return_results_steps_and_tokens(
-    server: Server, mode: str
+    server: Server, mode: str, detail: str
 ) -> None:
     jobs = [f"job {i} sleep=0.2" for i in range(20)]
-    agent = create_deep_agent(delegating(*jobs), subagents=[remote(server.url)])
+    spec = remote(server.url) if detail == "steps" else remote(server.url, trace=detail)
+    agent = create_deep_agent(delegating(*jobs), subagents=[spec])
     tracer = Tracer()
 
     result = await run(agent, mode, tracer)
@@ -104,14 +111,23 @@ async def test_twenty_parallel_remote_tasks_return_results_steps_and_tokens(
         info = sub.attributes["remote"]
         assert info["url"] == server.url and info["graph_id"] == "worker"
         assert info["steps"] == "streamed" and info["thread_id"] and info["run_id"]
+        assert info["trace"] == detail
         runs.add(info["run_id"])
-        steps = visible_descendants(trace, sub)
-        assert [(s.kind, s.name) for s in sorted(steps, key=lambda s: s.start)] == [
-            ("model", "ScriptedChatModel"),
+        steps = sorted(visible_descendants(trace, sub), key=lambda s: s.start)
+        assert [(s.kind, s.name) for s in steps] == [
+            ("model", MODEL_SPAN[detail]),
             ("tool", "work"),
-            ("model", "ScriptedChatModel"),
+            ("model", MODEL_SPAN[detail]),
         ]
         assert all(s.status == "ok" for s in steps)
+        if detail == "steps":  # no LangChain plumbing between the agent's run and its calls
+            assert all(s.parent_id == sub.id for s in steps)
+        # One after the other, inside the sub-agent's run.
+        assert sub.start <= steps[0].start
+        assert all(a.end is not None and a.end <= b.start for a, b in itertools.pairwise(steps))
+        assert steps[-1].end is not None and sub.end is not None and steps[-1].end <= sub.end
+        assert steps[1].inputs == {"job": artifact["description"]}
+        assert steps[1].outputs["content"] == f"worked on: {artifact['description']}"
         models = [s for s in steps if s.kind == "model"]
         # Only the task crosses the boundary: the main agent's conversation stays here.
         assert [(m["type"], m["content"]) for m in models[0].inputs] == [
@@ -215,6 +231,22 @@ def test_missing_api_key_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> N
     [message] = task_results(agent.invoke({"messages": [("user", "go")]}))
     assert message.status == "error"
     assert "'NBAGENTS_TEST_REMOTE_KEY'" in message.text and "is not set" in message.text
+
+
+@pytest.mark.parametrize("variable", ["LANGGRAPH_API_KEY", "NBAGENTS_TEST_REMOTE_KEY"])
+def test_a_changed_api_key_is_sent_by_the_next_client(
+    variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the SDK resolves is remembered per set of options; a new key is a new set.
+    extra = {} if variable == "LANGGRAPH_API_KEY" else {"api_key_env": variable}
+    runnable = RemoteGraphRunnable(remote("http://127.0.0.1:9", **extra))
+    sent = []
+    for key in ("first-key", "second-key", "first-key"):
+        monkeypatch.setenv(variable, key)
+        client = runnable._sync_client()
+        sent.append(client.http.client.headers.get("x-api-key"))
+        client.close()
+    assert sent == ["first-key", "second-key", "first-key"]
 
 
 def test_unknown_graph_is_an_error(server: Server) -> None:
@@ -357,6 +389,7 @@ def test_server_killed_mid_run_is_an_error_not_a_hang(tmp_path: Path) -> None:
         ({"connect_retries": -1}, "'connect_retries' must be a whole number"),
         ({"connect_retries": 1.5}, "'connect_retries' must be a whole number"),
         ({"headers": {"x-api-key": 3}}, "'headers' must map"),
+        ({"trace": "everything"}, "'trace' must be 'steps' or 'events'"),
     ],
 )
 def test_invalid_remote_specs_are_refused(change: dict[str, Any], problem: str) -> None:

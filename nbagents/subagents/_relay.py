@@ -1,19 +1,29 @@
-"""A LangGraph server's run events, re-emitted as LangChain callbacks under the ``task`` call.
+"""A LangGraph server's run, re-emitted as LangChain callbacks under the ``task`` call.
 
-The server streams ``stream_mode="events"`` parts: one record per start, token and end of every
-chain, chat model and tool run of the remote graph, each naming its ancestors (``parent_ids``).
-:class:`Relay` turns each record into the callback a local run would have made, under the
-nearest ancestor it already opened (the remote graph's own run is the sub-agent's chain run),
-so any callback handler -- nbagents' ``Tracer``, LangSmith's, a user's -- sees the remote steps
-as if they had run here. It only plans calls; the caller makes them on sync or async managers.
+A relay turns the parts of a remote run's stream into the callbacks a local run would have
+made, under the sub-agent's chain run (the remote graph's own run), so any callback handler --
+nbagents' ``Tracer``, LangSmith's, a user's -- sees the remote steps as if they had run here.
+Relays only plan calls (:class:`Start`, :class:`Call`); the caller makes them on sync or async
+managers and reports each run it opened back with ``opened``, so a plan (a generator) can go on
+to call the run it has just opened.
+
+Two relays, one per ``trace`` setting of a ``RemoteSubAgent``:
+
+- :class:`~nbagents.subagents._steps.StepRelay` (``"steps"``, the default) reads the
+  ``stream_mode="tasks"`` parts: one record when each step of the graph starts and one when it
+  ends;
+- :class:`EventRelay` (``"events"``) reads ``stream_mode="events"``: one record per start, token
+  and end of every chain, chat model and tool run of the remote graph, each naming its
+  ancestors (``parent_ids``), mirrored under the nearest ancestor it already opened.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.messages import (
     AIMessage,
@@ -26,8 +36,23 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, Generation, LLMResult
+from langgraph.errors import GraphBubbleUp
 
-__all__ = ["Call", "Relay", "Start", "revive"]
+__all__ = [
+    "Call",
+    "EventRelay",
+    "Plan",
+    "Relaying",
+    "RemotePause",
+    "RemoteStepError",
+    "Start",
+    "kept_metadata",
+    "llm_result",
+    "paused",
+    "remote_error",
+    "revive",
+    "run_uuid",
+]
 
 _MESSAGE_TYPES: dict[str, type[BaseMessage]] = {
     "human": HumanMessage,
@@ -58,6 +83,8 @@ class Start:
     kwargs: dict[str, Any]
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    graph: str = ""
+    """The remote graph run it belongs to (a relay's own bookkeeping, not passed on)."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +96,69 @@ class Call:
     args: tuple[Any, ...]
 
 
-class Relay:
-    """Plans the callbacks of one remote run. Not thread-safe: one run, one consumer."""
+Plan = Iterator[Start | Call]
+"""Callbacks to make in order; each :class:`Start` is reported back through ``opened`` before
+the next one is asked for."""
+
+
+class Relaying(Protocol):
+    """What :class:`~nbagents.subagents._remote_run.RemoteRun` needs of a relay."""
+
+    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
+        """The callbacks one stream part (``event``, ``data``) calls for."""
+        ...
+
+    def opened(self, start: Start, manager: Any) -> None:
+        """Record the run manager ``start`` produced."""
+        ...
+
+    def abandon(self, error: BaseException) -> list[Call]:
+        """Error callbacks for the runs still open, innermost first."""
+        ...
+
+
+class RemoteStepError(Exception):
+    """A step that failed on the server, as its callbacks report it.
+
+    Named after the remote exception (``ValueError``...) by :func:`remote_error`, so a trace shows
+    ``ValueError: ...`` as it would for the same step run here.
+    """
+
+
+class RemotePause(GraphBubbleUp):
+    """A remote step that stopped for a human (LangGraph's ``interrupt``) or was cut off by the
+    run's end. A ``GraphBubbleUp``, so tracers mark the step interrupted rather than failed; not
+    a ``GraphInterrupt``: nbagents does not resume a remote run, so there is no approval to ask
+    for here."""
+
+
+def remote_error(found: Any) -> BaseException:
+    """The exception a step's error record (``{"error": "ValueError", "message": ...}``) stands
+    for."""
+    if isinstance(found, Mapping):
+        kind, message = str(found.get("error") or ""), str(found.get("message") or "")
+    else:
+        kind, message = "", str(found)
+    if kind in ("GraphInterrupt", "GraphBubbleUp"):
+        return paused(message or kind)
+    return _error_class(kind)(message or kind or "failed on the server")
+
+
+def paused(reason: str) -> BaseException:
+    """The error a step that paused (or was cut off) on the server is closed with."""
+    return RemotePause(reason)
+
+
+@functools.cache
+def _error_class(name: str) -> type[RemoteStepError]:
+    if not name.isidentifier():
+        return RemoteStepError
+    return type(name, (RemoteStepError,), {"__module__": __name__})
+
+
+class EventRelay:
+    """Plans the callbacks of one remote run from its ``events`` parts. Not thread-safe: one
+    run, one consumer."""
 
     def __init__(self, root: Any) -> None:
         self._root = root
@@ -80,7 +168,13 @@ class Relay:
         self.events = 0
         """Run events received, the remote graph's own included."""
 
-    def plan(self, event: Mapping[str, Any]) -> Start | Call | None:
+    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
+        if event == "events":
+            planned = self._plan(data)
+            if planned is not None:
+                yield planned
+
+    def _plan(self, event: Mapping[str, Any]) -> Start | Call | None:
         """The callback that mirrors one ``events`` part (None: nothing to mirror)."""
         kind = str(event.get("event", ""))
         run_id = str(event.get("run_id", ""))
@@ -130,9 +224,9 @@ class Relay:
                 break
         name = str(event.get("name") or "remote")
         inputs = data.get("input")
-        common: dict[str, Any] = {"run_id": _uuid(run_id), "name": name}
+        common: dict[str, Any] = {"run_id": run_uuid(run_id), "name": name}
         tags = [str(t) for t in event.get("tags") or ()]
-        metadata = _kept(event.get("metadata"))
+        metadata = kept_metadata(event.get("metadata"))
         if kind == "on_chain_start":
             args: tuple[Any, ...] = (None, revive(inputs))
             return Start(run_id, "chain", parent, "on_chain_start", args, common, tags, metadata)
@@ -159,11 +253,11 @@ class Relay:
             return None
         manager, opened_as = found
         if kind.endswith("_error"):
-            error = RuntimeError(str(data.get("error") or "failed on the server"))
+            error = remote_error(data.get("error") or "failed on the server")
             return Call(manager, f"on_{opened_as}_error", (error,))
         output = revive(data.get("output"))
         if opened_as == "llm":
-            return Call(manager, "on_llm_end", (_llm_result(output),))
+            return Call(manager, "on_llm_end", (llm_result(output),))
         return Call(manager, f"on_{opened_as}_end", (output,))
 
 
@@ -182,7 +276,8 @@ def revive(value: Any) -> Any:
     return {k: revive(v) for k, v in value.items()}
 
 
-def _llm_result(output: Any) -> LLMResult:
+def llm_result(output: Any) -> LLMResult:
+    """What ``on_llm_end`` gets for a model's reply (a message, a text, or nothing)."""
     if isinstance(output, AIMessageChunk):
         chunk_only = {"type", "tool_call_chunks", "chunk_position"}
         output = AIMessage(**output.model_dump(exclude=chunk_only))
@@ -203,7 +298,8 @@ def _token(chunk: Any) -> str:
     return chunk if isinstance(chunk, str) else ""
 
 
-def _kept(metadata: Any) -> dict[str, Any]:
+def kept_metadata(metadata: Any) -> dict[str, Any]:
+    """The keys of a remote run's metadata that describe the step, not the server."""
     if not isinstance(metadata, Mapping):
         return {}
     return {
@@ -213,7 +309,8 @@ def _kept(metadata: Any) -> dict[str, Any]:
     }
 
 
-def _uuid(text: str) -> uuid.UUID:
+def run_uuid(text: str) -> uuid.UUID:
+    """A remote id as a run id (a new one when it is not a UUID)."""
     try:
         return uuid.UUID(text)
     except ValueError:

@@ -3,11 +3,12 @@
 ``RemoteGraphRunnable`` stands where a local sub-agent's graph would, so the ``task`` tool's
 ``Spawn`` isolates its input, packages its result and turns its failures into error
 ToolMessages exactly as for a local one. It streams a run on a new thread of the server
-(``stream_mode=["events", "values"]``; one request: the thread id is made here and the server
-creates the thread with the run, ``if_not_exists="create"``), re-emits the run's steps as
-callbacks through :class:`~nbagents.subagents._relay.Relay`, and returns the final state with
-its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is imported on the
-first call only.
+(``stream_mode=["tasks", "values"]``, or ``["events", "values"]`` for a spec with
+``"trace": "events"``; one request: the thread id is made here and the server creates the
+thread with the run, ``if_not_exists="create"``), re-emits the run's steps as callbacks through
+a relay (:mod:`nbagents.subagents._steps`, :mod:`nbagents.subagents._relay`), and returns the
+final state with its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is
+imported on the first call only.
 
 The runs in flight at once share one HTTP client (one per event loop under ``ainvoke``): a
 fan-out of fifty no longer builds fifty clients, and their connections are reused. The client
@@ -38,7 +39,13 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 
-from nbagents.subagents._remote_run import RemoteRun, RemoteSubAgentError, aperform, perform
+from nbagents.subagents._remote_run import (
+    RemoteRun,
+    RemoteSubAgentError,
+    TraceDetail,
+    aperform,
+    perform,
+)
 from nbagents.subagents._specs import RemoteSubAgent
 from nbagents.subagents._stop import check_not_stopped
 
@@ -62,15 +69,24 @@ STOP_POLL = 0.25
 """Seconds between checks whether the user stopped the run (Ctrl-C) while waiting."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
-STREAM_MODES: list[StreamMode] = ["events", "values"]
+STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
+    # A step's start and end (and its graph runs' steps) are all a trace of model and tool
+    # calls needs; "events" also sends every runnable's start, token and end: about twice the
+    # server's CPU per run, on a server that may share the client's cores.
+    "steps": ["tasks", "values"],
+    "events": ["events", "values"],
+}
 
 
 def _limits() -> Any:
     import httpx
 
     # Each run in flight holds a connection for its stream: httpx's default pool (100) would
-    # make the 101st of a wide fan-out wait, and time out, for a connection.
-    return httpx.Limits(max_connections=None, max_keepalive_connections=64)
+    # make the 101st of a wide fan-out wait, and time out, for a connection. Few idle ones are
+    # kept: httpcore counts the idle connections for each idle connection at every request and
+    # every close, so 50 runs ending together with 64 kept cost it ~100,000 checks under the
+    # GIL; runs in flight at once seldom start one after another, the reuse idle ones are for.
+    return httpx.Limits(max_connections=None, max_keepalive_connections=4)
 
 
 class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
@@ -83,6 +99,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self.timeout = float(spec.get("timeout", DEFAULT_TIMEOUT))
         self.connect_timeout = float(spec.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
         self.connect_retries = int(spec.get("connect_retries", DEFAULT_CONNECT_RETRIES))
+        self.detail: TraceDetail = spec.get("trace", "steps")
         self._clients: _SharedClients[Any] = _SharedClients()
 
     def __repr__(self) -> str:
@@ -94,7 +111,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
         try:
@@ -149,14 +166,11 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _sync_client(self) -> SyncLangGraphClient:
         import httpx
-        from langgraph_sdk import get_sync_client
         from langgraph_sdk.client import SyncLangGraphClient
 
-        made = get_sync_client(url=self.url, **self._client_options()).http.client
-        made.close()
         return SyncLangGraphClient(
             httpx.Client(
-                **_resolved(made),
+                **self._resolved(),
                 transport=httpx.HTTPTransport(
                     retries=self.connect_retries, verify=_tls(), limits=_limits()
                 ),
@@ -170,7 +184,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config)
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
         manager = get_async_callback_manager_for_config(config)
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
@@ -208,13 +222,11 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _async_client(self) -> LangGraphClient:
         import httpx
-        from langgraph_sdk import get_client
         from langgraph_sdk.client import LangGraphClient
 
-        made = get_client(url=self.url, **self._client_options()).http.client
         return LangGraphClient(
             httpx.AsyncClient(
-                **_resolved(made),
+                **self._resolved(),
                 transport=httpx.AsyncHTTPTransport(
                     retries=self.connect_retries, verify=_tls(), limits=_limits()
                 ),
@@ -224,16 +236,15 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     # -- shared ----------------------------------------------------------------------------------
 
-    def _client_options(self) -> dict[str, Any]:
+    def _resolved(self) -> dict[str, Any]:
+        """What the SDK's own client would use (URL, headers with the API key, timeouts), for
+        ours: ours only changes how often a connection is retried and never reconnects a broken
+        stream."""
         try:
-            import httpx
+            import httpx  # noqa: F401
         except ImportError as error:  # pragma: no cover - httpx comes with langgraph-sdk
             raise _missing_sdk() from error
-        headers = dict(self.spec.get("headers") or {})
-        options: dict[str, Any] = {
-            "headers": headers,
-            "timeout": httpx.Timeout(self.timeout, connect=self.connect_timeout),
-        }
+        key: str | None = None
         env = self.spec.get("api_key_env")
         if env:
             key = os.environ.get(env)
@@ -242,8 +253,13 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                     f"LangGraph server {self.url}: the API key variable {env!r} "
                     f"(api_key_env of sub-agent {self.spec['name']!r}) is not set."
                 )
-            options["api_key"] = key
-        return options
+        headers = tuple(sorted((self.spec.get("headers") or {}).items()))
+        # The SDK's variables are part of the key: a key changed between runs is sent.
+        sdk_env = tuple(os.environ.get(name) for name in _SDK_KEY_VARIABLES)
+        base_url, sent, timeout = _sdk_resolved(
+            self.url, headers, key, self.timeout, self.connect_timeout, sdk_env
+        )
+        return {"base_url": base_url, "headers": dict(sent), "timeout": timeout}
 
     def _explain(self, error: BaseException, run: RemoteRun) -> BaseException:
         """The error to report: one naming the server and the cause, or ``error`` itself when
@@ -288,7 +304,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 def _stream_options(run: RemoteRun, input: dict[str, Any]) -> dict[str, Any]:
     return {
         "input": input,
-        "stream_mode": STREAM_MODES,
+        "stream_mode": STREAM_MODES[run.detail],
+        # The steps of graphs run inside a step (a deep agent's sub-agents on the server) too;
+        # only "steps" asks: "events" already has them.
+        "stream_subgraphs": run.detail == "steps",
         # A run the client stops reading is cancelled on the server, not left running.
         "on_disconnect": "cancel",
         "on_run_created": run.created,
@@ -378,10 +397,37 @@ def _bounded(parts: Iterator[tuple[str, Any]], seconds: float) -> Iterator[tuple
         yield item
 
 
-def _resolved(made: Any) -> dict[str, Any]:
-    """What the SDK's client resolved (URL, headers with the API key, timeouts), for ours: ours
-    only changes how often a connection is retried and never reconnects a broken stream."""
-    return {"base_url": made.base_url, "headers": made.headers, "timeout": made.timeout}
+_SDK_KEY_VARIABLES = ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+"""Where ``langgraph_sdk`` looks for an API key when none is given."""
+
+
+@functools.lru_cache(maxsize=32)
+def _sdk_resolved(
+    url: str,
+    headers: tuple[tuple[str, str], ...],
+    api_key: str | None,
+    timeout: float,
+    connect_timeout: float,
+    sdk_env: tuple[str | None, ...],
+) -> tuple[Any, tuple[tuple[str, str], ...], Any]:
+    """The base URL, headers and timeouts ``langgraph_sdk`` resolves for these options.
+
+    Building the SDK's client to learn them loads the CA bundle for a transport ours replaces
+    (~20 ms, before the first run of each ``invoke`` could start): once per set of options.
+    ``sdk_env`` (the SDK's API key variables) only keys the cache.
+    """
+    import httpx
+    from langgraph_sdk import get_sync_client
+
+    options: dict[str, Any] = {
+        "headers": dict(headers),
+        "timeout": httpx.Timeout(timeout, connect=connect_timeout),
+    }
+    if api_key is not None:
+        options["api_key"] = api_key
+    made = get_sync_client(url=url, **options).http.client
+    made.close()
+    return made.base_url, tuple(made.headers.items()), made.timeout
 
 
 @functools.cache

@@ -1,11 +1,12 @@
 """One remote run as the parent's callbacks see it: what the server said, and which callbacks
 that calls for.
 
-:class:`RemoteRun` turns the parts of a run's stream (``events`` and ``values``) into planned
-callback operations: open the sub-agent's chain run (with a :class:`RemoteRecord` naming the
-server, graph, thread and run), mirror each run event through the
-:class:`~nbagents.subagents._relay.Relay`, end or fail it. :func:`perform` and :func:`aperform`
-make them on sync or async callback managers. Kept apart from the transport
+:class:`RemoteRun` turns the parts of a run's stream (``tasks`` or ``events``, and ``values``)
+into planned callback operations: open the sub-agent's chain run (with a :class:`RemoteRecord`
+naming the server, graph, thread and run), mirror the run's steps through a relay
+(:class:`~nbagents.subagents._steps.StepRelay` or
+:class:`~nbagents.subagents._relay.EventRelay`), end or fail it. :func:`perform` and
+:func:`aperform` make them on sync or async callback managers. Kept apart from the transport
 (:mod:`nbagents.subagents._remote`), which only reads the stream and cancels runs.
 """
 
@@ -14,14 +15,25 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 
 from nbagents._contract import REMOTE_KEY, RemoteRecord
-from nbagents.subagents._relay import Call, Relay, Start, revive
+from nbagents.subagents._relay import Call, EventRelay, Relaying, Start, paused, revive
+from nbagents.subagents._steps import StepRelay
 
-__all__ = ["RemoteRun", "RemoteSubAgentError", "aperform", "perform"]
+__all__ = [
+    "RemoteRun",
+    "RemoteSubAgentError",
+    "TraceDetail",
+    "aperform",
+    "perform",
+]
+
+TraceDetail = Literal["steps", "events"]
+"""How much of a remote run the trace shows: its steps (``stream_mode="tasks"``) or every run
+event inside them (``stream_mode="events"``, about twice the server's CPU per run)."""
 
 
 class RemoteSubAgentError(RuntimeError):
@@ -32,9 +44,16 @@ class RemoteRun:
     """What one remote run has said so far, and which callbacks that calls for."""
 
     def __init__(
-        self, subagent: str, url: str, graph_id: str, input: dict[str, Any], config: RunnableConfig
+        self,
+        subagent: str,
+        url: str,
+        graph_id: str,
+        input: dict[str, Any],
+        config: RunnableConfig,
+        detail: TraceDetail = "steps",
     ) -> None:
         self.subagent = subagent
+        self.detail: TraceDetail = detail
         self.url = url
         self.graph_id = graph_id
         self.input = input
@@ -45,7 +64,9 @@ class RemoteRun:
         self.ended = False
         self.final: dict[str, Any] | None = None
         self.root: Any = None
-        self.relay: Relay | None = None
+        self.relay: Relaying | None = None
+        self._early: list[tuple[str, Any]] = []
+        """``values`` parts before the run's first step, for the relay once it is made."""
 
     @property
     def active(self) -> bool:
@@ -63,7 +84,7 @@ class RemoteRun:
         """The callbacks one stream part calls for."""
         if event == "metadata" and isinstance(data, Mapping) and not self.run_id:
             self.run_id = str(data.get("run_id") or "")
-        elif event == "values" and isinstance(data, Mapping):
+        if event == "values" and isinstance(data, Mapping):
             self.final = dict(data)
         elif event == "error":
             self.ended = True
@@ -73,13 +94,23 @@ class RemoteRun:
             )
         elif event == "end":
             self.ended = True
-        elif event == "events" and isinstance(data, Mapping):
-            ops: list[_Op] = []
-            if self.root is None:
-                ops.append(_OpenRoot("streamed", _integration(data)))
-            ops.append(_Event(data))
-            return ops
+        if not isinstance(data, Mapping):
+            return []
+        kind = event.partition("|")[0]
+        if self.detail == "events" and kind == "events":
+            return [*self._open_root(data), _Event(event, data)]
+        if self.detail == "steps" and kind in ("tasks", "values"):
+            if self.root is None and kind == "values":
+                self._early.append((event, data))  # the run opens with its first step
+                return []
+            return [*self._open_root(data), _Event(event, data)]
         return []
+
+    def _open_root(self, data: Mapping[str, Any]) -> list[_Op]:
+        if self.root is not None:
+            return []
+        early, self._early = self._early, []
+        return [_OpenRoot("streamed", _integration(data)), *(_Event(e, d) for e, d in early)]
 
     def result(self) -> dict[str, Any]:
         self.ended = True
@@ -93,7 +124,8 @@ class RemoteRun:
     def succeed(self, result: dict[str, Any]) -> list[_Op]:
         ops: list[_Op] = []
         if self.root is None:
-            ops.append(_OpenRoot("not streamed: the server sent no run events", {}))
+            what = "run events" if self.detail == "events" else "steps"
+            ops.append(_OpenRoot(f"not streamed: the server sent no {what}", {}))
         ops.append(_EndRoot(result))
         return ops
 
@@ -113,7 +145,11 @@ class RemoteRun:
             thread_id=self.thread_id,
             run_id=self.run_id,
             steps=steps,
+            trace=self.detail,
         )
+
+    def relay_for(self, root: Any) -> Relaying:
+        return StepRelay(root) if self.detail == "steps" else EventRelay(root)
 
 
 @dataclass(frozen=True)
@@ -126,13 +162,17 @@ class _OpenRoot:
 
 @dataclass(frozen=True)
 class _Event:
-    """A run event for the relay to mirror."""
+    """A stream part for the relay to mirror."""
 
+    event: str
     data: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class _EndRoot:
+    """End the sub-agent's chain run, closing what the server never said had ended (a step
+    cut off by an interrupt elsewhere in the run) as interrupted."""
+
     result: dict[str, Any]
 
 
@@ -142,6 +182,8 @@ class _FailRoot:
 
 
 _Op = _OpenRoot | _Event | _EndRoot | _FailRoot
+
+_CUT_OFF = paused("the remote run ended before this step reported its end")
 
 
 def _opening(op: _OpenRoot, manager: Any, run: RemoteRun) -> tuple[Any, dict[str, Any]]:
@@ -156,12 +198,13 @@ def perform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None:
     if isinstance(op, _OpenRoot):
         opening, kwargs = _opening(op, manager, run)
         run.root = opening.on_chain_start(None, run.input, **kwargs)
-        run.relay = Relay(run.root)
+        run.relay = run.relay_for(run.root)
     elif isinstance(op, _Event):
-        planned = run.relay.plan(op.data) if run.relay is not None else None
-        if planned is not None:
+        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
             perform(planned, manager, run)
     elif isinstance(op, _EndRoot):
+        for call in run.relay.abandon(_CUT_OFF) if run.relay is not None else ():
+            perform(call, manager, run)
         run.root.on_chain_end(op.result)
     elif isinstance(op, _FailRoot):
         for call in run.relay.abandon(op.error) if run.relay is not None else ():
@@ -183,12 +226,13 @@ async def aperform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None
     if isinstance(op, _OpenRoot):
         opening, kwargs = _opening(op, manager, run)
         run.root = await opening.on_chain_start(None, run.input, **kwargs)
-        run.relay = Relay(run.root)
+        run.relay = run.relay_for(run.root)
     elif isinstance(op, _Event):
-        planned = run.relay.plan(op.data) if run.relay is not None else None
-        if planned is not None:
+        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
             await aperform(planned, manager, run)
     elif isinstance(op, _EndRoot):
+        for call in run.relay.abandon(_CUT_OFF) if run.relay is not None else ():
+            await aperform(call, manager, run)
         await run.root.on_chain_end(op.result)
     elif isinstance(op, _FailRoot):
         for call in run.relay.abandon(op.error) if run.relay is not None else ():

@@ -112,6 +112,11 @@ class RemoteSubAgent(TypedDict):
     """New attempts after a refused or timed-out connection, with growing pauses (default 2:
     a server that is not running is reported within about half a second; 5, the SDK's own
     client's setting, waits 7.5 s)."""
+    trace: NotRequired[Literal["steps", "events"]]
+    """What the trace shows of a run (default ``"steps"``): its model calls (with their replies
+    and exact token usage) and tool calls, from LangGraph's step records, or with ``"events"``
+    every run inside its steps as well: the model's exact request (system prompt included) and
+    reply as it streams, at about twice the server's CPU per run (docs/remote-subagents.md)."""
     background: NotRequired[bool]
     """Run it in the background: not through ``task`` but with ``start_async_task`` and its
     companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
@@ -324,6 +329,8 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
         raise ValueError(f"{label}: 'api_key_env' must name an environment variable.")
     if not isinstance(spec.get("background", False), bool):
         raise ValueError(f"{label}: 'background' must be True or False.")
+    if spec.get("trace", "steps") not in ("steps", "events"):
+        raise ValueError(f"{label}: 'trace' must be 'steps' or 'events', not {spec['trace']!r}.")
     retries = spec.get("connect_retries")
     if retries is not None and (
         isinstance(retries, bool) or not isinstance(retries, int) or retries < 0

@@ -1,8 +1,8 @@
-"""Start and stop a ``langgraph dev`` server serving ``worker_graph.py`` on loopback.
+"""Start and stop a ``langgraph dev`` server serving the test graphs on loopback.
 
-Used by ``tests/test_subagents_remote.py`` and ``benchmarks/bench_remote_subagents.py``. The
-server runs from a scratch directory (where it keeps its ``.langgraph_api`` state) and imports
-``nbagents`` from this checkout.
+Used by the remote tests and ``benchmarks/bench_remote_subagents.py``. The server runs from a
+scratch directory (where it keeps its ``.langgraph_api`` state) and imports ``nbagents`` from
+this checkout. It serves ``worker`` (``worker_graph.py``) and the graphs of ``more_graphs.py``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,16 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPH = Path(__file__).resolve().with_name("worker_graph.py")
+MORE = Path(__file__).resolve().with_name("more_graphs.py")
+GRAPHS = {
+    "worker": f"{GRAPH}:graph",
+    **{name: f"{MORE}:{name}" for name in ("lead", "asker", "plain")},
+}
 LANGGRAPH = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
 
 
@@ -30,14 +36,17 @@ def free_port() -> int:
 
 
 class Server:
-    """A ``langgraph dev`` process serving the worker graph from a temporary directory."""
+    """A ``langgraph dev`` process serving the test graphs from a temporary directory."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, graphs: Sequence[str] = ("worker",)) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = {"dependencies": [str(ROOT)], "graphs": {"worker": f"{GRAPH}:graph"}}
+        served = {name: GRAPHS[name] for name in graphs}
+        config = {"dependencies": [str(ROOT)], "graphs": served}
         (workdir / "langgraph.json").write_text(json.dumps(config))
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "LANGSMITH_TRACING": "false"}
+        # The graphs import each other as ``remote_graph.*``, as the tests do.
+        path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
+        env = {**os.environ, "PYTHONPATH": path, "LANGSMITH_TRACING": "false"}
         for key in ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"):
             env.pop(key, None)
         self.log = (workdir / "server.log").open("wb")

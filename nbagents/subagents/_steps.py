@@ -1,0 +1,421 @@
+"""A remote run's steps (``stream_mode="tasks"``), re-emitted as LangChain callbacks.
+
+The server reports each step (a LangGraph task: one node run) twice: when it starts, with its
+input, and when it ends, with what it wrote, its error or its interrupts. That is all a trace of
+an agent graph needs, at a fraction of the server's cost of ``stream_mode="events"``, which
+records every start, token and end of every runnable inside every step:
+
+- a step that runs tool calls (``create_agent`` sends each to its ``tools`` node with ``Send``)
+  opens a tool run per call when it starts, named after the tool, with its arguments and tool
+  call id, and ends each with the ``ToolMessage`` it wrote;
+- the ``model`` step of an agent graph (``create_agent``, deepagents: ``ls_integration`` in its
+  metadata) opens a chat model run named ``model`` when it starts, with the conversation it was
+  given, and ends it with the reply it wrote: that message carries the exact token usage and
+  the model's name;
+- any other step opens a chain run named after its node (tracers show a plain graph's nodes
+  and fold an agent's middleware hooks away); a model's reply (it names its model or usage) or a
+  tool result it wrote, as a node of a plain graph does, is shown under it when it ends;
+- a graph run inside a step (a sub-agent of a deep agent on the server: the run is streamed
+  with ``stream_subgraphs``) opens a chain run under that step's tool call, named after the
+  agent, and its own steps go under it.
+
+What ``"events"`` shows and this does not: the system prompt and the changes middleware makes
+to a model request (a model run's input is the conversation its step was given), a reply as it
+streams, model calls whose reply no step writes (a summarising middleware's), and LangChain's
+runs inside a step. ``docs/remote-subagents.md`` says the same to users.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import LLMResult
+
+from nbagents.subagents._relay import (
+    Call,
+    Plan,
+    Start,
+    kept_metadata,
+    llm_result,
+    paused,
+    remote_error,
+    revive,
+    run_uuid,
+)
+
+__all__ = ["StepRelay", "namespace_of"]
+
+_MODEL_STEP = "model"
+"""The node of an agent graph (``create_agent``, deepagents) that makes its model call."""
+
+
+def namespace_of(event: str) -> tuple[str, ...]:
+    """The graph a stream part comes from: ``"tasks|tools:<id>"`` names the graph run inside
+    the step ``<id>``; ``"tasks"`` is the remote graph itself, ``()``."""
+    return tuple(event.split("|")[1:])
+
+
+@dataclass
+class _Step:
+    """What one running step opened: a run per tool call (``tools``, by call id), or one run."""
+
+    graph: str
+    """The graph run it is a step of (its namespace, ``""`` for the remote graph)."""
+    node: str
+    kind: str
+    key: str = ""
+    tools: dict[str, str] = field(default_factory=dict)
+    graphs: list[str] = field(default_factory=list)
+    """Graph runs opened inside it (their namespaces), closed when it ends."""
+
+
+_Opening = Generator[Start | Call, None, Any]
+"""A plan that also returns something (the run manager found or opened)."""
+
+
+class StepRelay:
+    """Plans the callbacks of one remote run from its ``tasks`` (and ``values``) parts.
+
+    Not thread-safe: one run, one consumer.
+    """
+
+    def __init__(self, root: Any) -> None:
+        self._root = root
+        """The run manager of the sub-agent's chain run: the remote graph's run maps onto it."""
+        self._open: dict[str, tuple[Any, str, str]] = {}
+        """Runs open, by key: their manager, kind (``chain``/``llm``/``tool``) and graph run."""
+        self._steps: dict[str, _Step] = {}
+        self._step_numbers: dict[str, int] = {}
+        """Per graph run: its ``values`` parts so far, one before its first step and one after
+        each: the number of the step that starts next."""
+        self._graph_input: dict[str, Any] = {}
+        self._graph_output: dict[str, Any] = {}
+        self._seen: set[str] = set()
+        """Ids of the messages steps were given or wrote: a reply is shown once."""
+        self._calls: dict[str, Mapping[str, Any]] = {}
+        """Tool calls of the replies so far, by id: the arguments of a tool result that no
+        tool-call step announced (a plain graph's own tool node)."""
+
+    # -- Relaying --------------------------------------------------------------------------------
+
+    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
+        namespace = namespace_of(event)
+        if event.startswith("values"):
+            self._values(namespace, data)
+        elif event.startswith("tasks"):
+            step_id = str(data.get("id") or "")
+            if "input" in data:
+                yield from self._start(namespace, step_id, data)
+            else:
+                yield from self._end(step_id, data)
+
+    def opened(self, start: Start, manager: Any) -> None:
+        self._open[start.remote_id] = (manager, start.kind, start.graph)
+
+    def abandon(self, error: BaseException) -> list[Call]:
+        calls = [
+            Call(manager, f"on_{kind}_error", (error,))
+            for manager, kind, _ in reversed(self._open.values())
+        ]
+        self._open.clear()
+        self._steps.clear()
+        return calls
+
+    # -- steps -----------------------------------------------------------------------------------
+
+    def _values(self, namespace: tuple[str, ...], data: Mapping[str, Any]) -> None:
+        graph = _key(namespace)
+        number = self._step_numbers.get(graph, 0)
+        self._step_numbers[graph] = number + 1
+        if number == 0:  # the graph run's input: messages it started from are no replies
+            self._see(_messages_of(data))
+            if namespace:
+                self._graph_input[graph] = data
+        if namespace:
+            self._graph_output[graph] = data
+
+    def _start(self, namespace: tuple[str, ...], step_id: str, data: Mapping[str, Any]) -> Plan:
+        parent = yield from self._graph(namespace, data)
+        graph = _key(namespace)
+        node = str(data.get("name") or "step")
+        found = data.get("metadata")
+        md: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        tags = [str(t) for t in md.get("tags") or ()]
+        metadata = {**kept_metadata(md), "langgraph_node": node}
+        if graph in self._step_numbers:
+            metadata["langgraph_step"] = self._step_numbers[graph]
+        given = data.get("input")
+        calls = _tool_calls(given)
+        messages = _messages_of(given)
+        common = {"parent": parent, "tags": tags, "metadata": metadata, "graph": graph}
+        if calls is not None:
+            step = _Step(graph, node, "tool")
+            for position, call in enumerate(calls):
+                call_id = str(call.get("id") or "")
+                self._calls[call_id] = call
+                key = f"{step_id}/{call_id or position}"
+                yield _tool_start(key, call, call_id, **common)
+                step.tools[call_id] = key
+        elif node == _MODEL_STEP and md.get("ls_integration") and messages is not None:
+            self._see(messages)
+            step = _Step(graph, node, "llm", step_id)
+            prompt = [m for m in map(revive, messages) if isinstance(m, BaseMessage)]
+            kwargs = {"run_id": run_uuid(step_id), "name": node}
+            opening = ({"name": node}, [prompt])
+            yield Start(
+                step_id, "llm", method="on_chat_model_start", args=opening, kwargs=kwargs, **common
+            )
+        else:
+            self._see(messages)
+            step = _Step(graph, node, "chain", step_id)
+            kwargs = {"run_id": run_uuid(step_id), "name": node}
+            yield Start(
+                step_id,
+                "chain",
+                method="on_chain_start",
+                args=(None, revive(given)),
+                kwargs=kwargs,
+                **common,
+            )
+        self._steps[step_id] = step
+
+    def _end(self, step_id: str, data: Mapping[str, Any]) -> Plan:
+        step = self._steps.pop(step_id, None)
+        if step is None:
+            return
+        failure: BaseException | None = None
+        if data.get("error"):
+            failure = remote_error(data["error"])
+        elif data.get("interrupts"):
+            failure = paused(f"paused on the server for a human: {_interrupts(data['interrupts'])}")
+        yield from self._close_graphs(step, failure)
+        result = data.get("result")
+        written = _written_messages(result)
+        if step.kind == "tool":
+            yield from self._end_tools(step, written, failure, result)
+        elif step.kind == "llm":
+            yield from self._end_model(step.key, written, failure)
+        else:
+            yield from self._end_chain(step, written, failure, result)
+        self._seen.update(str(m.id) for m in written if m.id)
+
+    def _end_tools(
+        self, step: _Step, written: list[BaseMessage], failure: BaseException | None, result: Any
+    ) -> Plan:
+        results = {m.tool_call_id: m for m in written if isinstance(m, ToolMessage)}
+        for call_id, key in step.tools.items():
+            found = self._open.pop(key, None)
+            if found is None:
+                continue
+            if call_id in results:
+                yield Call(found[0], "on_tool_end", (results[call_id],))
+            elif failure is not None:
+                yield Call(found[0], "on_tool_error", (failure,))
+            else:  # the tool only routed (a Command) or wrote no message
+                yield Call(found[0], "on_tool_end", (revive(result),))
+
+    def _end_model(
+        self, key: str, written: list[BaseMessage], failure: BaseException | None
+    ) -> Plan:
+        found = self._open.pop(key, None)
+        if found is None:
+            return
+        if failure is not None:
+            yield Call(found[0], "on_llm_error", (failure,))
+            return
+        reply = next((m for m in written if isinstance(m, AIMessage)), None)
+        self._remember_calls(reply)
+        # No reply: a middleware answered in the model's place or jumped elsewhere.
+        outcome = llm_result(reply) if reply is not None else LLMResult(generations=[[]])
+        yield Call(found[0], "on_llm_end", (outcome,))
+
+    def _end_chain(
+        self, step: _Step, written: list[BaseMessage], failure: BaseException | None, result: Any
+    ) -> Plan:
+        found = self._open.get(step.key)
+        if found is None:
+            return
+        manager = found[0]
+        for message in written:
+            if message.id and str(message.id) in self._seen:
+                continue
+            if _is_reply(message):
+                yield from self._model_reply(step, manager, message)
+            elif isinstance(message, ToolMessage):
+                yield from self._tool_result(step, manager, message)
+        self._open.pop(step.key, None)
+        if failure is not None:
+            yield Call(manager, "on_chain_error", (failure,))
+        else:
+            yield Call(manager, "on_chain_end", (revive(result),))
+
+    def _model_reply(self, step: _Step, parent: Any, reply: BaseMessage) -> Plan:
+        """A model call inside a plain graph's node, known only by the reply it wrote."""
+        key = f"{step.key}/reply/{reply.id or uuid.uuid4()}"
+        kwargs = {"run_id": uuid.uuid4(), "name": _MODEL_STEP}
+        opening: tuple[Any, ...] = ({"name": _MODEL_STEP}, [[]])
+        metadata = {"langgraph_node": step.node}
+        yield Start(
+            key, "llm", parent, "on_chat_model_start", opening, kwargs, [], metadata, step.graph
+        )
+        found = self._open.pop(key, None)
+        if found is not None:
+            self._remember_calls(reply)
+            yield Call(found[0], "on_llm_end", (llm_result(reply),))
+
+    def _tool_result(self, step: _Step, parent: Any, result: ToolMessage) -> Plan:
+        """A tool call inside a plain graph's node, known only by the result it wrote."""
+        call = self._calls.get(result.tool_call_id) or {"name": result.name}
+        key = f"{step.key}/tool/{result.tool_call_id}"
+        metadata = {"langgraph_node": step.node}
+        yield _tool_start(key, call, result.tool_call_id, parent, [], metadata, step.graph)
+        found = self._open.pop(key, None)
+        if found is not None:
+            yield Call(found[0], "on_tool_end", (result,))
+
+    # -- graph runs inside steps -----------------------------------------------------------------
+
+    def _graph(self, namespace: tuple[str, ...], data: Mapping[str, Any]) -> _Opening:
+        """The run manager the steps of graph run ``namespace`` go under; that run is opened
+        when the first of its steps starts."""
+        if not namespace:
+            return self._root
+        graph = _key(namespace)
+        if graph in self._open:
+            return self._open[graph][0]
+        node, _, step_id = namespace[-1].rpartition(":")
+        holder = self._steps.get(step_id)
+        parent = self._holder(holder)
+        if parent is None:  # its step is not known: under the graph run around it
+            parent = yield from self._graph(namespace[:-1], data)
+        found = data.get("metadata")
+        md: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        kwargs = {"run_id": uuid.uuid4(), "name": str(md.get("lc_agent_name") or node or "graph")}
+        opening: tuple[Any, ...] = (None, revive(self._graph_input.get(graph, {})))
+        outer = _key(namespace[:-1])
+        yield Start(
+            graph, "chain", parent, "on_chain_start", opening, kwargs, [], kept_metadata(md), outer
+        )
+        if holder is not None:
+            holder.graphs.append(graph)
+        found_run = self._open.get(graph)
+        return found_run[0] if found_run is not None else parent
+
+    def _holder(self, step: _Step | None) -> Any:
+        """The run a graph run inside ``step`` goes under: its tool call, or the step's run."""
+        if step is None:
+            return None
+        keys = list(step.tools.values()) if step.kind == "tool" else [step.key]
+        found = self._open.get(keys[0]) if keys else None
+        return found[0] if found is not None else None
+
+    def _close_graphs(self, step: _Step, failure: BaseException | None) -> Plan:
+        """End the graph runs inside ``step``, and what of theirs is still open."""
+        for graph in reversed(step.graphs):
+            inside = [
+                key
+                for key, (_, _, owner) in self._open.items()
+                if owner == graph or owner.startswith(graph + "|")
+            ]
+            cut = failure or paused("the remote run ended before this step did")
+            for key in reversed(inside):
+                manager, kind, _ = self._open.pop(key)
+                yield Call(manager, f"on_{kind}_error", (cut,))
+            found = self._open.pop(graph, None)
+            output = self._graph_output.pop(graph, {})
+            self._graph_input.pop(graph, None)
+            if found is None:
+                continue
+            if failure is not None:
+                yield Call(found[0], "on_chain_error", (failure,))
+            else:
+                yield Call(found[0], "on_chain_end", (revive(output),))
+
+    def _see(self, messages: list[Any] | None) -> None:
+        for message in messages or ():
+            found = message.get("id") if isinstance(message, Mapping) else None
+            if found:
+                self._seen.add(str(found))
+
+    def _remember_calls(self, reply: BaseMessage | None) -> None:
+        for call in getattr(reply, "tool_calls", None) or ():
+            if call.get("id"):
+                self._calls[str(call["id"])] = call
+
+
+def _key(namespace: tuple[str, ...]) -> str:
+    return "|".join(namespace)
+
+
+def _tool_start(
+    key: str,
+    call: Mapping[str, Any],
+    call_id: str,
+    parent: Any,
+    tags: list[str],
+    metadata: dict[str, Any],
+    graph: str,
+) -> Start:
+    """Open a tool run as LangChain's ``BaseTool`` does for the tool call ``call``."""
+    tool, args = str(call.get("name") or "tool"), call.get("args")
+    kwargs = {
+        "run_id": uuid.uuid4(),
+        "name": tool,
+        "inputs": dict(args) if isinstance(args, Mapping) else None,
+        "tool_call_id": call_id or None,
+    }
+    opening = ({"name": tool}, str(args))
+    return Start(key, "tool", parent, "on_tool_start", opening, kwargs, tags, metadata, graph)
+
+
+def _tool_calls(given: Any) -> list[Mapping[str, Any]] | None:
+    """The tool calls a step was sent (``create_agent`` sends ``[call]``; ``ToolNode`` also
+    takes one call or a ``tool_call_with_context``), or None for any other input."""
+    if isinstance(given, Mapping):
+        if given.get("__type") == "tool_call_with_context":
+            given = given.get("tool_call")
+        return [given] if _is_tool_call(given) else None
+    if isinstance(given, list) and given and all(_is_tool_call(c) for c in given):
+        return list(given)
+    return None
+
+
+def _is_tool_call(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("type") == "tool_call" and "name" in value
+
+
+def _messages_of(given: Any) -> list[Any] | None:
+    found = given.get("messages") if isinstance(given, Mapping) else None
+    return found if isinstance(found, list) else None
+
+
+def _written_messages(result: Any) -> list[BaseMessage]:
+    """The messages a step wrote to its graph's ``messages`` (one write or several)."""
+    found = result.get("messages") if isinstance(result, Mapping) else None
+    if isinstance(found, Mapping) and isinstance(found.get("$writes"), list):
+        writes: Sequence[Any] = found["$writes"]
+    else:
+        writes = [found]
+    messages: list[BaseMessage] = []
+    for write in writes:
+        for item in write if isinstance(write, list) else [write]:
+            revived = revive(item)
+            if isinstance(revived, BaseMessage):
+                messages.append(revived)
+    return messages
+
+
+def _is_reply(message: BaseMessage) -> bool:
+    """A model's reply, not a message a node made up: it says what the model used."""
+    return isinstance(message, AIMessage) and bool(
+        message.usage_metadata or message.response_metadata
+    )
+
+
+def _interrupts(found: Any) -> str:
+    values = [i.get("value") if isinstance(i, Mapping) else i for i in found or ()]
+    return ", ".join(repr(v) for v in values) or "an interrupt"
