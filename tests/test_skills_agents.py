@@ -18,7 +18,7 @@ from nbagents import ScriptedChatModel, SubAgentMiddleware, create_deep_agent, l
 from nbagents.backends import BackendProtocol, CompositeBackend, DiskBackend, StateBackend
 from nbagents.display._viewmodel import build_view
 from nbagents.models import call, delegate, parallel, say
-from nbagents.tracing import recording
+from nbagents.tracing import Trace, recording
 
 
 def write_skill(root: Path, name: str, description: str, body: str = "1. Do the thing.") -> None:
@@ -133,7 +133,8 @@ async def test_main_and_general_purpose_share_skills_custom_agents_have_their_ow
     assert "code-review" not in str(state["skills_metadata"])
 
 
-def test_the_trace_shows_offered_and_opened_skills_and_returned_files(skills_dir: Path) -> None:
+def traced_run(skills_dir: Path) -> Trace:
+    """The trace of one run of the scripted agent with its skills and sub-agents."""
     agent = create_deep_agent(
         ScriptedChatModel(script=script()),
         backend=backend_on(skills_dir),
@@ -142,7 +143,11 @@ def test_the_trace_shows_offered_and_opened_skills_and_returned_files(skills_dir
     )
     with recording() as tracer:
         agent.invoke({"messages": [HumanMessage("go")]})
-    trace = tracer.trace
+    return tracer.trace
+
+
+def test_the_trace_shows_offered_and_opened_skills_and_returned_files(skills_dir: Path) -> None:
+    trace = traced_run(skills_dir)
 
     loads = [s for s in trace.spans if s.kind == "skill"]
     assert sorted((s.agent, s.name) for s in loads) == [
@@ -235,15 +240,7 @@ def test_markdown_subagents_name_their_skills(tmp_path: Path) -> None:
 
 
 def test_a_transcript_shows_where_each_agent_loaded_a_skill(skills_dir: Path) -> None:
-    agent = create_deep_agent(
-        ScriptedChatModel(script=script()),
-        backend=backend_on(skills_dir),
-        skills=SOURCES,
-        subagents=SUBAGENTS,
-    )
-    with recording() as tracer:
-        agent.invoke({"messages": [HumanMessage("go")]})
-    trace = tracer.trace
+    trace = traced_run(skills_dir)
 
     main = trace.transcript()
     (load,) = [e for e in main.entries if e.skill]
