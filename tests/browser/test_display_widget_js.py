@@ -385,13 +385,16 @@ def test_a_view_drawn_after_patches_shows_them_and_both_views_follow_new_ones(
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing import Trace
 
-    trace = Trace([_span("main", None, "agent", 0.0)])
+    trace = Trace()
     builder = ViewBuilder(trace)
     builder.update()
-    _set(page, builder.view())
+    _set(page, builder.view())  # the view of a run that has no step yet
+    assert page.locator("#host .nba-live-tree .nba-empty").is_visible()
+    trace.add(_span("main", None, "agent", 0.0))
     for i in range(3):  # patches only: the kernel sends no whole view for a late view
         trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
         _patch(page, builder.patch(builder.update()))
+    assert not page.locator("#host .nba-live-tree .nba-empty").is_visible()  # steps came
     page.evaluate("() => { window.nbaLate = window.nbaRender('late'); }")
     late = page.locator("#late .nba-row")
     assert [r.locator(".nba-name").inner_text() for r in late.all()] == [

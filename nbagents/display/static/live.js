@@ -468,11 +468,10 @@ class TreePane {
     this.rootUl = ul;
     this.fillChildren(null, ul);
     this.el.replaceChildren();
-    if (!ul.childNodes.length) {
-      const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
-      this.el.appendChild(h("div", "nba-empty", empty));
-    }
-    this.el.appendChild(ul);
+    const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
+    this.emptyEl = h("div", "nba-empty", empty);
+    this.emptyEl.hidden = ul.childNodes.length > 0;
+    this.el.append(this.emptyEl, ul);
     this.el.scrollTop = scroll;
     if (this.keep) {
       const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
@@ -589,6 +588,8 @@ class TreePane {
   updateChildren(id) {
     if (id === null) {
       if (this.rootUl) this.fillChildren(null, this.rootUl);
+      // the first steps of a run arrive in a patch, after a view that had none
+      if (this.emptyEl) this.emptyEl.hidden = this.rootUl.childNodes.length > 0;
       return;
     }
     const item = this.items.get(id);
