@@ -102,6 +102,7 @@ notebooks: install-test
 	    NBAGENTS_CASSETTE_MODE=replay NBAGENTS_RUNS=$${NBAGENTS_RUNS:-off} \
 	        $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	        --log-level=ERROR "$$nb" || exit 1; \
+	    $(BIN)/python scripts/prune_widget_state.py "$$nb" || exit 1; \
 	done
 
 docs-build:

@@ -18,6 +18,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from support.view_mirror import saved_view
 
 import nbagents
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
@@ -30,6 +31,7 @@ from nbagents.tracing import recording
 
 deployed: list[str] = []
 _threads = itertools.count()
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 @tool
@@ -223,6 +225,17 @@ def test_an_agent_not_built_by_create_deep_agent_is_answered_in_code() -> None:
     with pytest.raises(AnswerError, match="pending_approvals"):
         view.answer([{"key": request["key"], "decision": "approve"}])
     assert deployed == []
+
+
+def test_a_paused_run_keeps_its_widget_output_until_the_resumed_run_ends() -> None:
+    _, _, _, view = paused_run(TWO)
+    assert WIDGET_VIEW in view._repr_mimebundle_() and view.widget.comm is not None
+    requests = requests_by_title(view)
+    send(view, *({"key": r["key"], "decision": "approve"} for r in requests.values()))
+    bundle = view._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert saved_view(bundle["text/html"])["status"] == "ok"
+    assert view.widget.comm is None
 
 
 def test_the_view_keeps_its_paused_agent_alive() -> None:

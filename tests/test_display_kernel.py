@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.view_mirror import Mirror, stat
+from support.view_mirror import Mirror, saved_view, stat
 
 jupyter_client = pytest.importorskip("jupyter_client")
 
@@ -143,9 +143,15 @@ def test_trace_magic_shows_one_live_output_updated_while_the_cell_runs(kernel: K
     assert len(refreshed) == 1
     assert refreshed[0]["content"]["transient"]["display_id"] == display_id
     final = refreshed[0]["content"]["data"]
-    assert WIDGET_VIEW in final
+    # The run is over: the output becomes the saved HTML (no widget for a reopened notebook to
+    # miss), and the widget is closed after it, so the page lets go of its model.
+    assert set(final) == {"text/html", "text/plain"}
     assert "Done: combined." in final["text/html"] and "Dig deeper" in final["text/html"]
+    assert saved_view(final["text/html"])["status"] == "ok"
     assert final["text/plain"].startswith("nbagents live view: <Trace ok: main; 4 sub-agent")
+    closed = [m for m in messages if m["msg_type"] == "comm_close"]
+    assert len(closed) == 1 and messages.index(closed[0]) > messages.index(refreshed[0])
+    assert closed[0]["content"]["comm_id"] == data[WIDGET_VIEW]["model_id"]
     assert not any(m["msg_type"] == "error" for m in messages)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from support.display_fixtures import build_trace, make_agent
-from support.view_mirror import follow, stat
+from support.view_mirror import final_view, follow, saved_view, stat
 
 import nbagents.display.live as live
 from nbagents.display._format import format_tokens
@@ -51,7 +51,7 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
         result = agent.invoke(INPUT)
     view.finish()
     assert result["messages"][-1].content == "Done: combined."
-    state = json.loads(view.widget.view_json)
+    state = final_view(view)
     trace = tracer.trace
     assert state["status"] == "ok" and state["finished"] is True
     assert stat(state, "sub-agent spawns") == "4" and stat(state, "agents") == "4"
@@ -121,7 +121,27 @@ def test_a_page_loaded_anew_catches_up_with_a_whole_view_not_sooner_than_rebase_
     assert view.updates == 401
     assert (view.wholes > 1) is (seconds == 0.0), view.wholes
     view.finish()
-    assert json.loads(view.widget.view_json)["nodes"][-1]["name"] == "tool 399"
+    assert final_view(view)["nodes"][-1]["name"] == "tool 399"
+
+
+def test_a_run_followed_after_its_output_was_saved_gets_a_widget_again() -> None:
+    step = {"agent": "main", "depth": 0, "start": 0.0, "end": 0.1, "status": "ok"}
+    trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
+    view = LiveView(trace)
+    view.finish()
+    assert set(view._repr_mimebundle_()) == {"text/html", "text/plain"}
+    first, seen = view.widget, []
+
+    def resumption() -> str:
+        seen.append(view.widget.view_json)
+        trace.add(Span(id="more", parent_id="main", kind="tool", name="more", **step))
+        return "done"
+
+    assert view.follow(resumption) == "done"
+    # a new widget took the output back and was sent the whole view before the run went on
+    assert view.widget is not first and json.loads(seen[0])["nodes"][0]["name"] == "main"
+    assert first.comm is None
+    assert [n["name"] for n in final_view(view)["nodes"]] == ["main", "more"]
 
 
 def test_updates_arrive_during_a_synchronous_invoke() -> None:
@@ -332,13 +352,14 @@ def test_show_displays_one_bundle_and_finish_refreshes_its_snapshot(
     agent = make_agent(latency=0.02)
     with recording() as tracer:
         view = LiveView(tracer.trace).show()
+        model_id = view.widget.model_id
         agent.invoke(INPUT)
     view.finish()
     assert len(kernel["display"]) == 1
     bundle, raw, display_id, thread = kernel["display"][0]
     assert raw and display_id and thread == "MainThread"
     assert set(bundle) == {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"}
-    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == model_id
     assert bundle["text/plain"].startswith(LIVE_TEXT_PREFIX)
     assert bundle["text/html"].startswith(LIVE_HTML_START + '<div class="nba-root')
     assert bundle["text/html"].endswith(LIVE_HTML_END)
@@ -350,6 +371,11 @@ def test_show_displays_one_bundle_and_finish_refreshes_its_snapshot(
     assert "Research A" in final["text/html"] and "nba-s-ok" in final["text/html"]
     assert "Done: combined." in final["text/html"]
     assert final["text/plain"] == LIVE_TEXT_PREFIX + tracer.trace.summary()
+    # the run is over: the output is the saved HTML, with no widget a reopened notebook lacks
+    assert set(final) == {"text/html", "text/plain"}
+    assert final["text/html"].startswith(LIVE_HTML_START + '<div class="nba-saved"')
+    assert saved_view(final["text/html"])["status"] == "ok"
+    assert view.widget.comm is None  # closed: the page lets go of its model
     view.finish()
     assert len(kernel["update"]) == 1
 
@@ -414,7 +440,7 @@ async def test_updates_arrive_during_an_async_run() -> None:
     assert result["messages"][-1].content == "Done: combined."
     during = [s for t, _, s in recorder.events if t0 < t < t1]
     assert len(during) >= 3 and any(s["status"] == "running" for s in during)
-    assert json.loads(view.widget.view_json)["status"] == "ok"
+    assert final_view(view)["status"] == "ok"
 
 
 def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:

@@ -13,7 +13,10 @@ that arrived. A page loaded anew gets the widget's last whole view and last patc
 whole view is sent again when the patches since it add up to :data:`REBASE` times its size and
 :data:`REBASE_SECONDS` have passed (so such a page catches up), and when the run ends.
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
-cell ends — makes the last update and replaces the output's ``text/html`` with the final snapshot.
+cell ends — makes the last update and replaces the output with the saved HTML of
+:mod:`nbagents.display._saved` (the final snapshot, and the view drawn again from it where the
+output is trusted), then closes the widget: a notebook saved without widget state would show an
+error where the widget was. A run paused for decisions keeps its widget, which takes them.
 
 Nothing here can break the agent run: every failure of the view goes through one
 :class:`~nbagents._guard.Guard`, logged once on the ``nbagents`` logger and swallowed.
@@ -40,6 +43,7 @@ from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
 from nbagents.display._html import render_view, trace_css
+from nbagents.display._saved import saved_html
 from nbagents.display._spanview import whole_input
 from nbagents.display._viewmodel import ViewBuilder
 
@@ -140,6 +144,8 @@ class LiveView:
         self._base_time = 0.0
         self._last_size = 0
         self._finished = False
+        self._saved = False
+        """The run is over and not waiting for the view: the output is the saved HTML."""
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
         self._unregister_cell_hook: Callable[[], None] | None = None
         self._paused_agent: Any = None
@@ -283,6 +289,15 @@ class LiveView:
 
     def _reopen(self) -> None:
         """Follow the trace again after ``finish()``: a resumed run continues in this view."""
+        if self._saved:
+            # The output became the saved HTML and its widget was closed: a new widget, sent
+            # the whole view first, takes the output back while the run goes on.
+            self._saved = False
+            self.widget = TraceWidget()
+            self.widget.on_msg(self._on_msg)
+            self._base_size = 0
+            if self.display_id is not None:
+                self._guard(self._refresh)
         self._finished = False
         self._stop.clear()
         self._wake.clear()
@@ -329,17 +344,22 @@ class LiveView:
             self._thread.join(timeout=5)
         if self._unregister_cell_hook is not None:
             self._unregister_cell_hook()
-        self._guard(lambda: self.sync(whole=True))
+        self._guard(self.sync)
+        if self.widget.answerable:
+            # The run waits for decisions made in the view: the widget stays to take them.
+            self._guard(lambda: self.sync(whole=True))
+        else:
+            self._saved = True
         if self.display_id is not None:
+            self._guard(self._refresh)
+        if self._saved:
+            # Its output no longer shows it: the page can let go of the final view it holds.
+            self._guard(self.widget.close)
 
-            def refresh() -> None:
-                from IPython.display import update_display
+    def _refresh(self) -> None:
+        from IPython.display import update_display
 
-                update_display(  # type: ignore[no-untyped-call]
-                    self._bundle(), raw=True, display_id=self.display_id
-                )
-
-            self._guard(refresh)
+        update_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
 
     def _cell_ended(self) -> None:
         # A cell is over; once the run is too, the snapshot gets its final state (finish()
@@ -356,6 +376,14 @@ class LiveView:
         return LIVE_HTML_START + render_view(view) + LIVE_HTML_END
 
     def _bundle(self) -> dict[str, Any]:
+        if self._saved:
+            with self._sync_lock:
+                view, view_json = self.builder.view(), self.builder.view_json()
+            html = saved_html(render_view(view), view_json, self.widget.uid)
+            return {
+                "text/plain": LIVE_TEXT_PREFIX + self.trace.summary(),
+                "text/html": LIVE_HTML_START + html + LIVE_HTML_END,
+            }
         rendered: Any = self.widget._repr_mimebundle_()
         bundle: dict[str, Any] = dict(rendered[0] if isinstance(rendered, tuple) else rendered)
         bundle["text/plain"] = LIVE_TEXT_PREFIX + self.trace.summary()

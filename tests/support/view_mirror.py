@@ -7,6 +7,7 @@ can check that the patches the widget receives add up to the view a fresh build 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from nbagents.display.live import LiveView
@@ -83,3 +84,19 @@ def stat(view: dict[str, Any], label: str) -> str | None:
         if item["label"] == label:
             return str(item["value"])
     return None
+
+
+SAVED_VIEW = re.compile(r"<!--nba-view:(.*?)-->", re.S)
+
+
+def saved_view(html: str) -> dict[str, Any]:
+    """The view a finished live output draws where it is trusted (``nbagents/display/_saved``)."""
+    found = SAVED_VIEW.search(html)
+    assert found, "the output holds no saved view"
+    view: dict[str, Any] = json.loads(found.group(1))
+    return view
+
+
+def final_view(view: LiveView) -> dict[str, Any]:
+    """What ``view`` shows once finished: its saved view (the widget is closed by then)."""
+    return saved_view(view._bundle()["text/html"])

@@ -321,6 +321,10 @@ class TraceView {
     root.appendChild(section(this, "tree", "Call tree", main));
     root.appendChild(this.table.build());
     root.appendChild(this.timeline.build());
+    if (this.scrollTo) {
+      this.tree.el.scrollTop = this.scrollTo;
+      this.scrollTo = 0;
+    }
     this.tree.draw();
     this.details.draw();
     this.table.redraw();
@@ -329,6 +333,40 @@ class TraceView {
 
   drawHeader() {
     this.headerEl.replaceChildren(header(this.data.header));
+  }
+
+  // What the user chose in this view, as plain data: another view of the same run adopts it.
+  uiState() {
+    const t = this.tree;
+    return {
+      selected: this.selected,
+      closedSections: [...this.closedSections],
+      openFolds: [...this.openFolds],
+      inputs: [...this.inputs],
+      collapsed: [...t.collapsed],
+      expanded: [...t.expanded],
+      shown: [...t.shown],
+      filter: { ...t.filter },
+      focused: t.focused,
+      limit: this.table.page.limit,
+      treeScroll: t.el ? t.el.scrollTop : 0,
+    };
+  }
+
+  // Takes over uiState() of a view that is gone; call before reset().
+  adopt(s) {
+    const t = this.tree;
+    this.selected = s.selected;
+    this.closedSections = new Set(s.closedSections);
+    this.openFolds = new Set(s.openFolds);
+    this.inputs = new Map(s.inputs);
+    t.collapsed = new Set(s.collapsed);
+    t.expanded = new Set(s.expanded);
+    t.shown = new Map(s.shown);
+    t.filter = { ...t.filter, ...s.filter };
+    t.focused = s.focused;
+    this.table.page.limit = s.limit;
+    this.scrollTo = s.treeScroll;
   }
 
   choose(id) {
@@ -1187,12 +1225,31 @@ function initialize({ model }) {
   };
 }
 
+// A view that goes (its output replaced when the run ended, or drawn again) leaves what the user
+// chose with the page, by its widget's uid; the next view of that run takes it. The saved view
+// runs from its own copy of this module, hence a global.
+const HANDOFF = Symbol.for("nbagents.handoff");
+
+function handoffs() {
+  if (!globalThis[HANDOFF]) globalThis[HANDOFF] = new Map();
+  return globalThis[HANDOFF];
+}
+
 function render({ model, el }) {
   // MathJax must not typeset user text ("costs $5 and $10").
   const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
   el.appendChild(root);
   const view = new TraceView(root, model);
   const uid = model.get("uid");
+  const handed = uid ? handoffs().get(uid) : undefined;
+  if (handed) {
+    handoffs().delete(uid);
+    try {
+      view.adopt(handed);
+    } catch (err) {
+      console.warn("nbagents: the view's earlier state could not be restored", err);
+    }
+  }
   let store = uid ? storesOf(model).get(uid) : undefined;
   let stop = null;
   if (!store) {
@@ -1209,6 +1266,7 @@ function render({ model, el }) {
   model.on("change:notice", onNotice);
   model.on("change:answerable", onAnswerable);
   return () => {
+    if (uid && view.data) handoffs().set(uid, view.uiState());
     store.views.delete(view);
     if (stop) stop();
     model.off("change:notice", onNotice);
@@ -1217,4 +1275,28 @@ function render({ model, el }) {
   };
 }
 
+// -- the saved view -----------------------------------------------------------------------------
+//
+// When its run is over, nbagents replaces the live output with HTML (nbagents/display/_saved.py):
+// a static snapshot, which untrusted and sanitizing renderers show, the final view in a comment,
+// and a small script that imports this module and calls showSaved. Where the output is trusted
+// (the session that ran it, the user's own notebook reopened, an exported page) the run is
+// drawn here as the live view drew it, from the saved view alone: no widget, no kernel.
+
+function showSaved(box, viewJson, css) {
+  if (box.dataset.nbaDrawn) return;
+  box.dataset.nbaDrawn = "1";
+  const values = { uid: box.dataset.nbaUid || "", view_json: viewJson, patch_json: "null", answerable: false, notice: "" };
+  const model = { get: (key) => values[key], on() {}, off() {}, widget_manager: box };
+  const style = document.createElement("style");
+  style.textContent = css;
+  const el = h("div", "nba-saved-view");
+  initialize({ model });
+  render({ model, el });
+  const snapshot = box.querySelector(":scope > .nba-trace");
+  if (snapshot) snapshot.style.display = "none";
+  box.append(style, el);
+}
+
+export { showSaved };
 export default { initialize, render };

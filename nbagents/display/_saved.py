@@ -1,0 +1,80 @@
+"""The live view's output once its run is over: the snapshot, and the view drawn from it where
+the output is trusted.
+
+A widget output only draws while its widget's model is in the page. A notebook saved without
+widget state (JupyterLab's default) and reopened showed "Error displaying widget: model not
+found" where the run had been. So when a run ends, :class:`~nbagents.display.live.LiveView`
+replaces its widget output with this HTML:
+
+- the static snapshot (:func:`~nbagents.display._html.render_view`), which untrusted notebooks,
+  GitHub and sanitizing exports show;
+- the final view and the viewer's code, each in an HTML comment: every sanitizer drops comments,
+  so neither shows as text anywhere;
+- a short script, ``static/saved.js``. Where the output is trusted (the session that ran it, the
+  user's own notebook reopened, an exported page) it imports the viewer, which is ``live.js``,
+  the widget's own code, and draws the run from the saved view as the widget drew it, with no
+  kernel. Where scripts do not run, the snapshot stays.
+
+A comment ends at the first ``>`` that follows ``--``; both texts are JSON, where ``<`` and
+``>`` can only stand inside strings, so they are written as ``\\u003c`` and ``\\u003e``: nothing
+from the run can close the comment, the output or the nbval markers around it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib.resources import files
+
+__all__ = ["SAVED_VIEW_LIMIT", "saved_html"]
+
+SAVED_VIEW_LIMIT = 16_000_000
+"""Characters of view JSON saved with the output (a 500-way run of ~4,500 steps is about 4
+million, and its whole output 5.5 MB); past it the output holds the snapshot only."""
+
+
+def saved_html(snapshot: str, view_json: str, uid: str) -> str:
+    """The final output of a live view whose widget has ``uid``: ``snapshot`` plus the view.
+
+    ``snapshot`` is the rendered static view, ``view_json`` the same view as the widget gets it.
+    """
+    if len(view_json) > SAVED_VIEW_LIMIT:
+        return snapshot + (
+            '<div class="nba-empty">This run is too large to keep its interactive view in the '
+            f"notebook ({len(view_json) / 1e6:.0f} MB); the snapshot above is bounded, and "
+            "<code>t.to_dataframe()</code> has every step.</div>"
+        )
+    return "".join(
+        (
+            f'<div class="nba-saved" data-nba-uid="{_hex(uid)}">',
+            f"<!--nba-code:{_code()}-->",
+            f"<!--nba-view:{_comment_safe(view_json)}-->",
+            snapshot,
+            f"<script>{_static('saved.js')}</script>",
+            "</div>",
+        )
+    )
+
+
+def _hex(uid: str) -> str:
+    if not all(c in "0123456789abcdef" for c in uid):
+        raise ValueError(f"A widget uid is hexadecimal, not {uid!r}.")
+    return uid
+
+
+def _comment_safe(json_text: str) -> str:
+    return json_text.replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+@cache
+def _code() -> str:
+    js, css = _static("live.js"), _static("live.css")
+    key = hashlib.sha256((js + css).encode()).hexdigest()[:16]
+    return _comment_safe(json.dumps({"key": key, "js": js, "css": css}, ensure_ascii=False))
+
+
+@cache
+def _static(name: str) -> str:
+    text = (files("nbagents.display") / "static" / name).read_text(encoding="utf-8")
+    return text.strip()

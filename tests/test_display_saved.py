@@ -1,0 +1,94 @@
+"""The live view's output once its run is over (``nbagents/display/_saved.py``): the snapshot
+plus the final view in a comment, which nothing from the run can break out of.
+
+The browser half (drawn where trusted, the snapshot where not) is in
+tests/browser/test_display_saved.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from support.view_mirror import saved_view
+
+from nbagents.display._html import render_view
+from nbagents.display._saved import SAVED_VIEW_LIMIT, saved_html
+from nbagents.display._viewmodel import ViewBuilder
+from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LiveView
+from nbagents.tracing import Span, Trace
+from pytest_nbagents import sanitize
+
+HOSTILE = "--> <!-- /nba-live --> </script><script>alert(1)</script> --!> <b>&amp;"
+
+
+def hostile_trace() -> Trace:
+    step = {"agent": "main", "depth": 0, "start": 0.0, "end": 0.2, "status": "ok"}
+    return Trace(
+        [
+            Span(id="main", parent_id=None, kind="agent", name=HOSTILE, **step),
+            Span(
+                id="t",
+                parent_id="main",
+                kind="tool",
+                name="tool",
+                inputs={"q": HOSTILE},
+                outputs={"content": HOSTILE},
+                **step,
+            ),
+        ]
+    )
+
+
+def finished_output(trace: Trace) -> str:
+    view = LiveView(trace)
+    view.finish()
+    html: str = view._repr_mimebundle_()["text/html"]
+    return html
+
+
+def test_text_from_the_run_cannot_end_the_comments_the_script_or_the_output() -> None:
+    html = finished_output(hostile_trace())
+    assert html.startswith(LIVE_HTML_START) and html.endswith(LIVE_HTML_END)
+    inner = html[len(LIVE_HTML_START) : -len(LIVE_HTML_END)]
+    # every comment in the output is one of ours, ending where we end it
+    comments = re.findall(r"<!--(.*?)-->", inner, re.S)
+    assert [c[:9] for c in comments] == ["nba-code:", "nba-view:"]
+    assert inner.count("<script>") == inner.count("</script>") == 1
+    assert LIVE_HTML_END not in inner
+    # what the page draws holds the text as it was
+    name = saved_view(html)["nodes"][0]["name"]  # names are cut short in the view
+    assert "</script>" in name and HOSTILE.startswith(name.rstrip("…"))
+    code = json.loads(comments[0][len("nba-code:") :])
+    assert "function showSaved" in code["js"] and ".nba-live" in code["css"]
+
+
+def test_nbval_sees_the_saved_output_as_one_blank_live_region() -> None:
+    html = finished_output(hostile_trace())
+    assert sanitize(html) == LIVE_HTML_START + LIVE_HTML_END
+
+
+def test_the_snapshot_in_the_output_is_the_static_view() -> None:
+    trace = hostile_trace()
+    builder = ViewBuilder(trace)
+    builder.update()
+    snapshot = render_view(builder.view())
+    html = finished_output(trace)
+    assert snapshot in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in snapshot
+
+
+def test_past_the_limit_only_the_snapshot_is_saved() -> None:
+    snapshot = '<div class="nba-root nba-trace">snapshot</div>'
+    too_large = saved_html(snapshot, "x" * (SAVED_VIEW_LIMIT + 1), "ab12")
+    assert too_large.startswith(snapshot) and "too large" in too_large
+    assert "<script" not in too_large and "nba-view" not in too_large
+    assert saved_html(snapshot, "{}", "ab12").startswith(
+        '<div class="nba-saved" data-nba-uid="ab12">'
+    )
+
+
+def test_a_uid_must_be_hexadecimal() -> None:
+    with pytest.raises(ValueError, match="hexadecimal"):
+        saved_html("", "{}", '"><script>')
