@@ -55,9 +55,9 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
     assert while_busy[0] < 18, seen
     live = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live")
     assert live.locator(".nba-badge").inner_text() == "ok"
-    assert live.count() == 1  # one output: the widget, not the HTML beside it
+    assert live.count() == 1  # one view: the saved output's, its snapshot hidden
 
-    # save; the stored output has the final static snapshot next to the widget view
+    # save; the stored output is the saved HTML: the final snapshot and the view, no widget
     lab.page.keyboard.press("Control+s")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -67,6 +67,6 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
             break
         time.sleep(0.5)
     data = outputs[0]["data"]
-    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "application/vnd.jupyter.widget-view+json" not in data
     html = "".join(data["text/html"])
     assert "Done: combined." in html and "Dig deeper" in html and "nba-s-ok" in html

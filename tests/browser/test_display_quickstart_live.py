@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,14 @@ def _table(rows: list[list[str]]) -> tuple[dict[tuple[str, str], list[str]], lis
     return got, [c.strip() for c in rows[-1][:4]] + [c.strip() for c in rows[-1][4:]]
 
 
+def _assert_saved_view(output: Any) -> None:
+    """After the run, ``output`` is the saved HTML, drawn as the live view by its own script
+    (``nbagents/display/_saved.py``); the static snapshot in it is hidden."""
+    output.locator(f".nba-saved .nba-saved-view {LIVE}").wait_for(state="visible")
+    assert output.locator(LIVE).count() == 1
+    assert not output.locator(f".nba-saved > {STATIC}").is_visible()
+
+
 def _assert_widget_view(output: Any) -> None:
     """``output`` shows the anywidget view (rendered by live.js), not the text/html beside it."""
     output.locator(LIVE).wait_for(state="attached")
@@ -191,6 +200,7 @@ def test_quickstart_tree_is_live_and_tokens_match(lab: LabPage) -> None:
     cell = lab.page.locator(CELLS).nth(idx)
     live = cell.locator(f".jp-OutputArea-output {LIVE}")
     live.wait_for(state="attached", timeout=POLL_TIMEOUT_S * 1000)
+    _assert_widget_view(cell.locator(".jp-OutputArea-output").first)  # while the run goes on
     live.scroll_into_view_if_needed()
 
     # Poll until the traced cell is done; every sample is (time, busy, sub-agent statuses).
@@ -227,7 +237,7 @@ def test_quickstart_tree_is_live_and_tokens_match(lab: LabPage) -> None:
     # -- after the run --------------------------------------------------------------------------
     out = cell.locator(".jp-OutputArea-output")
     assert out.count() == 1, "the traced cell should have exactly one output"
-    _assert_widget_view(out.first)
+    _assert_saved_view(out.first)
     assert live.count() == 1
     statuses = lab.page.evaluate(_SAMPLE, [CELLS, idx])
     assert statuses["subagents"] == ["ok", "ok", "ok"], statuses
@@ -247,7 +257,7 @@ def test_quickstart_tree_is_live_and_tokens_match(lab: LabPage) -> None:
     ), header
 
     # the static view of the same trace (the `t` cell) shows the same numbers
-    static = lab.page.locator(f"{CELLS} .jp-OutputArea-output {STATIC}")
+    static = lab.page.locator(f"{CELLS} .jp-OutputArea-output > {STATIC}")
     assert static.count() == 1
     got_rows, got_total = _table(
         static.locator("table.nba-tokens tbody tr").evaluate_all(_TABLE_ROWS)
@@ -380,7 +390,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     cell = page.locator(CELLS).nth(1)
     out = cell.locator(".jp-OutputArea-output")
     out.first.wait_for(state="visible")
-    _assert_widget_view(out.first)
+    _assert_saved_view(out.first)  # the run is over: the live view drawn from the saved output
     live = cell.locator(LIVE)
     live.wait_for(state="visible")
     live.locator(".nba-badge", has_text="ok").wait_for(timeout=30_000)
@@ -425,7 +435,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     assert live.locator("mjx-container").count() == 0
     assert static.locator("mjx-container").count() == 0
 
-    # -- the snapshot saved beside the widget, opened as a page of its own ---------------------
+    # -- the saved output, opened as a page of its own: drawn by its script, and without it ---
     page.keyboard.press("Control+s")
     # Read the file only once the save is over: Jupyter Server's GET of a notebook it is still
     # writing can restore the write's temporary file over it (a 500 here, the save's PUT a 404).
@@ -443,18 +453,26 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
             break
         time.sleep(0.5)
     assert "final " in html, "the saved notebook has no final snapshot of the live view"
-    snap = page.context.new_page()
-    snap.on("dialog", lambda d: (lab.dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
-    try:
-        snap.set_content(f"<!doctype html><html><body>{html}</body></html>", timeout=30_000)
-        body = snap.locator(STATIC)
-        body.hover()
-        assert body.evaluate(_INJECTED) == []
-        assert body.locator(":scope > details.nba-sec").count() == 3
-        _assert_payloads_are_text(body.evaluate("e => e.textContent"), "saved snapshot")
-        snap.wait_for_timeout(300)  # time for an onerror/onload to fire, were there one
-        _assert_not_pwned(lab, snap, "saved snapshot")
-    finally:
-        snap.close()
+    without_script = re.sub(r"(?s)<script>.*?</script>", "", html)
+    # (The saved view is live.js, as the widget above; its details pane shows one step at a
+    # time, so the payloads are read from the snapshot's text.)
+    for shown, selector, where in (
+        (html, f".nba-saved-view {LIVE}", ""),
+        (without_script, STATIC, "saved snapshot"),
+    ):
+        snap = page.context.new_page()
+        snap.on("dialog", lambda d: (lab.dialogs.append(f"{d.type}: {d.message}"), d.dismiss()))
+        try:
+            snap.set_content(f"<!doctype html><html><body>{shown}</body></html>", timeout=30_000)
+            body = snap.locator(selector)
+            body.hover()
+            assert body.evaluate(_INJECTED) == []
+            assert body.locator(":scope > details.nba-sec").count() == 3
+            if where:
+                _assert_payloads_are_text(body.evaluate("e => e.textContent"), where)
+            snap.wait_for_timeout(300)  # time for an onerror/onload to fire, were there one
+            _assert_not_pwned(lab, snap, where or "saved view")
+        finally:
+            snap.close()
     _assert_not_pwned(lab, page, "end")
     assert not [c for c in lab.console if c.startswith("pageerror")], lab.console

@@ -52,6 +52,7 @@ window.nbaRemount = () => {
   if (window.nbaCleanup) window.nbaCleanup();
   if (window.nbaDispose) window.nbaDispose();
   document.querySelectorAll(".nba-host").forEach((el) => el.remove());
+  window.nbaModel.set("uid", "w" + (window.nbaWidgets = (window.nbaWidgets || 0) + 1));
   window.nbaModel.set("view_json", "null");
   window.nbaModel.set("patch_json", "null");
   window.nbaDispose = window.nbaModule.default.initialize({ model: window.nbaModel });
