@@ -201,12 +201,13 @@ def test_views_export_and_comparison_read_a_steps_trace_as_an_events_trace(
     ]
     for row in rows:
         assert (row.a.status, row.a.tokens) == (row.b.status, row.b.tokens)
-    # The lead's workers' answers are in the steps it wrote; "events" has only what its task
-    # tool returned (a Command), which names no answer.
-    assert [r.a.result for r in rows[2:]] == [
-        "worker says: worked on: survey part A",
-        "worker says: worked on: survey part B",
-    ]
+    # Both read the lead's workers' answers: from the steps the lead wrote, and from the
+    # Command its task tool returned (serialised by the server, revived by nbagents).
+    for answers in ([r.a.result for r in rows[2:]], [r.b.result for r in rows[2:]]):
+        assert answers == [
+            "worker says: worked on: survey part A",
+            "worker says: worked on: survey part B",
+        ]
     exported = {
         name: to_otel_spans(trace) for name, trace in (("steps", steps), ("events", events))
     }

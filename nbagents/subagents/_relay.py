@@ -37,6 +37,7 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
 
 __all__ = [
     "Call",
@@ -54,6 +55,8 @@ __all__ = [
     "run_uuid",
 ]
 
+_COMMAND_FIELDS = {"graph", "update", "resume", "goto"}
+"""A ``Command`` as the server serialises it (its dataclass fields)."""
 _MESSAGE_TYPES: dict[str, type[BaseMessage]] = {
     "human": HumanMessage,
     "ai": AIMessage,
@@ -262,11 +265,22 @@ class EventRelay:
 
 
 def revive(value: Any) -> Any:
-    """JSON from the server with its serialised messages turned back into message objects."""
+    """JSON from the server with its serialised messages and commands turned back into objects.
+
+    A tool that returns a ``Command`` (a remote deep agent's own ``task`` tool) reaches us as its
+    dataclass fields; revived, the tracer finds its result in the ``ToolMessage`` it carries.
+    """
     if isinstance(value, list):
         return [revive(v) for v in value]
     if not isinstance(value, Mapping):
         return value
+    if value.keys() == _COMMAND_FIELDS and isinstance(value["update"], Mapping | list):
+        return Command(
+            graph=value["graph"],
+            update=revive(value["update"]),
+            resume=value["resume"],
+            goto=value["goto"] or (),
+        )
     cls = _MESSAGE_TYPES.get(str(value.get("type")))
     if cls is not None and "content" in value:
         try:
