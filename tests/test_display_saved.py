@@ -2,7 +2,7 @@
 plus the final view in a comment, which nothing from the run can break out of.
 
 The browser half (drawn where trusted, the snapshot where not) is in
-tests/browser/test_display_saved.py.
+tests/browser/test_display_jupyterlab_saved.py.
 """
 
 from __future__ import annotations
