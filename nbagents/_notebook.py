@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell
+from nbagents._trace_facts import with_facts
 from nbagents.history import _keeping as history
 from nbagents.tracing._pending import waiting_thread
 from nbagents.tracing._recording import recording
@@ -52,8 +53,14 @@ def trace_bundle(
     include: Container[str] | None = None,
     exclude: Container[str] | None = None,
 ) -> dict[str, str]:
-    """A trace's rich display: ``text/plain`` and ``text/html``, only the requested ones built."""
-    renderers = {"text/plain": trace.summary, "text/html": trace.to_html}
+    """A trace's rich display: ``text/plain`` and ``text/html``, only the requested ones built.
+
+    The HTML carries the run's facts (:mod:`nbagents._trace_facts`), which nbval compares.
+    """
+    renderers = {
+        "text/plain": trace.summary,
+        "text/html": lambda: with_facts(trace, trace.to_html()),
+    }
     return {
         mime: render()
         for mime, render in renderers.items()

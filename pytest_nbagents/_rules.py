@@ -41,6 +41,14 @@ RULES: tuple[Rule, ...] = (
         "The live view's text/plain, for the same reason.",
     ),
     Rule(
+        "nbagents-trace-facts",
+        r"(?s)(<!--nba-facts v1\n.*?-->).*?<!--/nba-trace-->",
+        r"\1",
+        "A displayed trace (`t`): its HTML changes with nbagents' releases, so what is compared "
+        "is the run's facts written before it: each agent's status, tokens, own model and tool "
+        "calls, task, result and error.",
+    ),
+    Rule(
         "nbagents-trace-css",
         r'(?s)<style class="nba-css">.*?</style>',
         r'<style class="nba-css"></style>',

@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "nbagents",
             "nbagents._notebook",
+            "nbagents._trace_facts",
             "nbagents._rerun",
             "nbagents._cli",
             "nbagents.__main__",

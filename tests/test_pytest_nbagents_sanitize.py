@@ -13,6 +13,7 @@ from support.display_fixtures import priced_trace
 
 import nbagents
 from nbagents import ScriptedChatModel, Trace, create_deep_agent
+from nbagents._notebook import trace_bundle
 from nbagents.display import _costview
 from nbagents.display.live import LiveView
 from nbagents.export import PriceTable
@@ -80,6 +81,23 @@ def test_a_different_result_or_tree_still_differs(fast: Trace) -> None:
     smaller = run(researchers=1)
     assert sanitize(fast.to_html()) != sanitize(smaller.to_html())
     assert sanitize(repr(fast)) != sanitize(repr(smaller))
+
+
+def test_a_displayed_trace_is_compared_by_its_facts_not_its_markup(
+    fast: Trace, slow: Trace
+) -> None:
+    shown = trace_bundle(fast)["text/html"]
+    # another nbagents release: other classes and labels around the same run
+    restyled = shown.replace('class="nba-', 'class="nbx-').replace("Call tree", "Calls")
+    assert restyled != shown and sanitize(restyled) == sanitize(shown)
+    assert sanitize(trace_bundle(slow)["text/html"]) == sanitize(shown)
+    facts = sanitize(shown)
+    assert facts.startswith("<!--nba-facts v1\n") and facts.endswith("-->")
+    assert "writer · ok · " in facts and "result: C written" in facts
+    # what the run did still fails: another result, one spawn less
+    reworded = sanitize(trace_bundle(run(writer="C rewritten"))["text/html"])
+    assert reworded != facts and "result: C rewritten" in reworded
+    assert sanitize(trace_bundle(run(researchers=1))["text/html"]) != facts
 
 
 def test_ids_are_masked(fast: Trace) -> None:
