@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +57,7 @@ def trace_bundle(
 
     The HTML carries the run's facts (:mod:`nbagents._trace_facts`), which nbval compares.
     """
-    renderers = {
+    renderers: dict[str, Callable[[], str]] = {
         "text/plain": trace.summary,
         "text/html": lambda: with_facts(trace, trace.to_html()),
     }
