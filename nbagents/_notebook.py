@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell
 from nbagents._trace_facts import with_facts
+from nbagents.display._saved import trace_saved_html
 from nbagents.history import _keeping as history
 from nbagents.tracing._pending import waiting_thread
 from nbagents.tracing._recording import recording
@@ -55,11 +56,13 @@ def trace_bundle(
 ) -> dict[str, str]:
     """A trace's rich display: ``text/plain`` and ``text/html``, only the requested ones built.
 
-    The HTML carries the run's facts (:mod:`nbagents._trace_facts`), which nbval compares.
+    The HTML is the live view's once its run is over (:mod:`nbagents.display._saved`): the
+    static snapshot, and the interactive view where the output is trusted. It carries the run's
+    facts (:mod:`nbagents._trace_facts`), which nbval compares.
     """
     renderers: dict[str, Callable[[], str]] = {
         "text/plain": trace.summary,
-        "text/html": lambda: with_facts(trace, trace.to_html()),
+        "text/html": lambda: with_facts(trace, trace_saved_html(trace)),
     }
     return {
         mime: render()

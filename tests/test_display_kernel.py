@@ -162,7 +162,8 @@ def test_the_traced_cell_leaves_the_trace_in_the_namespace(kernel: Kernel) -> No
     assert_streamed(messages, "Trace ok 4")
     result = next(m for m in messages if m["msg_type"] == "execute_result")["content"]["data"]
     assert result["text/plain"].startswith("<Trace ok: main; 4 sub-agent spawn(s)")
-    assert result["text/html"].startswith('<div class="nba-root nba-trace ')
+    assert result["text/html"].startswith("<!--nba-facts v1\nmain · ok · 2912 tokens")
+    assert '<div class="nba-root nba-trace ' in result["text/html"]
 
 
 def test_a_live_view_shown_by_hand_finishes_when_the_cell_ends(kernel: Kernel) -> None:

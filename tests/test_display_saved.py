@@ -13,8 +13,10 @@ import re
 import pytest
 from support.view_mirror import saved_view
 
+from nbagents._trace_facts import FACTS_START, TRACE_END
+from nbagents.display import _saved
 from nbagents.display._html import render_view
-from nbagents.display._saved import SAVED_VIEW_LIMIT, saved_html
+from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LiveView
 from nbagents.tracing import Span, Trace
@@ -79,16 +81,28 @@ def test_the_snapshot_in_the_output_is_the_static_view() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in snapshot
 
 
-def test_past_the_limit_only_the_snapshot_is_saved() -> None:
-    snapshot = '<div class="nba-root nba-trace">snapshot</div>'
-    too_large = saved_html(snapshot, "x" * (SAVED_VIEW_LIMIT + 1), "ab12")
+def test_past_the_limit_only_the_snapshot_is_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = hostile_trace()
+    builder = ViewBuilder(trace)
+    builder.update()
+    text = builder.view_json()
+    snapshot = render_view(builder.view())
+    monkeypatch.setattr(_saved, "SAVED_VIEW_LIMIT", len(text) - 1)
+    too_large = saved_html(text, "ab12")
     assert too_large.startswith(snapshot) and "too large" in too_large
     assert "<script" not in too_large and "nba-view" not in too_large
-    assert saved_html(snapshot, "{}", "ab12").startswith(
-        '<div class="nba-saved" data-nba-uid="ab12">'
-    )
+    monkeypatch.setattr(_saved, "SAVED_VIEW_LIMIT", len(text))
+    assert saved_html(text, "ab12").startswith('<div class="nba-saved" data-nba-uid="ab12">')
 
 
 def test_a_uid_must_be_hexadecimal() -> None:
     with pytest.raises(ValueError, match="hexadecimal"):
-        saved_html("", "{}", '"><script>')
+        saved_html(ViewBuilder(Trace()).view_json(), '"><script>')
+
+
+def test_a_displayed_trace_is_its_saved_view_after_its_facts() -> None:
+    trace = hostile_trace()
+    html = trace._repr_mimebundle_()["text/html"]
+    assert html.startswith(FACTS_START) and html.endswith(TRACE_END)
+    assert saved_view(html) == saved_view(finished_output(trace))
+    assert '<div class="nba-saved" data-nba-uid="">' in html

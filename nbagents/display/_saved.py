@@ -1,10 +1,10 @@
-"""The live view's output once its run is over: the snapshot, and the view drawn from it where
-the output is trusted.
+"""A trace's view as an output that needs no kernel: the snapshot, and the view drawn from it
+where the output is trusted.
 
 A widget output only draws while its widget's model is in the page. A notebook saved without
 widget state (JupyterLab's default) and reopened showed "Error displaying widget: model not
 found" where the run had been. So when a run ends, :class:`~nbagents.display.live.LiveView`
-replaces its widget output with this HTML:
+replaces its widget output with this HTML, and a displayed trace (``t``) shows as it too:
 
 - the static snapshot (:func:`~nbagents.display._html.render_view`), which untrusted notebooks,
   GitHub and sanitizing exports show;
@@ -27,18 +27,24 @@ import json
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["SAVED_VIEW_LIMIT", "saved_html"]
+from nbagents.display._html import render_view
+from nbagents.display._viewmodel import ViewBuilder
+from nbagents.tracing.model import Trace
+
+__all__ = ["SAVED_VIEW_LIMIT", "saved_html", "trace_saved_html"]
 
 SAVED_VIEW_LIMIT = 16_000_000
 """Characters of view JSON saved with the output (a 500-way run of ~4,500 steps is about 4
 million, and its whole output 5.5 MB); past it the output holds the snapshot only."""
 
 
-def saved_html(snapshot: str, view_json: str, uid: str) -> str:
-    """The final output of a live view whose widget has ``uid``: ``snapshot`` plus the view.
+def saved_html(view_json: str, uid: str = "") -> str:
+    """The static snapshot of ``view_json`` (a whole view, as the widget gets it) plus the view.
 
-    ``snapshot`` is the rendered static view, ``view_json`` the same view as the widget gets it.
+    ``uid`` is the widget's whose output this replaces (its view hands what the user chose to
+    the saved one), or ``""``.
     """
+    snapshot = render_view(json.loads(view_json))
     if len(view_json) > SAVED_VIEW_LIMIT:
         return snapshot + (
             '<div class="nba-empty">This run is too large to keep its interactive view in the '
@@ -55,6 +61,13 @@ def saved_html(snapshot: str, view_json: str, uid: str) -> str:
             "</div>",
         )
     )
+
+
+def trace_saved_html(trace: Trace) -> str:
+    """:func:`saved_html` of the whole view of ``trace``: how a displayed trace shows."""
+    builder = ViewBuilder(trace)
+    builder.update()
+    return saved_html(builder.view_json())
 
 
 def _hex(uid: str) -> str:

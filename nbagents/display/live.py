@@ -378,8 +378,8 @@ class LiveView:
     def _bundle(self) -> dict[str, Any]:
         if self._saved:
             with self._sync_lock:
-                view, view_json = self.builder.view(), self.builder.view_json()
-            html = saved_html(render_view(view), view_json, self.widget.uid)
+                view_json = self.builder.view_json()
+            html = saved_html(view_json, self.widget.uid)
             return {
                 "text/plain": LIVE_TEXT_PREFIX + self.trace.summary(),
                 "text/html": LIVE_HTML_START + html + LIVE_HTML_END,

@@ -43,6 +43,8 @@ POLL_TIMEOUT_S = 60.0
 CELLS = f"{CURRENT_NOTEBOOK} .jp-Notebook .jp-Cell"
 LIVE = ".nba-root.nba-live"
 STATIC = ".nba-root.nba-trace"
+DISPLAYED = '.nba-saved[data-nba-uid=""]'
+"""A displayed trace (``t``): saved HTML like a finished live view's, of no widget."""
 BREAK_LIVE = os.environ.get("NBAGENTS_BROWSER_BREAK_LIVE", "").strip() not in ("", "0")
 
 # One poll of the traced cell: is it still busy, and what does its widget show?
@@ -256,11 +258,12 @@ def test_quickstart_tree_is_live_and_tokens_match(lab: LabPage) -> None:
         " ".join(header.split())
     ), header
 
-    # the static view of the same trace (the `t` cell) shows the same numbers
-    static = lab.page.locator(f"{CELLS} .jp-OutputArea-output > {STATIC}")
-    assert static.count() == 1
+    # the trace displayed after it (the `t` cell) shows the same numbers
+    shown = lab.page.locator(f"{CELLS} {DISPLAYED} .nba-saved-view {LIVE}")
+    shown.wait_for(state="visible")
+    assert shown.count() == 1
     got_rows, got_total = _table(
-        static.locator("table.nba-tokens tbody tr").evaluate_all(_TABLE_ROWS)
+        shown.locator("table.nba-tokens tbody tr").evaluate_all(_TABLE_ROWS)
     )
     assert got_rows == expected_rows
     assert got_total == expected_total
@@ -420,20 +423,23 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     assert live.locator(":scope > details.nba-sec").count() == 3
     _assert_not_pwned(lab, page, "after Run All and opening every node of the widget")
 
-    # -- the static HTML of `t`, rendered by JupyterLab as trusted output ----------------------
-    static = page.locator(CELLS).nth(2).locator(STATIC)
-    static.wait_for(state="attached")
-    static.scroll_into_view_if_needed()
-    static.hover()
-    assert static.evaluate(_INJECTED) == []
-    assert static.locator(":scope > details.nba-sec").count() == 3
+    # -- `t` displayed, rendered by JupyterLab as trusted output: its view and its snapshot -----
+    displayed = page.locator(CELLS).nth(2).locator(DISPLAYED)
+    shown = displayed.locator(f".nba-saved-view {LIVE}")
+    shown.wait_for(state="visible")
+    shown.scroll_into_view_if_needed()
+    shown.hover()
+    static = displayed.locator(f":scope > {STATIC}")
+    for part in (shown, static):
+        assert part.evaluate(_INJECTED) == []
+        assert part.locator(":scope > details.nba-sec").count() == 3
     _assert_payloads_are_text(static.evaluate("e => e.textContent"), "static HTML in JupyterLab")
     lab.screenshot("hostile")
     _assert_not_pwned(lab, page, "static HTML in JupyterLab")
     typeset = page.locator(".math-control mjx-container")
     typeset.first.wait_for(state="attached", timeout=30_000)  # MathJax is active on this page
     assert live.locator("mjx-container").count() == 0
-    assert static.locator("mjx-container").count() == 0
+    assert displayed.locator("mjx-container").count() == 0
 
     # -- the saved output, opened as a page of its own: drawn by its script, and without it ---
     page.keyboard.press("Control+s")
