@@ -214,6 +214,27 @@ def test_cost_columns_when_the_view_prices_calls(page: Any) -> None:
     assert not page.errors
 
 
+def test_a_priced_token_table_in_a_narrow_output_scrolls_and_keeps_figures_on_one_line(
+    page: Any,
+) -> None:
+    from support.display_fixtures import priced_trace
+
+    page.set_viewport_size({"width": 520, "height": 720})
+    try:
+        _set(page, build_view(priced_trace()))
+        table = page.locator("#host table.nba-tokens")
+        widths = table.evaluate("t => [t.scrollWidth, t.clientWidth]")
+        assert widths[0] > widths[1]  # the table scrolls inside the view
+        page_width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert page_width <= 520  # and the page does not
+        cells = table.locator("tbody tr").first.locator("td")
+        heights = [cells.nth(i).evaluate("c => c.getBoundingClientRect().height") for i in (2, 3)]
+        assert heights[1] == pytest.approx(heights[0], abs=1)  # "3.00 s" not broken in two
+        assert not page.errors
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
+
+
 @pytest.mark.parametrize("width", [600, 1280])
 def test_a_long_unbroken_string_stays_inside_the_view_and_its_details_pane(
     page: Any, width: int
