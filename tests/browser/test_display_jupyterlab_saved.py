@@ -9,6 +9,9 @@ snapshot, with none of the saved code or data as text.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -128,3 +131,27 @@ def test_the_finished_view_stays_interactive_and_a_reopened_notebook_draws_it(
     assert "showSaved" not in lab.page.locator(OUT).first.inner_text()
     assert lab.page.locator(f"{OUT} script, {OUT} img").count() == 0 and not lab.dialogs
     lab.screenshot("untrusted")
+
+
+def test_a_tutorial_trusted_as_make_lab_does_draws_its_saved_views_without_running(
+    lab: LabPage,
+) -> None:
+    signed = lab.server.root_dir / "01_quickstart.ipynb"
+    unsigned = lab.server.root_dir / "quickstart_unsigned.ipynb"
+    copy = json.loads(signed.read_text(encoding="utf-8"))
+    copy["metadata"]["title"] = "a copy"  # another notebook: trust goes by content
+    unsigned.write_text(json.dumps(copy), encoding="utf-8")
+    # what `make lab` runs; the copy is a notebook the user did not trust
+    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(signed)], check=True)
+    lab.open_notebook(signed.name)
+    views = lab.page.locator(f"{OUT} .nba-saved .nba-saved-view .nba-root.nba-live")
+    views.first.wait_for(state="visible")
+    assert views.count() == lab.page.locator(f"{OUT} .nba-saved").count() >= 2  # live, then t
+    _no_widget_error(lab)
+    # (a page of its own: JupyterLab asks before leaving a notebook it opened)
+    other = LabPage(lab.page.context.new_page(), lab.server, lab.name)
+    other.open_notebook(unsigned.name)
+    other.page.locator(f"{OUT} .nba-saved > .nba-trace").first.wait_for(state="visible")
+    assert other.page.locator(f"{OUT} .nba-saved-view").count() == 0
+    _no_widget_error(other)
+    assert not lab.dialogs
