@@ -239,6 +239,8 @@ def running_lab(base: Path, notebooks: Path | None = NOTEBOOKS) -> Iterator[LabS
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(config_dir),
         "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        # Its own notebook signatures: which notebooks are trusted is the test's to say.
+        "JUPYTER_DATA_DIR": str(base / "data"),
         "JUPYTER_PLATFORM_DIRS": "1",
         "PYTHONUNBUFFERED": "1",
     }

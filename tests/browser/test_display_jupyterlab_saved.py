@@ -10,6 +10,7 @@ snapshot, with none of the saved code or data as text.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -142,7 +143,9 @@ def test_a_tutorial_trusted_as_make_lab_does_draws_its_saved_views_without_runni
     copy["metadata"]["title"] = "a copy"  # another notebook: trust goes by content
     unsigned.write_text(json.dumps(copy), encoding="utf-8")
     # what `make lab` runs; the copy is a notebook the user did not trust
-    subprocess.run([sys.executable, "-m", "jupyter", "trust", str(signed)], check=True)
+    data = {"JUPYTER_DATA_DIR": str(lab.server.root_dir.parent / "data")}  # the server's
+    trust = [sys.executable, "-m", "jupyter", "trust", str(signed)]
+    subprocess.run(trust, check=True, env={**os.environ, **data})
     lab.open_notebook(signed.name)
     views = lab.page.locator(f"{OUT} .nba-saved .nba-saved-view .nba-root.nba-live")
     views.first.wait_for(state="visible")
