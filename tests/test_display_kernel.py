@@ -181,6 +181,25 @@ def test_a_live_view_shown_by_hand_finishes_when_the_cell_ends(kernel: Kernel) -
     assert "Done: combined." in final["text/html"]
 
 
+def test_a_live_view_given_as_the_cells_value_is_saved_when_the_cell_ends(kernel: Kernel) -> None:
+    messages = kernel.run(
+        "from nbagents.display.live import LiveView\n"
+        "from nbagents.tracing import recording\n"
+        "with recording() as tracer:\n"
+        "    view = LiveView(tracer.trace)\n"
+        "    out = agent.invoke({'messages': [('user', 'go')]})\n"
+        "view\n"
+    )
+    kinds = [m["msg_type"] for m in messages]
+    assert "execute_result" not in kinds  # shown as an output that can be refreshed
+    shown = messages[kinds.index("display_data")]["content"]
+    refreshed = messages[kinds.index("update_display_data")]["content"]
+    assert WIDGET_VIEW in shown["data"]
+    assert refreshed["transient"]["display_id"] == shown["transient"]["display_id"]
+    assert set(refreshed["data"]) == {"text/html", "text/plain"}
+    assert saved_view(refreshed["data"]["text/html"])["status"] == "ok"
+
+
 def test_the_trace_block_shows_the_live_view_at_once_and_the_final_tree_at_the_end(
     kernel: Kernel,
 ) -> None:

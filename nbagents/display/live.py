@@ -391,9 +391,23 @@ class LiveView:
         return bundle
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # Shown as a cell's value: the same bundle, without a display id to refresh.
+        # Rendered outside IPython's display (a bundle asked for): no display id to refresh.
         self.start()
         return self._bundle()
+
+    def _ipython_display_(self) -> None:
+        # Shown as a cell's value or with display(view): an output under the view's display id,
+        # which finish() replaces with the saved HTML as it does the first one (an output with
+        # no id would keep a widget that a reopened notebook cannot draw).
+        from IPython.display import display as ipy_display
+
+        if self.display_id is None:
+            self.show()
+            if self.display_id is None:  # not in a kernel's main thread: the bundle as it is
+                ipy_display(self._repr_mimebundle_(), raw=True)  # type: ignore[no-untyped-call]
+            return
+        bundle = self._bundle()
+        self._guard(lambda: ipy_display(bundle, raw=True, display_id=self.display_id))  # type: ignore[no-untyped-call]
 
     def __enter__(self) -> LiveView:
         return self.show()
