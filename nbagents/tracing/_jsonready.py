@@ -130,6 +130,17 @@ def _string(text: str, budget: _Budget) -> str:
 
 
 def _convert(value: Any, budget: _Budget, depth: int) -> Any:
+    # Plain strings, dicts and lists are most of what a run passes: they skip the checks
+    # below (each isinstance against an abstract class costs a call into abc).
+    cls = type(value)
+    if cls is str:
+        return _string(value, budget)
+    if cls is dict or cls is list:
+        if depth >= MAX_DEPTH or budget.remaining <= 0:
+            return _string(_short_repr(value), budget)
+        if cls is dict:
+            return _mapping(value, budget, depth)
+        return _sequence(value, budget, depth)
     if value is None or isinstance(value, bool | int):
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
             return _string(str(value), budget)
