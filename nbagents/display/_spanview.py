@@ -195,9 +195,9 @@ def _text_field(label: str, value: Any, kind: FieldType = "text") -> DetailField
     return _field(label, kind, text) if text.strip() else None
 
 
-def details(span: Span) -> list[DetailField]:
-    """The details pane of ``span`` (its token counts are in the node record, not here)."""
-    attrs = span.typed_attributes()
+def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
+    """The details pane of ``span`` (its token counts are in the node record, not here);
+    ``attrs`` is ``span.typed_attributes()``, which the caller reads once for all its uses."""
     fields: list[DetailField | None] = []
     if span.error:
         fields.append(_text_field("Error", span.error, "error"))
@@ -280,8 +280,8 @@ def _tool_output(outputs: Any) -> Any:
     return outputs
 
 
-def state_diff(span: Span) -> StateDiffView:
-    attrs = span.typed_attributes()
+def state_diff(attrs: SpanAttributes) -> StateDiffView:
+    """A sub-agent's state diff, from its typed attributes."""
     withheld = attrs.get("withheld", {})
     passed = attrs.get("passed", {})
     return {
@@ -294,9 +294,9 @@ def state_diff(span: Span) -> StateDiffView:
 # -- labels -----------------------------------------------------------------------------------
 
 
-def label(span: Span) -> tuple[str, str]:
-    """The node's name and a one-line preview of what it did."""
-    attrs = span.typed_attributes()
+def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
+    """The node's name and a one-line preview of what it did (``attrs``: as for
+    :func:`details`)."""
     if span.kind == "task":
         kind = attrs.get("subagent_type") or GENERAL_PURPOSE
         return f"task → {short(kind, 40)}", short(attrs.get("description"))
