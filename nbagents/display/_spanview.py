@@ -273,10 +273,10 @@ def _tool_args(inputs: Any) -> Any:
 
 def _tool_output(outputs: Any) -> Any:
     """What a tool answered: its ToolMessage's content (also inside a ``Command`` update)."""
-    found = _messages(outputs)
-    tools = [m for m in found if m["role"] == "tool"] or found
+    found = _found(outputs)  # only a content is shown: no message is converted whole
+    tools = [m for m in found if _role(m) == "tool"] or found
     if tools:
-        return tools[-1]["content"]
+        return _content_text(tools[-1].get("content"))
     return outputs
 
 

@@ -78,10 +78,14 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
     """``head`` (a JSON object's text) with ``parts`` (key, JSON text) added to it."""
-    extra = "".join(f',"{key}":{text}' for key, text in parts)
-    if head == "{}":
-        return "{" + extra[1:] + "}"
-    return head[:-1] + extra + "}"
+    # One join: a part (a node's details, the whole view's nodes) is copied once.
+    pieces = [head[:-1]]
+    for key, text in parts:
+        pieces += (f',"{key}":', text)
+    pieces.append("}")
+    if head == "{}" and len(pieces) > 2:
+        pieces[1] = pieces[1][1:]
+    return "".join(pieces)
 
 
 def _array(texts: Iterable[str]) -> str:
