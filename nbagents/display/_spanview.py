@@ -67,15 +67,10 @@ def _as_message(value: Any) -> MessageView | None:
         return None
     role = _role(value)
     calls: list[ToolCallView] = []
-    for call in value.get("tool_calls") or ():
-        if isinstance(call, Mapping):
-            fn = call.get("function")
-            if isinstance(fn, Mapping):  # OpenAI's raw shape
-                name, args = fn.get("name"), fn.get("arguments")
-            else:
-                name, args = call.get("name"), call.get("args")
-            args = args if isinstance(args, str) else compact_json(args)
-            calls.append(ToolCallView(name=short(name, 60), args=truncate(args, MESSAGE_LIMIT)))
+    for call in _tool_calls(value):
+        name, args = _call_parts(call)
+        args = args if isinstance(args, str) else compact_json(args)
+        calls.append(ToolCallView(name=short(name, 60), args=truncate(args, MESSAGE_LIMIT)))
     msg: MessageView = {
         "role": role,
         "name": short(value.get("name") or "", 60),
@@ -85,6 +80,18 @@ def _as_message(value: Any) -> MessageView | None:
     if value.get("status") == "error":
         msg["error"] = True
     return msg
+
+
+def _tool_calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [c for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
+
+
+def _call_parts(call: Mapping[str, Any]) -> tuple[Any, Any]:
+    """A tool call's name and arguments, in LangChain's shape or OpenAI's raw one."""
+    fn = call.get("function")
+    if isinstance(fn, Mapping):
+        return fn.get("name"), fn.get("arguments")
+    return call.get("name"), call.get("args")
 
 
 def _role(message: Mapping[str, Any]) -> str:
@@ -304,19 +311,19 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         result = attrs.get("result")
         return short(span.name, 40), short("→ " + as_text(result)) if result else ""
     if span.kind == "model":
-        outputs = _messages(span.outputs)
+        # The last reply's tool names or text, read as stored: its arguments are not shown.
+        outputs = _found(span.outputs)
         preview = ""
         if outputs:
             last = outputs[-1]
-            calls = last["tool_calls"]
-            if calls:
-                names = [c["name"] for c in calls]
+            names = [short(_call_parts(c)[0], 60) for c in _tool_calls(last)]
+            if names:
                 preview = "calls " + ", ".join(
                     f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
                     for n in dict.fromkeys(names)
                 )
             else:
-                preview = short(last["content"])
+                preview = short(_content_text(last.get("content")))
         elif streamed := attrs.get(STREAMED):
             # the text is growing at its end: show the end
             preview = _tail(streamed)
