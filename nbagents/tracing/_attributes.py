@@ -125,17 +125,20 @@ def _check(hint: Any) -> Check:
     if origin is list:
         item_classes = _classes(args[0])
         if item_classes is not None:
-            return lambda value: isinstance(value, list) and all(
-                isinstance(v, item_classes) for v in value
+            return lambda value: (
+                isinstance(value, list) and all(isinstance(v, item_classes) for v in value)
             )
         item = _check(args[0])
         return lambda value: isinstance(value, list) and all(item(v) for v in value)
     if origin is dict:
         key_classes, entry_classes = _classes(args[0]), _classes(args[1])
         if key_classes is not None and entry_classes is not None:
-            return lambda value: isinstance(value, dict) and all(
-                isinstance(k, key_classes) and isinstance(v, entry_classes)
-                for k, v in value.items()
+            return lambda value: (
+                isinstance(value, dict)
+                and all(
+                    isinstance(k, key_classes) and isinstance(v, entry_classes)
+                    for k, v in value.items()
+                )
             )
         key, entry = _check(args[0]), _check(args[1])
         return lambda value: (
