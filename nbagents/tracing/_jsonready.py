@@ -17,7 +17,16 @@ from collections.abc import Mapping, Set
 from pathlib import PurePath
 from typing import Any
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import (
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    HumanMessageChunk,
+    SystemMessage,
+    SystemMessageChunk,
+    ToolMessage,
+    ToolMessageChunk,
+)
 from pydantic import BaseModel
 
 from nbagents._contract import describe_size
@@ -208,7 +217,8 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
     data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
     if message.name:
         data["name"] = message.name
-    calls = getattr(message, "tool_calls", None)
+    # A pydantic model answers a missing attribute by raising: most messages are not AI ones.
+    calls = None if type(message) in _NO_TOOL_CALLS else getattr(message, "tool_calls", None)
     if calls:
         data["tool_calls"] = [
             {
@@ -224,6 +234,20 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
         if message.artifact is not None:
             data["artifact"] = _convert(message.artifact, budget, depth + 1)
     return data
+
+
+_NO_TOOL_CALLS = frozenset(
+    {
+        HumanMessage,
+        HumanMessageChunk,
+        SystemMessage,
+        SystemMessageChunk,
+        ToolMessage,
+        ToolMessageChunk,
+        ChatMessage,
+    }
+)
+"""Message classes that have no ``tool_calls`` (exactly these: a subclass may add one)."""
 
 
 def _langgraph_object(value: Any, budget: _Budget, depth: int) -> dict[str, Any]:
