@@ -266,7 +266,7 @@ class ViewBuilder:
             span = tree.spans.get(span_id)
             if span is None:
                 return "a sub-agent"
-            attrs = self._attrs.get(span_id)
+            attrs = self._attrs.get(span_id)  # none for a span a loaded file marks hidden
             task = (attrs if attrs is not None else span.typed_attributes()).get("description")
             return f"{span.name}: {task}" if task else span.name
 
