@@ -11,22 +11,25 @@ their model twice, on the scripted model) is recorded, and then:
   ``RunCollectorCallbackHandler`` (the peer every LangChain tracer builds on), same run;
 - **agent wall time** with a live view following the trace vs without one (``display=False``);
   with ``--kernel`` also inside a real IPython kernel, the view shown in a cell, so every update
-  goes out as a widget message as in a notebook.
+  goes out as a widget message as in a notebook;
+- with ``--cpu``, **the live view's own CPU per span** over a run (:func:`view_cpu`): the figure
+  to compare two versions of the view code by.
 
 Figures vary with the machine and its load; read them side by side, not against a constant.
 
-    python benchmarks/bench_views.py [--sizes 1000,3000,10000] [--kernel]
+    python benchmarks/bench_views.py [--sizes 1000,3000,10000] [--kernel] [--cpu]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +107,48 @@ def one_span_update(trace: Trace) -> tuple[float, int, float, int]:
     return inc, inc_bytes, whole, len(full())
 
 
+def view_cpu(agent: Any, *, every: int = 450, repeat: int = 3) -> tuple[float, int]:
+    """Least CPU seconds the live view's updates took over one run, and the run's spans.
+
+    An update (and the widget state it sends) every ``every`` trace changes, made on the agent
+    thread whose change it was, plus the first and the final whole view; the agent runs one
+    tool call at a time (``max_concurrency=1``). So one run is like the next, whatever the
+    machine's load: the flusher's own timing follows the load, and with parallel sub-agents the
+    spans an update finds still running vary from run to run. Thread CPU time, with the garbage
+    collector off meanwhile: its collections land on whichever thread allocates at the time.
+    """
+    best, spans = float("inf"), 0
+    for _ in range(repeat):
+        tracer = Tracer(Trace())
+        view = LiveView(tracer.trace)
+        spent = [0.0]
+        changes = itertools.count(1)
+
+        def sync(*, whole: bool = False, view: LiveView = view, spent: list[float] = spent) -> None:
+            start = time.thread_time()
+            view.sync(whole=whole)
+            spent[0] += time.thread_time() - start
+
+        def on_change(trace: Trace, changes: Iterator[int] = changes) -> None:
+            if next(changes) % every == 0:
+                sync()
+
+        tracer.trace.subscribe(on_change)
+        gc.collect()
+        gc.disable()
+        try:
+            sync()
+            config = {"callbacks": [tracer], "max_concurrency": 1}
+            agent.invoke({"messages": [("user", "go")]}, config)
+            tracer.trace.finished = True
+            sync(whole=True)
+        finally:
+            gc.enable()
+        view.widget.close()
+        best, spans = min(best, spent[0]), len(tracer.trace)
+    return best, spans
+
+
 SENT: list[tuple[int, int, int]] = []
 """Per run with a view: widget updates, how many of them were whole views, bytes sent."""
 
@@ -171,6 +216,9 @@ def main() -> None:
     parser.add_argument(
         "--kernel", action="store_true", help="also time the run with the view shown in a kernel"
     )
+    parser.add_argument(
+        "--cpu", action="store_true", help="also measure the live view's CPU per span"
+    )
     args = parser.parse_args()
     header = (
         f"{'spans':>6} | {'patch ms':>8} {'patch KB':>8} | {'full ms':>8} {'full KB':>8} | "
@@ -194,6 +242,9 @@ def main() -> None:
             f"{html_s:>6.2f} {len(html) / 1e3:>7.0f} | "
             f"{ours_mb:>8.1f} {peer_mb:>7.1f} | {on:>6.2f} {off:>6.2f} {on / off:>5.2f}"
         )
+        if args.cpu:
+            cpu, spans = view_cpu(agent)
+            print(f"{'':>6}   live view CPU: {cpu:.2f} s, {cpu / spans * 1e6:.0f} µs per span")
         if args.kernel:
             off, on = kernel_walls(max(size // SPANS_PER_WORKER, 1))
             print(f"{'':>6}   in a kernel, the view shown: {on:>6.2f} {off:>6.2f} {on / off:>5.2f}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nbagents.tracing._span import set_value
 from nbagents.tracing.model import STREAMED
 
 if TYPE_CHECKING:
@@ -57,18 +58,21 @@ class SpanFingerprints:
 
 def _fingerprint(span: Span) -> tuple[Any, ...]:
     # What the tracer changes on a span after adding it: its end, status and results, its
-    # usage, and attributes (a sub-agent's result, a streaming reply).
-    attrs = span.typed_attributes()
+    # usage, and attributes (a sub-agent's result, a streaming reply). Every update takes this
+    # of every open span (a finished sub-agent or task stays open), so it reads the raw values:
+    # no typed read of the attributes, no JSON conversion of the outputs.
+    attrs = span.attributes
+    streamed = attrs.get(STREAMED)
     return (
         span.status,
         span.end,
         span.usage,
         span.model,
         span.error,
-        id(span.outputs),
-        len(span.attributes),
+        id(set_value(span, "outputs")),
+        len(attrs),
         id(attrs.get("result")),
-        len(attrs.get(STREAMED, "")),
+        len(streamed) if isinstance(streamed, str) else 0,
     )
 
 

@@ -67,15 +67,10 @@ def _as_message(value: Any) -> MessageView | None:
         return None
     role = _role(value)
     calls: list[ToolCallView] = []
-    for call in value.get("tool_calls") or ():
-        if isinstance(call, Mapping):
-            fn = call.get("function")
-            if isinstance(fn, Mapping):  # OpenAI's raw shape
-                name, args = fn.get("name"), fn.get("arguments")
-            else:
-                name, args = call.get("name"), call.get("args")
-            args = args if isinstance(args, str) else compact_json(args)
-            calls.append(ToolCallView(name=short(name, 60), args=truncate(args, MESSAGE_LIMIT)))
+    for call in _tool_calls(value):
+        name, args = _call_parts(call)
+        args = args if isinstance(args, str) else compact_json(args)
+        calls.append(ToolCallView(name=short(name, 60), args=truncate(args, MESSAGE_LIMIT)))
     msg: MessageView = {
         "role": role,
         "name": short(value.get("name") or "", 60),
@@ -85,6 +80,18 @@ def _as_message(value: Any) -> MessageView | None:
     if value.get("status") == "error":
         msg["error"] = True
     return msg
+
+
+def _tool_calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [c for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
+
+
+def _call_parts(call: Mapping[str, Any]) -> tuple[Any, Any]:
+    """A tool call's name and arguments, in LangChain's shape or OpenAI's raw one."""
+    fn = call.get("function")
+    if isinstance(fn, Mapping):
+        return fn.get("name"), fn.get("arguments")
+    return call.get("name"), call.get("args")
 
 
 def _role(message: Mapping[str, Any]) -> str:
@@ -195,9 +202,9 @@ def _text_field(label: str, value: Any, kind: FieldType = "text") -> DetailField
     return _field(label, kind, text) if text.strip() else None
 
 
-def details(span: Span) -> list[DetailField]:
-    """The details pane of ``span`` (its token counts are in the node record, not here)."""
-    attrs = span.typed_attributes()
+def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
+    """The details pane of ``span`` (its token counts are in the node record, not here);
+    ``attrs`` is ``span.typed_attributes()``, which the caller reads once for all its uses."""
     fields: list[DetailField | None] = []
     if span.error:
         fields.append(_text_field("Error", span.error, "error"))
@@ -273,15 +280,15 @@ def _tool_args(inputs: Any) -> Any:
 
 def _tool_output(outputs: Any) -> Any:
     """What a tool answered: its ToolMessage's content (also inside a ``Command`` update)."""
-    found = _messages(outputs)
-    tools = [m for m in found if m["role"] == "tool"] or found
+    found = _found(outputs)  # only a content is shown: no message is converted whole
+    tools = [m for m in found if _role(m) == "tool"] or found
     if tools:
-        return tools[-1]["content"]
+        return _content_text(tools[-1].get("content"))
     return outputs
 
 
-def state_diff(span: Span) -> StateDiffView:
-    attrs = span.typed_attributes()
+def state_diff(attrs: SpanAttributes) -> StateDiffView:
+    """A sub-agent's state diff, from its typed attributes."""
     withheld = attrs.get("withheld", {})
     passed = attrs.get("passed", {})
     return {
@@ -294,9 +301,9 @@ def state_diff(span: Span) -> StateDiffView:
 # -- labels -----------------------------------------------------------------------------------
 
 
-def label(span: Span) -> tuple[str, str]:
-    """The node's name and a one-line preview of what it did."""
-    attrs = span.typed_attributes()
+def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
+    """The node's name and a one-line preview of what it did (``attrs``: as for
+    :func:`details`)."""
     if span.kind == "task":
         kind = attrs.get("subagent_type") or GENERAL_PURPOSE
         return f"task → {short(kind, 40)}", short(attrs.get("description"))
@@ -304,19 +311,19 @@ def label(span: Span) -> tuple[str, str]:
         result = attrs.get("result")
         return short(span.name, 40), short("→ " + as_text(result)) if result else ""
     if span.kind == "model":
-        outputs = _messages(span.outputs)
+        # The last reply's tool names or text, read as stored: its arguments are not shown.
+        outputs = _found(span.outputs)
         preview = ""
         if outputs:
             last = outputs[-1]
-            calls = last["tool_calls"]
-            if calls:
-                names = [c["name"] for c in calls]
+            names = [short(_call_parts(c)[0], 60) for c in _tool_calls(last)]
+            if names:
                 preview = "calls " + ", ".join(
                     f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
                     for n in dict.fromkeys(names)
                 )
             else:
-                preview = short(last["content"])
+                preview = short(_content_text(last.get("content")))
         elif streamed := attrs.get(STREAMED):
             # the text is growing at its end: show the end
             preview = _tail(streamed)

@@ -48,6 +48,9 @@ class VisibleTree:
         """The agent whose timeline bar draws each call."""
         self.agents: list[str] = []
         """Visible agents in tree order, as of the last :meth:`settle`."""
+        self._agent_at: dict[str, str | None] = {}
+        """Each visible span's nearest visible agent, itself included (the visible parents
+        never change, so neither does this)."""
         self.agent_names: Counter[str] = Counter()
         self.spawns = 0
         self._agentful: set[str] = set()
@@ -76,21 +79,21 @@ class VisibleTree:
         self.kids.setdefault(parent, []).append(sid)
         self._unordered.add(parent)
         self.depth[sid] = 0 if parent is None else self.depth[parent] + 1
+        above = None if parent is None else self._agent_at[parent]
+        self._agent_at[sid] = sid if span.kind in AGENT_KINDS else above
         if span.kind in AGENT_KINDS:
             self._new_agent = True
-            above: str | None = sid
-            while above is not None and above not in self._agentful:
-                self._agentful.add(above)
-                above = self.parent[above]
+            step: str | None = sid
+            while step is not None and step not in self._agentful:
+                self._agentful.add(step)
+                step = self.parent[step]
             self.agent_names[span.name] += 1
             self.spawns += span.kind == "subagent"
-            self.agent_depth[sid] = sum(1 for _ in self._visible_agents_above(sid))
+            self.agent_depth[sid] = 0 if above is None else self.agent_depth[above] + 1
             self.calls[sid] = []
-        elif span.kind in CALL_KINDS:
-            owner = next(iter(self._visible_agents_above(sid)), None)
-            if owner is not None:
-                self.owner[sid] = owner
-                self.calls[owner].append(sid)
+        elif span.kind in CALL_KINDS and above is not None:
+            self.owner[sid] = above
+            self.calls[above].append(sid)
 
     def settle(self) -> set[str | None]:
         """Put children that came since the last call in call order, and the agents in tree
@@ -114,13 +117,6 @@ class VisibleTree:
             span = self.spans[parent]
             yield span
             parent = span.parent_id
-
-    def _visible_agents_above(self, sid: str) -> Iterator[str]:
-        parent = self.parent.get(sid)
-        while parent is not None:
-            if self.spans[parent].kind in AGENT_KINDS:
-                yield parent
-            parent = self.parent.get(parent)
 
     def walk(self) -> list[str]:
         """Visible spans in tree order."""

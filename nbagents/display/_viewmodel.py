@@ -54,7 +54,7 @@ from nbagents.tracing._transcript import transcript_of
 from nbagents.tracing.model import count_failures
 
 if TYPE_CHECKING:
-    from nbagents.tracing.model import Span, Trace
+    from nbagents.tracing.model import Span, SpanAttributes, Trace
 
 __all__ = ["ViewBuilder", "build_view"]
 
@@ -72,16 +72,20 @@ def build_view(trace: Trace) -> View:
     return builder.view()
 
 
-def _dumps(record: object) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""A record as compact JSON text (one encoder for all: ``json.dumps`` makes one per call)."""
 
 
 def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
     """``head`` (a JSON object's text) with ``parts`` (key, JSON text) added to it."""
-    extra = "".join(f',"{key}":{text}' for key, text in parts)
-    if head == "{}":
-        return "{" + extra[1:] + "}"
-    return head[:-1] + extra + "}"
+    # One join: a part (a node's details, the whole view's nodes) is copied once.
+    pieces = [head[:-1]]
+    for key, text in parts:
+        pieces += (f',"{key}":', text)
+    pieces.append("}")
+    if head == "{}" and len(pieces) > 2:
+        pieces[1] = pieces[1][1:]
+    return "".join(pieces)
 
 
 def _array(texts: Iterable[str]) -> str:
@@ -138,6 +142,12 @@ class ViewBuilder:
         self._diffs: dict[str, str] = {}
         self._conversations: dict[str, str] = {}
         """Each agent's conversation (a ``ConversationView``), as JSON text."""
+        self._attrs: dict[str, SpanAttributes] = {}
+        """Each visible span's typed attributes, read once per take of the span (the copy
+        taken, or a finished call, does not change under the view)."""
+        self._heads: dict[str, str] = {}
+        """Each visible node's record without its children and parts, as JSON text: a patch
+        and the next whole view share it."""
         self._node_text: dict[str, str] = {}
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
@@ -182,6 +192,8 @@ class ViewBuilder:
             self._take(span, changes, final, talking)
         self._converse(talking, changes)
         changes.kids.update(p for p in self._tree.settle() if p is not None)
+        for sid in changes.nodes:
+            self._heads.pop(sid, None)
         for sid in changes.nodes | changes.kids:
             self._node_text.pop(sid, None)
         priced = self._usage.costs.priced
@@ -213,9 +225,10 @@ class ViewBuilder:
             changes.agents |= span.kind in AGENT_KINDS
         if not span.hidden:
             changes.nodes.add(sid)
-            _keep(self._details, sid, _dumps(details(span)), changes, "details")
+            attrs = self._attrs[sid] = span.typed_attributes()
+            _keep(self._details, sid, _dumps(details(span, attrs)), changes, "details")
             if span.kind == "subagent":
-                _keep(self._diffs, sid, _dumps(state_diff(span)), changes, "diff")
+                _keep(self._diffs, sid, _dumps(state_diff(attrs)), changes, "diff")
             if span.status == "error":
                 self._errors.add(sid)
             else:
@@ -253,7 +266,8 @@ class ViewBuilder:
             span = tree.spans.get(span_id)
             if span is None:
                 return "a sub-agent"
-            task = span.typed_attributes().get("description")
+            attrs = self._attrs.get(span_id)  # none for a span a loaded file marks hidden
+            task = (attrs if attrs is not None else span.typed_attributes()).get("description")
             return f"{span.name}: {task}" if task else span.name
 
         transcripts = []
@@ -274,8 +288,21 @@ class ViewBuilder:
     def _node(self, sid: str, parts: Iterable[str], with_children: bool) -> str:
         """A :class:`ViewNode` as JSON text, with the ``parts`` it has of ``details``, ``diff``
         and ``conversation``."""
+        extra: list[tuple[str, str]] = []
+        if with_children:
+            extra.append(("children", _dumps(self._tree.keys(self._tree.kids.get(sid, ())))))
+        texts = {"details": self._details, "diff": self._diffs, "conversation": self._conversations}
+        extra += [(part, texts[part][sid]) for part in parts if sid in texts[part]]
+        return _object(self._head(sid), extra)
+
+    def _head(self, sid: str) -> str:
+        """The node's record but its children and parts, as JSON text."""
+        text = self._heads.get(sid)
+        if text is not None:
+            return text
         span = self._tree.spans[sid]
-        name, preview = label(span)
+        attrs = self._attrs[sid]
+        name, preview = label(span, attrs)
         tokens = self._usage.including(sid)
         status = _status(span.status)
         parent = self._tree.parent[sid]
@@ -296,15 +323,11 @@ class ViewBuilder:
             "start": span.start,
             "end": span.end,
         }
-        pending = span.typed_attributes().get(PENDING)
+        pending = attrs.get(PENDING)
         if pending:
             node["pending"] = [pending_view(r) for r in pending]
-        if with_children:
-            node["children"] = [self._tree.key[k] for k in self._tree.kids.get(sid, ())]
-        texts = {"details": self._details, "diff": self._diffs, "conversation": self._conversations}
-        return _object(
-            _dumps(node), [(part, texts[part][sid]) for part in parts if sid in texts[part]]
-        )
+        text = self._heads[sid] = _dumps(node)
+        return text
 
     def _whole_node(self, sid: str) -> str:
         text = self._node_text.get(sid)
@@ -330,7 +353,7 @@ class ViewBuilder:
         status = _status(span.status)
         cells = [
             short(span.name, 40),
-            short(span.typed_attributes().get("description")),
+            short(self._attrs[sid].get("description")),
             status,
             _time(span),
             format_tokens(own.input),

@@ -17,7 +17,16 @@ from collections.abc import Mapping, Set
 from pathlib import PurePath
 from typing import Any
 
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import (
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    HumanMessageChunk,
+    SystemMessage,
+    SystemMessageChunk,
+    ToolMessage,
+    ToolMessageChunk,
+)
 from pydantic import BaseModel
 
 from nbagents._contract import describe_size
@@ -130,6 +139,17 @@ def _string(text: str, budget: _Budget) -> str:
 
 
 def _convert(value: Any, budget: _Budget, depth: int) -> Any:
+    # Plain strings, dicts and lists are most of what a run passes: they skip the checks
+    # below (each isinstance against an abstract class costs a call into abc).
+    cls = type(value)
+    if cls is str:
+        return _string(value, budget)
+    if cls is dict or cls is list:
+        if depth >= MAX_DEPTH or budget.remaining <= 0:
+            return _string(_short_repr(value), budget)
+        if cls is dict:
+            return _mapping(value, budget, depth)
+        return _sequence(value, budget, depth)
     if value is None or isinstance(value, bool | int):
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
             return _string(str(value), budget)
@@ -197,7 +217,8 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
     data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
     if message.name:
         data["name"] = message.name
-    calls = getattr(message, "tool_calls", None)
+    # A pydantic model answers a missing attribute by raising: most messages are not AI ones.
+    calls = None if type(message) in _NO_TOOL_CALLS else getattr(message, "tool_calls", None)
     if calls:
         data["tool_calls"] = [
             {
@@ -213,6 +234,20 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
         if message.artifact is not None:
             data["artifact"] = _convert(message.artifact, budget, depth + 1)
     return data
+
+
+_NO_TOOL_CALLS = frozenset(
+    {
+        HumanMessage,
+        HumanMessageChunk,
+        SystemMessage,
+        SystemMessageChunk,
+        ToolMessage,
+        ToolMessageChunk,
+        ChatMessage,
+    }
+)
+"""Message classes that have no ``tool_calls`` (exactly these: a subclass may add one)."""
 
 
 def _langgraph_object(value: Any, budget: _Budget, depth: int) -> dict[str, Any]:

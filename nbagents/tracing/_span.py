@@ -10,7 +10,15 @@ from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes, typed_attributes
 from nbagents.tracing._jsonready import Deferred
 
-__all__ = ["STREAMED", "STREAMED_CHARS", "Span", "SpanKind", "SpanStatus", "call_order"]
+__all__ = [
+    "STREAMED",
+    "STREAMED_CHARS",
+    "Span",
+    "SpanKind",
+    "SpanStatus",
+    "call_order",
+    "set_value",
+]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted", "limit"]
@@ -117,6 +125,12 @@ class Span:
 
 
 _SPAN_FIELDS = tuple(f.name for f in fields(Span))
+
+
+def set_value(span: Span, name: Literal["inputs", "outputs"]) -> Any:
+    """What was last set as ``span.inputs`` or ``span.outputs``, not made JSON-ready: a reader
+    that only asks whether it changed (by identity) has no conversion to pay for."""
+    return span.__dict__.get(f"_{name}")
 
 
 def call_order(spans: list[Span]) -> list[Span]:

@@ -438,7 +438,9 @@ class _Builder:
 
     def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
         self.answered.add(_call_id(message))
-        attrs = span.typed_attributes() if span is not None else {}
+        skill = None
+        if span is not None and span.kind == "skill":
+            skill = span.typed_attributes().get("skill")
         subagent = None
         if span is not None and span.kind == "task":
             subagent = _spawned(self.trace, span)
@@ -450,7 +452,7 @@ class _Builder:
                 span_id=span.id if span is not None else None,
                 subagent_id=subagent,
                 subagent=_title(self.trace, subagent),
-                skill=attrs.get("skill") if span is not None and span.kind == "skill" else None,
+                skill=skill,
             )
         )
 
