@@ -417,6 +417,15 @@ class LabPage:
         cells = self.page.locator(f"{CURRENT_NOTEBOOK} .jp-Notebook .jp-Cell")
         return cells.nth(cell_index).locator(".jp-OutputArea-output")
 
+    def save(self) -> None:
+        """Save the open notebook and wait until the save is over: Jupyter Server's GET of a
+        notebook it is still writing can fail (400) or restore the write's temporary file."""
+        self.page.keyboard.press("Control+s")
+        self.page.wait_for_function(
+            "() => !document.querySelector('.lm-TabBar-tab.lm-mod-current.jp-mod-dirty')",
+            timeout=30_000,
+        )
+
     def screenshot(self, label: str) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{_slug(self.name)}--{_slug(label)}.png"

@@ -58,7 +58,7 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
     assert live.count() == 1  # one view: the saved output's, its snapshot hidden
 
     # save; the stored output is the saved HTML: the final snapshot and the view, no widget
-    lab.page.keyboard.press("Control+s")
+    lab.save()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         model = lab.server.api("GET", f"contents/{path}")

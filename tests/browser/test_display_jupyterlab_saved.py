@@ -102,7 +102,7 @@ def test_the_finished_view_stays_interactive_and_a_reopened_notebook_draws_it(
     lab.screenshot("saved view in the session")
 
     # saved with JupyterLab's defaults (no widget state): the output holds no widget
-    lab.page.keyboard.press("Control+s")
+    lab.save()
     notebook = _saved_notebook(lab, path)
     data = notebook["cells"][1]["outputs"][0]["data"]
     assert WIDGET_MIME not in data

@@ -442,13 +442,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     assert displayed.locator("mjx-container").count() == 0
 
     # -- the saved output, opened as a page of its own: drawn by its script, and without it ---
-    page.keyboard.press("Control+s")
-    # Read the file only once the save is over: Jupyter Server's GET of a notebook it is still
-    # writing can restore the write's temporary file over it (a 500 here, the save's PUT a 404).
-    page.wait_for_function(
-        "() => !document.querySelector('.lm-TabBar-tab.lm-mod-current.jp-mod-dirty')",
-        timeout=30_000,
-    )
+    lab.save()
     html = ""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
