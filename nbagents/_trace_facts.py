@@ -61,18 +61,11 @@ def _agent(trace: Trace, run: AgentRun, depth: int, lines: list[str]) -> None:
 
 def _own_calls(trace: Trace, agent: Span) -> Counter[str]:
     """The agent's own model calls (as ``model``) and tool calls, by name; not its sub-agents'."""
-    counts: Counter[str] = Counter()
-    stack = list(trace.children(agent))
-    while stack:
-        span = stack.pop()
-        if span.kind in ("agent", "subagent"):
-            continue
-        if span.kind == "model":
-            counts["model"] += 1
-        elif span.kind == "tool":
-            counts[span.name] += 1
-        stack.extend(trace.children(span))
-    return counts
+    return Counter(
+        "model" if span.kind == "model" else span.name
+        for span in trace.own_spans(agent)
+        if span.kind in ("model", "tool")
+    )
 
 
 def _safe(text: str) -> str:

@@ -224,11 +224,12 @@ class Trace:
                 total = total + span.usage
         return total
 
-    def own_model_spans(self, agent_span: Span) -> list[Span]:
-        """The model calls of this agent span itself, not of the sub-agents it spawned.
+    def own_spans(self, agent_span: Span) -> list[Span]:
+        """The steps of this agent span itself, not of the sub-agents it spawned.
 
-        The one definition of an agent's own scope: ``own_usage`` sums their tokens and
-        ``nbagents.export`` prices them, so tokens and costs always cover the same calls.
+        The one definition of an agent's own scope: ``own_usage`` sums the tokens of its model
+        calls and ``nbagents.export`` prices them, so tokens and costs always cover the same
+        calls.
         """
         out: list[Span] = []
         stack = list(self.children(agent_span))
@@ -236,10 +237,13 @@ class Trace:
             span = stack.pop()
             if span.kind in ("agent", "subagent"):
                 continue
-            if span.kind == "model":
-                out.append(span)
+            out.append(span)
             stack.extend(self.children(span))
         return out
+
+    def own_model_spans(self, agent_span: Span) -> list[Span]:
+        """The model calls among :meth:`own_spans`."""
+        return [span for span in self.own_spans(agent_span) if span.kind == "model"]
 
     def own_usage(self, agent_span: Span) -> TokenUsage:
         """Tokens of the model calls that belong to this agent span itself (not sub-agents)."""
