@@ -46,7 +46,15 @@ from nbagents.display._viewmodel import COST_COLUMNS, COST_LABEL, build_view
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["DETAILS_BUDGET", "NODE_LIMIT", "ROW_LIMIT", "render_view", "trace_css", "trace_html"]
+__all__ = [
+    "DETAILS_BUDGET",
+    "NODE_LIMIT",
+    "ROW_LIMIT",
+    "render_view",
+    "static_text",
+    "trace_css",
+    "trace_html",
+]
 
 MINUS = "\u2212"
 STYLE_OPEN = '<style class="nba-css">'
@@ -80,9 +88,14 @@ def trace_html(trace: Trace) -> str:
 
 
 @cache
+def static_text(name: str) -> str:
+    """A file of ``nbagents/display/static`` (the views' scripts and stylesheets)."""
+    return (files("nbagents.display") / "static" / name).read_text(encoding="utf-8")
+
+
 def trace_css() -> str:
     """The stylesheet shared by the snapshot and the live widget (scoped under ``.nba-root``)."""
-    return (files("nbagents.display") / "static" / "trace.css").read_text(encoding="utf-8")
+    return static_text("trace.css")
 
 
 def render_view(view: View) -> str:

@@ -25,9 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cache
-from importlib.resources import files
 
-from nbagents.display._html import render_view
+from nbagents.display._html import render_view, static_text
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
@@ -57,7 +56,7 @@ def saved_html(view_json: str, uid: str = "") -> str:
             f"<!--nba-code:{_code()}-->",
             f"<!--nba-view:{_comment_safe(view_json)}-->",
             snapshot,
-            f"<script>{_static('saved.js')}</script>",
+            f"<script>{static_text('saved.js')}</script>",
             "</div>",
         )
     )
@@ -82,12 +81,6 @@ def _comment_safe(json_text: str) -> str:
 
 @cache
 def _code() -> str:
-    js, css = _static("live.js"), _static("live.css")
+    js, css = static_text("live.js"), static_text("live.css")
     key = hashlib.sha256((js + css).encode()).hexdigest()[:16]
     return _comment_safe(json.dumps({"key": key, "js": js, "css": css}, ensure_ascii=False))
-
-
-@cache
-def _static(name: str) -> str:
-    text = (files("nbagents.display") / "static" / name).read_text(encoding="utf-8")
-    return text.strip()

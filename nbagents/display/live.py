@@ -30,8 +30,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -42,7 +40,7 @@ from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
-from nbagents.display._html import render_view, trace_css
+from nbagents.display._html import render_view, static_text, trace_css
 from nbagents.display._saved import saved_html
 from nbagents.display._spanview import whole_input
 from nbagents.display._viewmodel import ViewBuilder
@@ -78,16 +76,11 @@ sanitize rules nbagents ships (``pytest_nbagents``) blank what lies between thes
 Display the trace itself (``t``) to have its final HTML checked."""
 
 
-@cache
-def _static(name: str) -> str:
-    return (files("nbagents.display") / "static" / name).read_text(encoding="utf-8")
-
-
 class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """The widget half of the live view: draws ``view_json`` and applies ``patch_json``."""
 
-    _esm = _static("live.js")
-    _css = trace_css() + "\n" + _static("live.css")
+    _esm = static_text("live.js")
+    _css = trace_css() + "\n" + static_text("live.css")
     uid = traitlets.Unicode().tag(sync=True)
     """Tells the front end which of its widgets this is: all views of one widget draw the same
     data, taken in once."""
