@@ -16,7 +16,7 @@ from support.view_mirror import saved_view
 from nbagents._trace_facts import FACTS_START, TRACE_END
 from nbagents.display import _saved
 from nbagents.display._html import render_view
-from nbagents.display._saved import saved_html
+from nbagents.display._saved import saved_html, unpacked
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LiveView
 from nbagents.tracing import Span, Trace
@@ -57,12 +57,14 @@ def test_text_from_the_run_cannot_end_the_comments_the_script_or_the_output() ->
     # every comment in the output is one of ours, ending where we end it
     comments = re.findall(r"<!--(.*?)-->", inner, re.S)
     assert [c[:9] for c in comments] == ["nba-code:", "nba-view:"]
+    assert all(re.fullmatch(r"[0-9a-f]{16}:[A-Za-z0-9+/=]+", c[9:]) for c in comments[:1])
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", comments[1][9:])
     assert inner.count("<script>") == inner.count("</script>") == 1
     assert LIVE_HTML_END not in inner
     # what the page draws holds the text as it was
     name = saved_view(html)["nodes"][0]["name"]  # names are cut short in the view
     assert "</script>" in name and HOSTILE.startswith(name.rstrip("…"))
-    code = json.loads(comments[0][len("nba-code:") :])
+    code = json.loads(unpacked(comments[0].split(":", 2)[2]))
     assert "function showSaved" in code["js"] and ".nba-live" in code["css"]
 
 
@@ -106,3 +108,32 @@ def test_a_displayed_trace_is_its_saved_view_after_its_facts() -> None:
     assert html.startswith(FACTS_START) and html.endswith(TRACE_END)
     assert saved_view(html) == saved_view(finished_output(trace))
     assert '<div class="nba-saved" data-nba-uid="">' in html
+
+
+def test_the_saved_view_takes_a_fraction_of_its_json_in_the_notebook() -> None:
+    spans = [
+        Span(id="main", parent_id=None, kind="agent", name="main", agent="main", depth=0, start=0.0)
+    ]
+    for i in range(300):
+        spans.append(
+            Span(
+                id=f"t{i}",
+                parent_id="main",
+                kind="tool",
+                name="search",
+                inputs={"query": f"question {i}"},
+                outputs={"content": f"answer {i} " * 20},
+                agent="main",
+                depth=0,
+                start=i * 0.01,
+                end=i * 0.01 + 0.5,
+                status="ok",
+            )
+        )
+    builder = ViewBuilder(Trace(spans))
+    builder.update()
+    view_json = builder.view_json()
+    html = saved_html(view_json)
+    assert saved_view(html) == json.loads(view_json)
+    comment = re.search(r"<!--nba-view:(.*?)-->", html, re.S)
+    assert comment and len(comment.group(1)) < len(view_json) / 4

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from nbagents.display._saved import unpacked
 from nbagents.display.live import LiveView
 
 
@@ -93,7 +94,7 @@ def saved_view(html: str) -> dict[str, Any]:
     """The view a finished live output draws where it is trusted (``nbagents/display/_saved``)."""
     found = SAVED_VIEW.search(html)
     assert found, "the output holds no saved view"
-    view: dict[str, Any] = json.loads(found.group(1))
+    view: dict[str, Any] = json.loads(unpacked(found.group(1)))
     return view
 
 

@@ -1,14 +1,26 @@
 (function (script) {
   var box = script && script.parentNode, part = {};
-  if (!box || box.dataset.nbaDrawn) return;
+  if (!box || box.dataset.nbaDrawn || typeof DecompressionStream !== "function") return;
   box.childNodes.forEach(function (n) {
     if (n.nodeType === 8 && /^nba-(code|view):/.test(n.data)) part[n.data.slice(4, 8)] = n.data.slice(9);
   });
   if (!part.code || !part.view) return;
-  var code = JSON.parse(part.code), key = Symbol.for("nbagents.viewer");
-  var loaded = globalThis[key] || (globalThis[key] = new Map());
-  if (!loaded.has(code.key)) loaded.set(code.key, import(URL.createObjectURL(new Blob([code.js], { type: "text/javascript" }))));
-  loaded.get(code.key).then(function (m) { m.showSaved(box, part.view, code.css); }).catch(function (e) {
+  function unpack(data) {
+    var text = atob(data), bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"))).text();
+  }
+  var cut = part.code.indexOf(":"), key = part.code.slice(0, cut), registry = Symbol.for("nbagents.viewers");
+  var loaded = globalThis[registry] || (globalThis[registry] = new Map());
+  if (!loaded.has(key)) loaded.set(key, unpack(part.code.slice(cut + 1)).then(function (text) {
+    var code = JSON.parse(text);
+    return import(URL.createObjectURL(new Blob([code.js], { type: "text/javascript" }))).then(function (m) {
+      return { module: m, css: code.css };
+    });
+  }));
+  Promise.all([loaded.get(key), unpack(part.view)]).then(function (got) {
+    got[0].module.showSaved(box, got[1], got[0].css);
+  }).catch(function (e) {
     console.warn("nbagents: the saved view could not be drawn; its snapshot stays.", e);
   });
 })(document.currentScript);
