@@ -15,7 +15,7 @@ from support.view_mirror import saved_view
 
 from nbagents._trace_facts import FACTS_START, TRACE_END
 from nbagents.display import _saved
-from nbagents.display._html import render_view
+from nbagents.display._html import NODE_LIMIT, render_view
 from nbagents.display._saved import saved_html, unpacked
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LiveView
@@ -90,16 +90,16 @@ def test_past_the_limit_only_the_snapshot_is_saved(monkeypatch: pytest.MonkeyPat
     text = builder.view_json()
     snapshot = render_view(builder.view())
     monkeypatch.setattr(_saved, "SAVED_VIEW_LIMIT", len(text) - 1)
-    too_large = saved_html(text, "ab12")
+    too_large = saved_html(builder, "ab12")
     assert too_large.startswith(snapshot) and "too large" in too_large
     assert "<script" not in too_large and "nba-view" not in too_large
     monkeypatch.setattr(_saved, "SAVED_VIEW_LIMIT", len(text))
-    assert saved_html(text, "ab12").startswith('<div class="nba-saved" data-nba-uid="ab12">')
+    assert saved_html(builder, "ab12").startswith('<div class="nba-saved" data-nba-uid="ab12">')
 
 
 def test_a_uid_must_be_hexadecimal() -> None:
     with pytest.raises(ValueError, match="hexadecimal"):
-        saved_html(ViewBuilder(Trace()).view_json(), '"><script>')
+        saved_html(ViewBuilder(Trace()), '"><script>')
 
 
 def test_a_displayed_trace_is_its_saved_view_after_its_facts() -> None:
@@ -110,11 +110,11 @@ def test_a_displayed_trace_is_its_saved_view_after_its_facts() -> None:
     assert '<div class="nba-saved" data-nba-uid="">' in html
 
 
-def test_the_saved_view_takes_a_fraction_of_its_json_in_the_notebook() -> None:
+def wide_trace(tools: int) -> Trace:
     spans = [
         Span(id="main", parent_id=None, kind="agent", name="main", agent="main", depth=0, start=0.0)
     ]
-    for i in range(300):
+    for i in range(tools):
         spans.append(
             Span(
                 id=f"t{i}",
@@ -130,10 +130,23 @@ def test_the_saved_view_takes_a_fraction_of_its_json_in_the_notebook() -> None:
                 status="ok",
             )
         )
-    builder = ViewBuilder(Trace(spans))
+    return Trace(spans)
+
+
+def test_the_saved_view_takes_a_fraction_of_its_json_in_the_notebook() -> None:
+    builder = ViewBuilder(wide_trace(300))
     builder.update()
     view_json = builder.view_json()
-    html = saved_html(view_json)
+    html = saved_html(builder)
     assert saved_view(html) == json.loads(view_json)
     comment = re.search(r"<!--nba-view:(.*?)-->", html, re.S)
     assert comment and len(comment.group(1)) < len(view_json) / 4
+
+
+def test_a_wide_runs_snapshot_reads_its_nodes_lazily_and_draws_the_same() -> None:
+    builder = ViewBuilder(wide_trace(NODE_LIMIT + 50))
+    builder.update()
+    lazy = builder.snapshot_view()
+    assert render_view(lazy) == render_view(builder.view())
+    assert "… and 51 more steps" in render_view(lazy)
+    assert list(lazy["nodes"]) == builder.view()["nodes"]

@@ -34,6 +34,7 @@ from nbagents.display._records import (
     DetailField,
     Header,
     MessageView,
+    NodeTexts,
     StateDiffView,
     TimelineRow,
     TurnView,
@@ -110,7 +111,7 @@ def render_view(view: View) -> str:
         _header(view["header"]),
     ]
     nodes = view["nodes"]
-    by_id = {n["id"]: n for n in nodes}
+    by_id = nodes.by_id if isinstance(nodes, NodeTexts) else {n["id"]: n for n in nodes}
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
     if view["roots"]:
         budget = _Budget(len(nodes))

@@ -8,7 +8,9 @@ renderer and ``static/live.js`` draw these records and format nothing. Texts are
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, get_args
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, NotRequired, TypedDict, cast, get_args, overload
 
 from nbagents.tracing.model import SpanKind, SpanStatus
 
@@ -24,6 +26,7 @@ __all__ = [
     "FieldType",
     "Header",
     "MessageView",
+    "NodeTexts",
     "PendingView",
     "Segment",
     "Stat",
@@ -232,7 +235,7 @@ class View(ViewSummary):
 
     columns: list[str]
     roots: list[str]
-    nodes: list[ViewNode]
+    nodes: Sequence[ViewNode]
     """In tree order (depth first)."""
     agents: list[str]
     """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
@@ -255,3 +258,43 @@ class ViewPatch(ViewSummary):
     roots: NotRequired[list[str]]
     agents: NotRequired[list[str]]
     columns: NotRequired[list[str]]
+
+
+class NodeTexts(Sequence[ViewNode]):
+    """A view's nodes kept as their JSON texts, each parsed when read.
+
+    The builder holds every node as text; the snapshot draws a few hundred of a wide run's
+    thousands, which parsing the whole view (4 MB at 500 sub-agents) would read all of.
+    """
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = texts
+        self._ids = list(texts)
+        self.by_id: Mapping[str, ViewNode] = _ParsedById(texts)
+        """The nodes by id, parsed when read."""
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> ViewNode: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ViewNode]: ...
+    def __getitem__(self, index: int | slice) -> ViewNode | list[ViewNode]:
+        if isinstance(index, slice):
+            return [self.by_id[i] for i in self._ids[index]]
+        return self.by_id[self._ids[index]]
+
+
+class _ParsedById(Mapping[str, ViewNode]):
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = texts
+
+    def __getitem__(self, node_id: str) -> ViewNode:
+        return cast(ViewNode, json.loads(self._texts[node_id]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)

@@ -39,13 +39,15 @@ SAVED_VIEW_LIMIT = 16_000_000
 million, and its whole output 1.6 MB); past it the output holds the snapshot only."""
 
 
-def saved_html(view_json: str, uid: str = "") -> str:
-    """The static snapshot of ``view_json`` (a whole view, as the widget gets it) plus the view.
+def saved_html(builder: ViewBuilder, uid: str = "") -> str:
+    """The static snapshot of ``builder``'s whole view plus the view itself, as of its last
+    update.
 
     ``uid`` is the widget's whose output this replaces (its view hands what the user chose to
     the saved one), or ``""``.
     """
-    snapshot = render_view(json.loads(view_json))
+    view_json = builder.view_json()
+    snapshot = render_view(builder.snapshot_view())
     if len(view_json) > SAVED_VIEW_LIMIT:
         return snapshot + (
             '<div class="nba-empty">This run is too large to keep its interactive view in the '
@@ -68,7 +70,7 @@ def trace_saved_html(trace: Trace) -> str:
     """:func:`saved_html` of the whole view of ``trace``: how a displayed trace shows."""
     builder = ViewBuilder(trace)
     builder.update()
-    return saved_html(builder.view_json())
+    return saved_html(builder)
 
 
 def _hex(uid: str) -> str:

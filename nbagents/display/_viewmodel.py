@@ -38,6 +38,7 @@ from nbagents.display._records import (
     VIEW_VERSION,
     AgentRow,
     Header,
+    NodeTexts,
     Segment,
     Stat,
     TimelineRow,
@@ -469,6 +470,19 @@ class ViewBuilder:
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`."""
         return cast(View, json.loads(self.view_json()))
+
+    def snapshot_view(self) -> View:
+        """:meth:`view` with its nodes parsed only when read (:class:`NodeTexts`): what the
+        bounded snapshot needs of a wide run, without parsing the whole view."""
+        view = cast(View, dict(self._summary()))
+        view["columns"] = self._columns()
+        view["roots"] = self._tree.keys(self._tree.kids[None])
+        key = self._tree.key
+        view["nodes"] = NodeTexts({key[s]: self._whole_node(s) for s in self._tree.walk()})
+        view["agents"] = self._tree.keys(self._tree.agents)
+        view["agent_rows"] = [json.loads(self._row(a)) for a in self._tree.agents]
+        view["timeline"] = [json.loads(self._bar(a)) for a in self._tree.agents]
+        return view
 
     def patch_json(self, changes: _Changes) -> str:
         """What :meth:`update` changed (a :class:`ViewPatch`) as JSON text, to apply to the

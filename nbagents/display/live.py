@@ -365,14 +365,13 @@ class LiveView:
         # Through sync(), so the widget gets every change the snapshot shows.
         self._guard(self.sync)
         with self._sync_lock:
-            view = self.builder.view()
+            view = self.builder.snapshot_view()
         return LIVE_HTML_START + render_view(view) + LIVE_HTML_END
 
     def _bundle(self) -> dict[str, Any]:
         if self._saved:
             with self._sync_lock:
-                view_json = self.builder.view_json()
-            html = saved_html(view_json, self.widget.uid)
+                html = saved_html(self.builder, self.widget.uid)
             return {
                 "text/plain": LIVE_TEXT_PREFIX + self.trace.summary(),
                 "text/html": LIVE_HTML_START + html + LIVE_HTML_END,

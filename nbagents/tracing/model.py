@@ -408,14 +408,15 @@ class Trace:
 
     def summary(self) -> str:
         """One line: status, agents, spawns, failures, tokens."""
-        subs = self.subagents
+        # Counted, not read from ``subagents``: its records took 90 ms at 500-way.
+        spawns = sum(1 for s in self.spans if s.kind == "subagent")
         tokens = self.total_usage().total
         roots = self.visible_roots()
         agents = ", ".join(sorted({r.name for r in roots})) or "no run"
         failures = self.failures()
         failed = f"; {failures} failed" if failures else ""
         return (
-            f"<Trace {self.status}: {agents}; {len(subs)} sub-agent spawn(s){failed}; "
+            f"<Trace {self.status}: {agents}; {spawns} sub-agent spawn(s){failed}; "
             f"{tokens} tokens; {len(self)} spans>"
         )
 
