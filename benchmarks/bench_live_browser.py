@@ -2,10 +2,12 @@
 
 A notebook runs the same 500-way fan-out (``bench_views.build_agent``: each sub-agent calls a
 tool and its model twice, zero latency, about 4,500 spans) with the live view shown in the cell
-and with ``display=False``, alternated, best of three each. The browser renders every update on
-the same cores as the kernel, as on a laptop. Beside it, the same runs in a kernel with no
-browser attached (``bench_views.kernel_walls``): the difference is what the front end costs the
-kernel (the widget messages it must send and the page's work competing for the CPU).
+and with ``display=False``, alternated, best of three each; a run with the view counts its
+``finish()`` (the final update and the saved output), since the cell waits for it. The browser
+renders every update on the same cores as the kernel, as on a laptop. Beside it, the same runs
+in a kernel with no browser attached (``bench_views.kernel_walls``): the difference is what the
+front end costs the kernel (the widget messages it must send and the page's work competing for
+the CPU).
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 3]
 
@@ -54,8 +56,9 @@ class BrowserRun:
     messages: int
     megabytes: float
     """What the page received on its websockets."""
-    sent: list[tuple[int, int, int]]
-    """Per run with the view: widget updates, whole views among them, bytes of view state."""
+    sent: list[tuple[int, int, int, float]]
+    """Per run with the view: widget updates, whole views among them, bytes of view state, and
+    the seconds its ``finish()`` took (inside the run's wall time: the cell waits for it)."""
 
 
 def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
@@ -143,7 +146,7 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         cpu={name: after[name] - before[name] for name in after},
         messages=traffic["messages"],
         megabytes=traffic["bytes"] / 1e6,
-        sent=[(int(u), int(w), int(n)) for u, w, n in sent],
+        sent=[(int(u), int(w), int(n), float(f)) for u, w, n, f in sent],
     )
 
 
@@ -166,9 +169,10 @@ def main() -> None:
     busy = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.cpu.items())
     print(f"  CPU while the {2 * args.repeat} runs went: {busy}")
     print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")
-    for updates, wholes, sent in run.sent:
+    for updates, wholes, sent, finish in run.sent:
         print(
-            f"  a run with the view: {updates} updates, {wholes} whole views, {sent / 1e6:.1f} MB"
+            f"  a run with the view: {updates} updates, {wholes} whole views, {sent / 1e6:.1f} MB,"
+            f" finish() {finish:.2f} s"
         )
     koff, kon = bench_views.kernel_walls(args.workers, repeat=args.repeat)
     print(f"{'a kernel, no browser attached':<34} {kon:>9.2f}s {koff:>13.2f}s {kon / koff:>5.2f}x")

@@ -149,27 +149,31 @@ def view_cpu(agent: Any, *, every: int = 450, repeat: int = 3) -> tuple[float, i
     return best, spans
 
 
-SENT: list[tuple[int, int, int]] = []
-"""Per run with a view: widget updates, how many of them were whole views, bytes sent."""
+SENT: list[tuple[int, int, int, float]] = []
+"""Per run with a view: widget updates, how many of them were whole views, bytes sent, and the
+seconds ``finish()`` took (the final update and the saved output)."""
 
 
 def wall(agent: Any, live: bool, show: bool = False) -> float:
+    """Seconds of one run, the view's ``finish()`` included: the cell ends only after it."""
     gc.collect()  # each run starts from the same heap: garbage of the last one costs it nothing
     tracer = Tracer(Trace())
     view = None
     if live:
         view = LiveView(tracer.trace)
         view.show(auto_finish=False) if show else view.start()
-    seconds, _ = timed(
-        lambda: agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
-    )
+    started = time.perf_counter()
+    agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
+    finishing = time.perf_counter()
     if view is not None:
         view.finish()
-        SENT.append((view.updates, view.wholes, view.sent_bytes))
+    ended = time.perf_counter()
+    if view is not None:
+        SENT.append((view.updates, view.wholes, view.sent_bytes, ended - finishing))
         # A displayed widget lives as long as its output; keeping these would make every
         # later run's garbage collections walk their traces.
         view.widget.close()
-    return seconds
+    return ended - started
 
 
 def walls(agent: Any, *, show: bool = False, repeat: int = 3) -> tuple[float, float]:
