@@ -41,6 +41,9 @@ from labharness import (  # noqa: E402
 )
 
 RUN_TIMEOUT_MS = 15 * 60_000
+SETTLE_SECONDS = 3
+"""Pause before each measured run: the page draws a run's saved output (about a second of its
+CPU at 500-way) after the run, which would otherwise slow the next one."""
 
 
 @dataclass
@@ -93,6 +96,7 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         "if globals().get('armed'):\n"
         f"    for _ in range({repeat}):\n"
         "        for live in (False, True):\n"
+        f"            time.sleep({SETTLE_SECONDS})  # the page is done with the last run\n"
         "            cpu = time.process_time()\n"
         "            seconds = b.wall(agent, live=live, show=live)\n"
         "            rows.append((live, seconds, time.process_time() - cpu))\n"
