@@ -106,6 +106,9 @@ class SpawnRecord(TypedDict):
     """Parent state keys withheld from the sub-agent → their size (:func:`describe_size`)."""
     passed: dict[str, str]
     """Parent state keys given to the sub-agent → their size."""
+    response_format: str | None
+    """The name of the response format the caller chose for this call
+    (``SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY``), or ``None`` when the spec's own holds."""
 
 
 def read_spawn(metadata: Mapping[str, Any]) -> SpawnRecord | None:
@@ -120,7 +123,12 @@ def read_spawn(metadata: Mapping[str, Any]) -> SpawnRecord | None:
         tool_call_id=str(found["tool_call_id"]),
         withheld=dict(found.get("withheld") or {}),
         passed=dict(found.get("passed") or {}),
+        response_format=_text_or_none(found.get("response_format")),
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 class RemoteRecord(TypedDict):

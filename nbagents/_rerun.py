@@ -115,6 +115,13 @@ def rerun(
     original = subtree(trace, span)
     state, cut = _recorded_input(span)
     notes += cut + _missing_tools(original, graph)
+    chosen = span.typed_attributes().get("response_format")
+    given = "response_format" in (spec if spec is not None else changes)
+    if chosen is not None and not given:
+        notes.append(
+            f"the run asked this call for {chosen} (a response format chosen per call, which "
+            "the trace names but does not keep): pass response_format= to ask for it again"
+        )
     label = name or f"{span.name} re-run"
     # At its own nesting level, so its sub-agents meet the depth limit where they met it before.
     config: RunnableConfig = {"metadata": {DEPTH_KEY: _level(trace, span)}}

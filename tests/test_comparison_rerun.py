@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.tools import tool
+from pydantic import BaseModel
 from support.backend_kit import record
 
 import nbagents
-from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, ScriptedChatModel, create_deep_agent
 from nbagents.backends import StateBackend
 from nbagents.history import run_id_of
 from nbagents.models import call, delegate, parallel
@@ -178,3 +180,36 @@ def test_a_rerun_keeps_the_limits_of_the_spec_it_runs() -> None:
     assert again.comparison.rows[0].b.result is None
     # without the limit the same re-run answers
     assert nbagents.rerun(t, "writer", agent).result == "Notes: CSV export is new."
+
+
+class Verdict(BaseModel):
+    """A judgement."""
+
+    verdict: str
+
+
+def test_a_response_format_chosen_per_call_is_named_in_the_trace_and_by_the_rerun() -> None:
+    script = {
+        "main": [delegate("Judge the plan.", "critic"), "done"],
+        "critic": [call("Verdict", verdict="holds")],
+    }
+    agent = create_deep_agent(ScriptedChatModel(script=script), subagents=[CRITIC])
+    with nbagents.trace(display=False, store=False) as t:
+        agent.invoke(
+            {"messages": [("user", "go")]},
+            {"configurable": {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: ToolStrategy(Verdict)}},
+        )
+    attributes = t.get(t.subagents[0].span_id).typed_attributes()
+    assert attributes["response_format"] == "ToolStrategy(Verdict)"
+    plain = ScriptedChatModel(script={"critic": ["The plan holds."]})
+    again = nbagents.rerun(t, "critic", agent, model=plain)
+    assert again.notes == [
+        "the run asked this call for ToolStrategy(Verdict) (a response format chosen per call, "
+        "which the trace names but does not keep): pass response_format= to ask for it again"
+    ]
+    assert nbagents.rerun(t, "critic", agent, response_format=ToolStrategy(Verdict)).exact
+
+
+def test_a_spawn_without_a_format_of_its_own_names_none() -> None:
+    _, t = recorded()
+    assert all("response_format" not in t.get(s.span_id).typed_attributes() for s in t.subagents)

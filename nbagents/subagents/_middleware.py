@@ -259,13 +259,14 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
                 call_id,
             )
         limits = registry.limits_of(subagent_type)
+        response_format = (config.get("configurable") or {}).get(
+            SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY
+        )
         return Spawn(
             name=subagent_type,
             description=description,
             runnable=registry.graph_for(
-                subagent_type,
-                (config.get("configurable") or {}).get(SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY),
-                admits=bool(limits) or is_guarded(config),
+                subagent_type, response_format, admits=bool(limits) or is_guarded(config)
             ),
             parent_state=runtime.state or {},
             tool_call_id=call_id,
@@ -277,6 +278,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),
             compiled="runnable" in registry.specs[subagent_type],
+            response_format=None if response_format is None else _format_name(response_format),
         )
 
     def task(
@@ -300,3 +302,14 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
 
 def _error(text: str, tool_call_id: str) -> ToolMessage:
     return ToolMessage(content=text, tool_call_id=tool_call_id, name=TASK_TOOL, status="error")
+
+
+def _format_name(response_format: Any) -> str:
+    """How the trace names a response format: its schema's name (``Report``), or the strategy
+    around it (``ToolStrategy(Report)``), or a JSON schema's title."""
+    schema = getattr(response_format, "schema", None)
+    if schema is not None and not isinstance(response_format, type):
+        return f"{type(response_format).__name__}({_format_name(schema)})"
+    if isinstance(response_format, Mapping):
+        return str(response_format.get("title") or "a JSON schema")
+    return str(getattr(response_format, "__name__", None) or type(response_format).__name__)

@@ -64,6 +64,8 @@ class Spawn:
     compiled: bool = False
     """A ``CompiledSubAgent``: a ``recursion_limit`` its runnable was configured with is the
     user's, and holds when it is smaller than the caller's."""
+    response_format: str | None = None
+    """The name of the response format the caller chose for this call, for the trace."""
 
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
@@ -111,6 +113,7 @@ class Spawn:
                     tool_call_id=self.tool_call_id,
                     withheld=withheld,
                     passed=passed,
+                    response_format=self.response_format,
                 ),
             },
         )

@@ -43,6 +43,9 @@ class SpanAttributes(TypedDict, total=False):
     than recorded by nbagents' ``task`` tool (upstream deepagents)."""
     remote: dict[str, Any]
     """A remote sub-agent's: the server, thread and run it ran as (a ``RemoteRecord``)."""
+    response_format: str
+    """A sub-agent's, when its caller chose the format of its answer for this call alone: the
+    format's name (the object itself is not kept in the trace)."""
 
     # -- parallel calls
     batch: str

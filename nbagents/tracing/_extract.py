@@ -272,6 +272,8 @@ def subagent_attributes(
         attrs["description"] = spawn["description"]
         attrs["withheld"] = spawn["withheld"]
         attrs["passed"] = spawn["passed"]
+        if spawn["response_format"] is not None:
+            attrs["response_format"] = spawn["response_format"]
     else:
         withheld, passed = infer_diff(
             parent.agent.state_input, parent.agent.updates, parent.step, inputs
