@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents.approvals import pending_approvals
 from nbagents.backends import (
     DELETE_TOOL_DESCRIPTION,
     FILESYSTEM_PROMPT,
@@ -304,6 +306,36 @@ async def test_a_read_only_skills_directory_stays_read_only(
     assert answers(seen) == [("error", denied.format("")), ("error", denied.format("/SKILL.md"))]
     assert skill.exists()
     assert result["messages"][-1].text == "done"
+
+
+async def test_a_human_can_be_asked_before_each_delete(run_agent: Any, tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a")
+    (tmp_path / "b.md").write_text("b")
+    model = ScriptedChatModel(
+        script={
+            "main": [
+                parallel(call("delete", file_path="/a.md"), call("delete", file_path="/b.md")),
+                "done",
+            ]
+        }
+    )
+    agent = create_deep_agent(
+        model,
+        backend=DiskBackend(tmp_path),
+        interrupt_on={"write_file": True, "edit_file": True, "delete": True},
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "approve-deletes"}}
+    requests = pending_approvals(await run_agent(agent, go(), config))
+    assert sorted(r.args["file_path"] for r in requests) == ["/a.md", "/b.md"]
+    assert (tmp_path / "a.md").exists() and (tmp_path / "b.md").exists()
+
+    by_path = {r.args["file_path"]: r for r in requests}
+    by_path["/a.md"].approve()
+    by_path["/b.md"].reject("Keep b.")
+    result = await run_agent(agent, requests.resume(), config)
+    assert ("success", "Deleted /a.md.") in answers(result)
+    assert [p.name for p in tmp_path.iterdir()] == ["b.md"]
 
 
 # -- sub-agents ----------------------------------------------------------------------------------
