@@ -90,11 +90,13 @@ async def test_on_disk_a_file_and_a_directory_are_removed(run_agent: Any, tmp_pa
     (tmp_path / "dir" / "sub").mkdir(parents=True)
     for name in ("a.txt", "dir/b.txt", "dir/sub/c.txt", "keep.txt"):
         (tmp_path / name).write_text(name)
+    os.symlink(tmp_path / "keep.txt", tmp_path / "link.txt")
     agent = with_files(
         DiskBackend(tmp_path),
         call("delete", file_path="/a.txt"),
         call("delete", file_path="/dir"),
         call("delete", file_path="/a.txt"),
+        call("delete", file_path="/link.txt"),
         "done",
     )
     result = await run_agent(agent, go())
@@ -102,6 +104,7 @@ async def test_on_disk_a_file_and_a_directory_are_removed(run_agent: Any, tmp_pa
         ("success", "Deleted /a.txt."),
         ("success", "Deleted /dir."),
         ("error", "Error: File '/a.txt' not found"),
+        ("success", "Deleted /link.txt."),  # the link, not the file it points to
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
 
