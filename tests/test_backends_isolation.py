@@ -76,6 +76,39 @@ async def test_two_threads_never_see_each_others_files(run_agent: Any, backend: 
     assert SECRET in tool_texts(again)[-2]
 
 
+async def test_a_delete_in_one_thread_leaves_the_other_threads_files(
+    run_agent: Any, backend: Any
+) -> None:
+    read = call("read_file", file_path="/notes.md")
+    model = ScriptedChatModel(
+        script={
+            "main": {
+                # Keyed by each thread's first message; one turn pair per run of that thread.
+                "t1": [read, "read", call("delete", file_path="/notes.md"), "deleted", read, "?"],
+                "t2": [read, "read", read, "still there"],
+            }
+        }
+    )
+    agent = create_deep_agent(model, backend=backend, checkpointer=InMemorySaver())
+    given = {"/notes.md": {"content": SECRET, "encoding": "utf-8"}}
+
+    async def turn(name: str, files: Any = None) -> dict[str, Any]:
+        start = {"messages": [HumanMessage(name)], **({"files": files} if files else {})}
+        result: dict[str, Any] = await run_agent(agent, start, thread(name))
+        return result
+
+    for name in ("t1", "t2"):
+        await turn(name, given)
+    deleted = await turn("t1")
+    assert tool_texts(deleted)[-1] == "Deleted /notes.md."
+    assert "/notes.md" not in deleted["files"]
+
+    kept = await turn("t2")
+    assert kept["files"]["/notes.md"]["content"] == SECRET
+    assert tool_texts(kept)[-1] == f"1  {SECRET}"
+    assert "not found" in tool_texts(await turn("t1"))[-1]
+
+
 async def test_a_thread_sees_the_files_of_its_input(run_agent: Any, backend: Any) -> None:
     model = ScriptedChatModel(script={"main": [call("read_file", file_path="/in.md"), "ok"]})
     agent = create_deep_agent(model, backend=backend, checkpointer=InMemorySaver())

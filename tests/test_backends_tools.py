@@ -205,7 +205,7 @@ async def test_the_prompt_section_keeps_content_blocks(model_calls: Any) -> None
     )
     agent.invoke({"messages": [HumanMessage("go")]}, {"callbacks": [model_calls]})
     (sent,) = model_calls.of("main")
-    assert sent.tools == ["ls", "read_file", "write_file", "edit_file", "glob", "grep"]
+    assert sent.tools == ["ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep"]
     assert sent.messages[0].content == [
         {"type": "text", "text": "Base.", "cache_control": {"type": "x"}},
         {"type": "text", "text": FILESYSTEM_PROMPT},

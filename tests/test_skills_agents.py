@@ -121,7 +121,7 @@ async def test_main_and_general_purpose_share_skills_custom_agents_have_their_ow
     assert "SKILL.md" not in writer
     # Every built sub-agent has the file tools on the shared backend.
     for name in ("general-purpose", "reviewer", "writer"):
-        assert {"ls", "read_file", "write_file", "edit_file", "glob", "grep"} <= set(
+        assert {"ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep"} <= set(
             model_calls.of(name)[0].tools
         )
 

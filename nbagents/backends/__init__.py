@@ -7,6 +7,7 @@ so backends move between the two libraries; see ``docs/coming-from-deepagents.md
 from nbagents.backends._base import FileBackend
 from nbagents.backends._composite import CompositeBackend
 from nbagents.backends._descriptions import (
+    DELETE_TOOL_DESCRIPTION,
     EDIT_FILE_TOOL_DESCRIPTION,
     GLOB_TOOL_DESCRIPTION,
     GREP_TOOL_DESCRIPTION,
@@ -63,6 +64,7 @@ from nbagents.backends._store import NamespaceFactory, StoreBackend
 from nbagents.backends._tools import build_file_tools
 
 __all__ = [
+    "DELETE_TOOL_DESCRIPTION",
     "EDIT_FILE_TOOL_DESCRIPTION",
     "FILESYSTEM_PROMPT",
     "FILES_KEY",

@@ -159,11 +159,35 @@ class CompositeBackend(BackendProtocol):
         )
 
     def delete(self, file_path: str) -> DeleteResult:
+        """Delete in the backend the path routes to. ``/``, a route's own directory and a
+        directory with a route inside it are refused: the mounted backend's files would go (all
+        of them, for an upstream backend given ``/``) or stay behind, neither of which the
+        caller can have meant."""
         where = self._normal(file_path)
         if isinstance(where, BackendError):
             return DeleteResult(error=str(where))
+        if where == "/":
+            return DeleteResult(error="/ cannot be deleted.")
         prefix, backend, inner = self._route(where)
-        result = backend.delete(inner)
+        if prefix and inner == "/":
+            return DeleteResult(
+                error=f"{prefix} is where another backend is mounted, so it cannot be deleted; "
+                "delete the files in it instead."
+            )
+        mounts = sorted(mount for mount, _ in self._mounts_below(where))
+        if mounts:
+            return DeleteResult(
+                error=f"{where} holds {', '.join(mounts)}, where another backend is mounted, so "
+                "it cannot be deleted whole; delete what else is in it instead."
+            )
+        remove = getattr(backend, "delete", None)
+        try:
+            result = remove(inner) if callable(remove) else None
+        except NotImplementedError:
+            result = None
+        if result is None:
+            # delete is optional: a routed backend (an upstream one, say) may not have it.
+            return DeleteResult(error=f"{where} is on a backend that cannot delete files.")
         return DeleteResult(
             error=self._outer_error(prefix, inner, result.error),
             path=None if result.path is None else self._outer(prefix, result.path),

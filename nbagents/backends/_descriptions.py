@@ -31,6 +31,13 @@ EDIT_FILE_TOOL_DESCRIPTION = """Replace the exact text `old_string` by `new_stri
 `old_string` must occur exactly once (include surrounding lines to make it unique), unless \
 `replace_all` is true. Read the file first and copy the text exactly, without line numbers."""
 
+DELETE_TOOL_DESCRIPTION = """Delete the file at the absolute path `file_path`, or a directory \
+with everything under it. There is no undo: delete only what you are sure is no longer needed, \
+and a directory in one call rather than file by file. `/` itself cannot be deleted.
+
+A missing path, or one you may not write (or a directory holding such a file), is an error \
+and nothing is removed."""
+
 GLOB_TOOL_DESCRIPTION = """Find files by name pattern under `path`, answering their absolute \
 paths: `*` and `?` within a name, `**` across directories, `{a,b}` for alternatives. A pattern \
 without '/' matches names at any depth (`*.md` finds every Markdown file); names starting with \
@@ -52,6 +59,7 @@ TOOL_DESCRIPTIONS = {
     "read_file": READ_FILE_TOOL_DESCRIPTION,
     "write_file": WRITE_FILE_TOOL_DESCRIPTION,
     "edit_file": EDIT_FILE_TOOL_DESCRIPTION,
+    "delete": DELETE_TOOL_DESCRIPTION,
     "glob": GLOB_TOOL_DESCRIPTION,
     "grep": GREP_TOOL_DESCRIPTION,
 }

@@ -22,9 +22,10 @@ ToolResult = ToolMessage | Command[Any]
 
 FILESYSTEM_PROMPT = """## Files
 
-You have file tools: `ls`, `read_file`, `write_file`, `edit_file`, `glob` and `grep`. Paths are \
-absolute and start with `/` (for example `/notes/plan.md`). Read a file before editing it; \
-`edit_file` replaces exact text. Long files are read in pages: follow the offset the tool gives."""
+You have file tools: `ls`, `read_file`, `write_file`, `edit_file`, `delete`, `glob` and `grep`. \
+Paths are absolute and start with `/` (for example `/notes/plan.md`). Read a file before editing \
+it; `edit_file` replaces exact text. Long files are read in pages: follow the offset the tool \
+gives. `delete` cannot be undone."""
 
 
 class FilesState(AgentState):

@@ -1,4 +1,5 @@
-"""The file tools: ``ls``, ``read_file``, ``write_file``, ``edit_file``, ``glob``, ``grep``."""
+"""The file tools: ``ls``, ``read_file``, ``write_file``, ``edit_file``, ``delete``, ``glob``,
+``grep``."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ class _FileTool:
         """Call the backend with ``args``; ``shown`` are arguments of the answer only."""
         try:
             backend = resolve_backend(self.backend, runtime)
-            result = getattr(backend, self.method)(**args)
+            result = _method(backend, self.method)(**args)
         except self.catch as error:
             return self._failed(runtime, error)
         return self._answer(runtime, result, {**args, **(shown or {})})
@@ -81,7 +82,7 @@ class _FileTool:
             if twin is not None:
                 result = await twin(**args)
             else:
-                result = await asyncio.to_thread(getattr(backend, self.method), **args)
+                result = await asyncio.to_thread(_method(backend, self.method), **args)
         except self.catch as error:
             return self._failed(runtime, error)
         return self._answer(runtime, result, {**args, **(shown or {})})
@@ -100,6 +101,15 @@ class _FileTool:
         if error:
             return _message(runtime, self.name, truncate(str(error)), ok=False)
         return _message(runtime, self.name, self.shape(result, args), ok=True)
+
+
+def _method(backend: Any, name: str) -> Callable[..., Any]:
+    method = getattr(backend, name, None)
+    if not callable(method):
+        # A backend needs only ls, read, write, edit, glob and grep (see is_backend): one
+        # without ``delete`` answers as one whose ``delete`` raises NotImplementedError.
+        raise NotImplementedError(name)
+    return method  # type: ignore[no-any-return]
 
 
 def _why(error: Exception) -> str:
@@ -128,6 +138,10 @@ def _edit(result: Any, args: dict[str, Any]) -> str:
     return f"Replaced {times} in {result.path or args['file_path']}."
 
 
+def _delete(result: Any, args: dict[str, Any]) -> str:
+    return f"Deleted {result.path or args['file_path']}."
+
+
 def _glob(result: Any, args: dict[str, Any]) -> str:
     return format_listing(result.matches or [], NO_FILES, truncated=result.truncated)
 
@@ -144,7 +158,7 @@ def _grep(result: Any, args: dict[str, Any]) -> str:
 
 
 def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None) -> list[BaseTool]:
-    """The six file tools bound to ``backend`` (an instance or a factory of the tool runtime).
+    """The seven file tools bound to ``backend`` (an instance or a factory of the tool runtime).
 
     ``descriptions`` replaces the description of the tools it names (by tool name).
     """
@@ -152,6 +166,7 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
     read_ = _FileTool(READ_FILE_TOOL, "read", backend, _read)
     write_ = _FileTool("write_file", "write", backend, _write)
     edit_ = _FileTool("edit_file", "edit", backend, _edit)
+    delete_ = _FileTool("delete", "delete", backend, _delete)
     glob_ = _FileTool("glob", "glob", backend, _glob, raised="glob failed")
     grep_ = _FileTool("grep", "grep", backend, _grep)
 
@@ -215,6 +230,12 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
             replace_all=replace_all,
         )
 
+    def delete(runtime: ToolRuntime[Any, Any], file_path: str) -> ToolOutput:
+        return delete_.run(runtime, file_path=file_path)
+
+    async def adelete(runtime: ToolRuntime[Any, Any], file_path: str) -> ToolOutput:
+        return await delete_.arun(runtime, file_path=file_path)
+
     def glob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
         return glob_.run(runtime, pattern=pattern, path=path)
 
@@ -246,6 +267,7 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
         (read_file, aread_file),
         (write_file, awrite_file),
         (edit_file, aedit_file),
+        (delete, adelete),
         (glob, aglob),
         (grep, agrep),
     ]

@@ -71,20 +71,20 @@ def create_deep_agent(
     ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
     Pass ``config={"configurable": {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: Schema}}`` to have the
     sub-agents of the main agent's ``task`` calls answer in ``Schema`` (see ``SubAgentMiddleware``).
-    ``backend`` (see :mod:`nbagents.backends`) gives the main agent and every built sub-agent
-    the file tools (``ls``, ``read_file``, ``write_file``, ``edit_file``, ``glob``, ``grep``) on
-    it; ``skills`` lists skill source directories in it, read in order, a later one overriding
-    an earlier one by name (user skills, then project skills). The main agent and the
-    general-purpose sub-agent are offered those skills; another sub-agent only the skills its
-    spec names. With ``skills`` and no ``backend``, files live in the state key ``files``.
-    ``middleware`` applies to the main agent only (tools it adds are not the sub-agents'); give
-    a sub-agent middleware in its spec. Mistakes fail here, not mid-run: a spec with an unknown
-    key or a tool given by name raises ``ValueError`` naming the sub-agent; ``tools`` holding a
-    name raises ``TypeError``. Returns the compiled LangGraph agent; its input is the
-    agent state, ``{"messages": [...]}`` (a plain string or message list is refused with a
-    ``TypeError`` saying so). Ctrl-C (a notebook's interrupt) stops a synchronous ``invoke`` at
-    once, even while sub-agents are busy; a sub-agent left in a blocking call stops before its
-    next model call, and its result is dropped.
+    ``backend`` (see :mod:`nbagents.backends`) gives the main agent and every built sub-agent the
+    file tools (``ls``, ``read_file``, ``write_file``, ``edit_file``, ``delete``, ``glob``,
+    ``grep``) on it; ``skills`` lists skill source directories in it, read in order, a later one
+    overriding an earlier one by name (user skills, then project skills). The main agent and the
+    general-purpose sub-agent are offered those skills; another sub-agent only the skills its spec
+    names. With ``skills`` and no ``backend``, files live in the state key ``files``. ``middleware``
+    applies to the main agent only (tools it adds are not the sub-agents'); give a sub-agent
+    middleware in its spec. Mistakes fail here, not mid-run: a spec with an unknown key or a tool
+    given by name raises ``ValueError`` naming the sub-agent; ``tools`` holding a name raises
+    ``TypeError``. Returns the compiled LangGraph agent; its input is the agent state,
+    ``{"messages": [...]}`` (a plain string or message list is refused with a ``TypeError`` saying
+    so). Ctrl-C (a notebook's interrupt) stops a synchronous ``invoke`` at once, even while
+    sub-agents are busy; a sub-agent left in a blocking call stops before its next model call, and
+    its result is dropped.
 
     ``limits`` bounds each run (each ``invoke``, ``stream`` or resumption) as a whole: its
     model calls, tokens, cost and seconds, the main agent's and every sub-agent's together

@@ -274,6 +274,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             excluded=registry.excluded,
             on_error=registry.on_error,
             accumulating=registry.accumulating(subagent_type),
+            deleting=registry.deleting(subagent_type),
             limits=limits,
             checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),

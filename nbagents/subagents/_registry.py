@@ -14,7 +14,7 @@ from langchain_core.runnables import Runnable
 from langgraph.channels.binop import BinaryOperatorAggregate
 
 from nbagents._contract import GENERAL_PURPOSE
-from nbagents.backends import BackendLike, FilesystemMiddleware
+from nbagents.backends import BackendLike, FilesystemMiddleware, files_reducer
 from nbagents.models._providers import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._limits import Limits
@@ -84,6 +84,7 @@ class SubAgentRegistry:
         )
         self._lock = threading.Lock()
         self._accumulating: dict[str, frozenset[str]] = {}
+        self._deleting: dict[str, frozenset[str]] = {}
         # Built sub-agents that admit each model call against limits, made when a run first
         # has limits to keep: without limits a built sub-agent needs no model-call hook.
         self._admitting: dict[str, Runnable[Any, Any]] = {}
@@ -159,6 +160,19 @@ class SubAgentRegistry:
             channels = getattr(self.graphs[name], "channels", None) or {}
             own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
             found = self._accumulating[name] = self._schema_reducers | own
+        return found
+
+    def deleting(self, name: str) -> frozenset[str]:
+        """Keys whose reducer removes an entry updated to ``None``: a state backend's ``files``,
+        where a file the sub-agent deleted must be deleted in the parent too."""
+        found = self._deleting.get(name)
+        if found is None:
+            channels = getattr(self.graphs[name], "channels", None) or {}
+            found = self._deleting[name] = frozenset(
+                k
+                for k, c in channels.items()
+                if isinstance(c, BinaryOperatorAggregate) and c.operator is files_reducer
+            )
         return found
 
     def _build(

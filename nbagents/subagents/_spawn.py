@@ -53,6 +53,9 @@ class Spawn:
     on_error: OnError
     accumulating: Collection[str] = ()
     """Parent keys with a reducer: they get what the sub-agent added, not its whole value."""
+    deleting: Collection[str] = ()
+    """Those of them whose reducer deletes an entry updated to ``None`` (``files``): they also
+    get ``None`` for each entry the sub-agent removed."""
     limits: Limits | None = None
     """The spec's limits: each run gets a :class:`LimitGuard` of its own."""
     checks_limits: bool = True
@@ -183,7 +186,9 @@ class Spawn:
         # Only changed keys go back: unchanged copies from parallel siblings would otherwise
         # collide as concurrent updates of the same parent key.
         update = {
-            k: _added(sent[k], v) if k in sent and k in self.accumulating else v
+            k: _added(sent[k], v, removes=k in self.deleting)
+            if k in sent and k in self.accumulating
+            else v
             for k, v in result.items()
             if k not in self.excluded and (k not in sent or _changed(sent[k], v))
         }
@@ -289,16 +294,19 @@ def _own_recursion_limit(runnable: Runnable[Any, Any]) -> int | None:
         runnable = runnable.bound
 
 
-def _added(before: Any, after: Any) -> Any:
+def _added(before: Any, after: Any, *, removes: bool = False) -> Any:
     """What a sub-agent added to a value the parent accumulates with a reducer.
 
     The reducer combines the update with the parent's value, so sending the sub-agent's whole
-    final list would repeat every item the parent already has.
+    final list would repeat every item the parent already has. With ``removes`` (a reducer that
+    deletes an entry updated to ``None``), the entries the sub-agent removed are sent as ``None``:
+    left out, the parent would keep them.
     """
     if isinstance(before, list) and isinstance(after, list) and after[: len(before)] == before:
         return after[len(before) :]
     if isinstance(before, Mapping) and isinstance(after, Mapping):
-        return {k: v for k, v in after.items() if k not in before or _changed(before[k], v)}
+        gone = dict.fromkeys(k for k in before if k not in after) if removes else {}
+        return gone | {k: v for k, v in after.items() if k not in before or _changed(before[k], v)}
     return after
 
 

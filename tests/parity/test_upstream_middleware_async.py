@@ -792,7 +792,6 @@ class TestFilesystemMiddlewareAsync:
         assert isinstance(result, ToolMessage)
         assert mem_store.get(("filesystem",), "/test.txt") is not None
 
-    @pytest.mark.xfail(strict=True, reason="nbagents: no delete tool (backend.delete() exists)")
     async def test_adelete(self):
         """Async delete removes the file and reports success."""
         files = {
@@ -819,7 +818,6 @@ class TestFilesystemMiddlewareAsync:
         assert "Deleted" in result.content
         assert mem_store.get(("filesystem",), "/test.txt") is None
 
-    @pytest.mark.xfail(strict=True, reason="nbagents: no delete tool (backend.delete() exists)")
     async def test_adelete_invalid_path(self):
         """Async delete rejects a traversal path with an error."""
         backend, _ = _make_backend()
@@ -839,9 +837,10 @@ class TestFilesystemMiddlewareAsync:
             }
         )
         assert result.status == "error"
-        assert "traversal" in result.content
+        assert (
+            result.content == "Error: Path '../etc/passwd' contains '..', which is not allowed."
+        )  # nbagents: own wording
 
-    @pytest.mark.xfail(strict=True, reason="nbagents: no delete tool (backend.delete() exists)")
     async def test_adelete_missing_returns_error(self):
         """Async delete surfaces the backend's not-found error."""
         backend, _ = _make_backend()
