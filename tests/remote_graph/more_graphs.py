@@ -3,6 +3,8 @@
 - ``lead``: an nbagents deep agent on the server with a system prompt, whose first turn hands
   two jobs to its own ``worker`` sub-agent (the worker graph, run inside the server's run);
 - ``asker``: an agent whose tool stops for a human (LangGraph's ``interrupt``);
+- ``approver`` and ``approver_per_call``: agents whose ``deploy`` calls wait for a person's
+  approval (``HumanInTheLoopMiddleware``, one interrupt per model turn or one per call);
 - ``plain``: a plain LangGraph graph, no ``create_agent``: a ``think`` node that calls the model
   itself and an ``act`` node (``ToolNode``) that runs the tool calls it asked for.
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
@@ -72,6 +75,31 @@ def _asker(agent: str, messages: list[BaseMessage]) -> Any:
 asker = create_agent(
     ScriptedChatModel(responder=_asker, model_name="scripted-asker"), tools=[risky], name="asker"
 )
+
+
+@tool
+def deploy(target: str) -> str:
+    """Deploy the service to ``target``."""
+    return f"deployed to {target}"
+
+
+def _approver(agent: str, messages: list[BaseMessage]) -> Any:
+    if not any(isinstance(m, AIMessage) for m in messages):
+        return call("deploy", target=_task(messages))
+    return say(f"{agent} says: {messages[-1].text}")
+
+
+def _gated(name: str, mode: Any) -> Any:
+    return create_agent(
+        ScriptedChatModel(responder=_approver, model_name="scripted-approver"),
+        tools=[deploy],
+        middleware=[HumanInTheLoopMiddleware({"deploy": True}, interrupt_mode=mode)],
+        name=name,
+    )
+
+
+approver = _gated("approver", "batched")
+approver_per_call = _gated("approver", "per_call")
 
 
 class PlainState(TypedDict):
