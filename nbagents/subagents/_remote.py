@@ -49,6 +49,7 @@ from nbagents.subagents._remote_pause import (
     ThreadKey,
     ask_parent,
     found_thread,
+    waiting_for,
 )
 from nbagents.subagents._remote_run import (
     RemoteRun,
@@ -133,6 +134,8 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 for event, data in _bounded(parts, self.timeout):
                     for op in run.accept(event, data):
                         perform(op, manager, run)
+                if run.paused:
+                    run.interrupts = waiting_for(self._sync_thread(client, run.thread_id))
                 if not run.interrupts:
                     break
                 if run.answered:
@@ -248,6 +251,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                     async for event, data in self._async_parts(client, run, input, resume):
                         for op in run.accept(event, data):
                             await aperform(op, manager, run)
+                if run.paused:
+                    thread = await self._async_thread(client, run.thread_id)
+                    run.interrupts = waiting_for(thread)
                 if not run.interrupts:
                     break
                 if run.answered:

@@ -45,7 +45,7 @@ __all__ = [
     "ThreadKey",
     "ask_parent",
     "found_thread",
-    "read_interrupts",
+    "waiting_for",
 ]
 
 ANSWERED_KEY = "nbagents_answered"
@@ -69,14 +69,13 @@ class RemoteInterrupt:
     response_schema: dict[str, Any] | None = None
 
 
-def read_interrupts(found: Any) -> tuple[RemoteInterrupt, ...]:
-    """The requests in a state's ``__interrupt__`` (a list) or a thread's ``interrupts`` (lists
-    by task id), ordered by id: a run asks for them in the same order whichever it read."""
-    if isinstance(found, Mapping):
-        found = [i for listed in found.values() if isinstance(listed, list) for i in listed]
-    if not isinstance(found, list):
+def _read_interrupts(found: Any) -> tuple[RemoteInterrupt, ...]:
+    """The requests in a thread's ``interrupts`` (lists by task id), ordered by id: every run of
+    the ``task`` call asks for them in the same order."""
+    if not isinstance(found, Mapping):
         return ()
-    read = {str(i["id"]): i for i in found if isinstance(i, Mapping) and i.get("id")}
+    listed = [i for some in found.values() if isinstance(some, list) for i in some]
+    read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
     return tuple(_interrupt(key, read[key]) for key in sorted(read))
 
 
@@ -126,12 +125,19 @@ def found_thread(thread_id: str, thread: Mapping[str, Any] | None) -> ThreadFoun
     call: run there, resume there, or (``None``) look at the next derived id."""
     if thread is None:
         return ThreadFound(thread_id)
-    interrupts = read_interrupts(thread.get("interrupts"))
-    if thread.get("status") != "interrupted" or not interrupts:
+    interrupts = waiting_for(thread)
+    if not interrupts:
         return None
     metadata = thread.get("metadata")
     answered = metadata.get(ANSWERED_KEY, 0) if isinstance(metadata, Mapping) else 0
     return ThreadFound(thread_id, interrupts, answered if isinstance(answered, int) else 0)
+
+
+def waiting_for(thread: Mapping[str, Any] | None) -> tuple[RemoteInterrupt, ...]:
+    """What a thread (the server's answer about it) waits for: nothing unless it is paused."""
+    if thread is None or thread.get("status") != "interrupted":
+        return ()
+    return _read_interrupts(thread.get("interrupts"))
 
 
 def ask_parent(interrupts: Sequence[RemoteInterrupt], replay: int = 0) -> dict[str, Any]:

@@ -9,9 +9,9 @@ naming the server, graph, thread and run), mirror the run's steps through a rela
 :func:`aperform` make them on sync or async callback managers. Kept apart from the transport
 (:mod:`nbagents.subagents._remote`), which only reads the stream and cancels runs.
 
-A run that ends paused (its last state lists ``__interrupt__``) leaves its requests in
-:attr:`RemoteRun.interrupts`; :meth:`RemoteRun.pause` plans the callbacks that show the
-sub-agent waiting (see :mod:`nbagents.subagents._remote_pause`).
+A run that paused says so in its states (``__interrupt__``, one state per step that paused):
+:attr:`RemoteRun.paused`; :meth:`RemoteRun.pause` plans the callbacks that show the sub-agent
+waiting (see :mod:`nbagents.subagents._remote_pause`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableConfig
 
 from nbagents._contract import REMOTE_KEY, RemoteRecord
 from nbagents.subagents._relay import Call, EventRelay, Relaying, Start, paused, revive
-from nbagents.subagents._remote_pause import RemoteInterrupt, read_interrupts
+from nbagents.subagents._remote_pause import RemoteInterrupt
 from nbagents.subagents._steps import StepRelay
 
 __all__ = [
@@ -68,8 +68,10 @@ class RemoteRun:
         self.run_id = ""
         self.ended = False
         self.final: dict[str, Any] | None = None
+        self.paused = False
+        """A state of the run listed interrupts: it stopped for a person."""
         self.interrupts: tuple[RemoteInterrupt, ...] = ()
-        """What the run's last state says it waits for: it ended paused."""
+        """What the paused thread waits for (read from the thread, which lists them all)."""
         self.answered = 0
         """Answers the ``task`` call has used so far (see ``_remote_pause.ask_parent``)."""
         self.root: Any = None
@@ -86,7 +88,7 @@ class RemoteRun:
         return {"nbagents_subagent": self.subagent}
 
     def created(self, info: Mapping[str, Any]) -> None:
-        self.ended = False  # a paused thread's resumption is a run of its own
+        self.ended = self.paused = False  # a paused thread's resumption is a run of its own
         self.run_id = str(info.get("run_id") or "")
         self.thread_id = str(info.get("thread_id") or self.thread_id)
 
@@ -96,7 +98,7 @@ class RemoteRun:
             self.run_id = str(data.get("run_id") or "")
         if event == "values" and isinstance(data, Mapping):
             self.final = {k: v for k, v in data.items() if k != "__interrupt__"}
-            self.interrupts = read_interrupts(data.get("__interrupt__"))
+            self.paused = self.paused or "__interrupt__" in data
         elif event == "error":
             self.ended = True
             raise RemoteSubAgentError(

@@ -4,7 +4,9 @@
   two jobs to its own ``worker`` sub-agent (the worker graph, run inside the server's run);
 - ``asker``: an agent whose tool stops for a human (LangGraph's ``interrupt``);
 - ``approver`` and ``approver_per_call``: agents whose ``deploy`` calls wait for a person's
-  approval (``HumanInTheLoopMiddleware``, one interrupt per model turn or one per call);
+  approval (``HumanInTheLoopMiddleware``, one interrupt per model turn or one per call): a job
+  ``"prod"`` deploys to prod, ``"a and b"`` to both at once, ``"prod twice"`` to prod and then,
+  once approved, again;
 - ``plain``: a plain LangGraph graph, no ``create_agent``: a ``think`` node that calls the model
   itself and an ``act`` node (``ToolNode``) that runs the tool calls it asked for.
 
@@ -84,9 +86,17 @@ def deploy(target: str) -> str:
 
 
 def _approver(agent: str, messages: list[BaseMessage]) -> Any:
-    if not any(isinstance(m, AIMessage) for m in messages):
-        return call("deploy", target=_task(messages))
-    return say(f"{agent} says: {messages[-1].text}")
+    """Deploys to the target the job names, to both at once for ``"a and b"``; a job ending in
+    ``" twice"`` deploys again once the first deploy is over. Then says what the deploys said."""
+    job = _task(messages)
+    targets = job.removesuffix(" twice").split(" and ")
+    turns = sum(isinstance(m, AIMessage) for m in messages)
+    if turns == 0:
+        return parallel(*(call("deploy", target=t) for t in targets))
+    if turns == 1 and job.endswith(" twice"):
+        return call("deploy", target=f"{targets[0]} again")
+    done = [m.text for m in messages if isinstance(m, ToolMessage)]
+    return say(f"{agent} says: " + " / ".join(done))
 
 
 def _gated(name: str, mode: Any) -> Any:
