@@ -9,6 +9,7 @@ remote thread with the decisions.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import urllib.request
@@ -402,26 +403,35 @@ async def test_a_remote_pause_without_a_checkpointer_is_a_clear_error(
 # -- finding the thread again ----------------------------------------------------------------------
 
 
-def test_a_replayed_task_call_runs_on_a_fresh_thread(server: Server) -> None:
-    # Replaying the parent's step from its checkpoint runs the task call again: the thread it
-    # finds has finished, so the call starts over on the next thread rather than add to it.
+async def test_a_task_call_run_again_after_a_cancel_starts_on_a_fresh_thread(
+    server: Server,
+) -> None:
+    # Cancelled mid-run, the parent continues from its last checkpoint: the same task call runs
+    # again, finds the thread it ran on cancelled (not waiting) and starts over on the next one
+    # rather than add the task to the cut-off conversation.
     worker: RemoteSubAgent = {
         "name": "worker",
         "description": "Works on a LangGraph server.",
         "url": server.url,
         "graph_id": "worker",
     }
-    agent, config = main_agent([delegate("job", "worker"), "done", "done again"], worker), thread()
+    agent, config = main_agent([delegate("job sleep=3", "worker"), "done"], worker), thread()
     with recording() as tracer:
-        first = agent.invoke({"messages": [("user", "go")]}, config)
-        before_tools = next(s for s in agent.get_state_history(config) if s.next == ("tools",))
-        replayed = agent.invoke(None, before_tools.config)
-    assert (
-        results(first)["job"].text
-        == results(replayed)["job"].text
-        == ("worker says: worked on: job")
-    )
-    threads = [s.attributes["remote"]["thread_id"] for s in subagents(tracer.trace)]
-    assert len(threads) == 2 and threads[0] != threads[1]
-    for thread_id in threads:
-        assert message_types(server, thread_id) == ["human", "ai", "tool", "ai"]
+        running = asyncio.ensure_future(agent.ainvoke({"messages": [("user", "go")]}, config))
+        for _ in range(400):  # until the remote tool call is under way
+            if any(s.name == "work" for s in tracer.trace.spans):
+                break
+            await asyncio.sleep(0.05)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert agent.get_state(config).next == ("tools",)
+        [cut] = [s.attributes["remote"]["thread_id"] for s in subagents(tracer.trace)]
+        continued = await agent.ainvoke(None, config)
+
+    assert results(continued)["job sleep=3"].text == "worker says: worked on: job sleep=3"
+    # (The tracer continues the cancelled sub-agent's span: same task run.)
+    [fresh] = [s.attributes["remote"]["thread_id"] for s in subagents(tracer.trace)]
+    assert cut != fresh
+    assert message_types(server, fresh) == ["human", "ai", "tool", "ai"]
+    assert message_types(server, cut).count("human") == 1
