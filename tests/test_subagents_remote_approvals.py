@@ -24,6 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from remote_graph.serve import LANGGRAPH, Server
 
+import nbagents
 from nbagents import (
     RemoteSubAgent,
     ScriptedChatModel,
@@ -31,6 +32,7 @@ from nbagents import (
     create_deep_agent,
     pending_approvals,
 )
+from nbagents.approvals import answer
 from nbagents.models import call, delegate, parallel, say
 from nbagents.tracing import Span, recording
 
@@ -324,6 +326,29 @@ async def test_a_plain_remote_interrupt_is_passed_up_and_answered(
     resumed = await run_agent(agent, Command(resume={asked.id: "yes, go"}), config)
     [message] = results(resumed).values()
     assert message.text == "asker says: jump: yes, go"
+
+
+@pytest.mark.parametrize("how", ["view", "code"])
+def test_the_live_view_and_resume_in_code_answer_a_remote_pause(server: Server, how: str) -> None:
+    agent, config = main_agent([delegate("prod", "approver"), "done"], remote(server)), thread()
+    with nbagents.trace(display=False) as t:
+        paused = agent.invoke({"messages": [("user", "go")]}, config)
+    [asked] = paused["__interrupt__"]
+    if how == "view":  # what the Submit button sends
+        edit = {"key": f"{asked.id}:0", "decision": "edit", "args_json": '{"target": "eu"}'}
+        result = answer(t, [edit])
+    else:
+        requests = pending_approvals(paused)
+        requests[0].edit(target="eu")
+        result = nbagents.resume(t, requests)
+
+    [message] = results(result).values()
+    assert "deployed to eu" in message.text
+    (root,) = t.visible_roots()
+    assert root.status == "ok" and len(root.attributes["paused"]) == 1
+    [sub] = subagents(t)
+    [answered] = sub.attributes["approvals"]
+    assert answered["decision"] == "edit" and answered["edited_args"] == {"target": "eu"}
 
 
 # -- the trace -------------------------------------------------------------------------------------

@@ -10,6 +10,11 @@ a relay (:mod:`nbagents.subagents._steps`, :mod:`nbagents.subagents._relay`), an
 final state with its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is
 imported on the first call only.
 
+Under a parent run with a checkpointer the thread id is derived from the ``task`` call instead
+(one more request first: is that thread there, and waiting?), so that a remote run that stops
+for a person pauses the parent, and the parent's resumption resumes that thread: see
+:mod:`nbagents.subagents._remote_pause`. Without one, a remote pause is an error that says so.
+
 The runs in flight at once share one HTTP client (one per event loop under ``ainvoke``): a
 fan-out of fifty no longer builds fifty clients, and their connections are reused. The client
 is closed when the last of them ends.

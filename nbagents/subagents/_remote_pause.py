@@ -15,8 +15,9 @@ The call run again must find the thread it paused on. Its id is not random but d
 between calls: the parent's thread, the checkpoint namespace of the ``tools`` step the call
 runs in (it names the step's task, unique to each run of that step) and the call's tool call
 id. That takes a checkpointer in the parent, which any pause needs anyway. A call finding a
-thread of that id that is not waiting (a replay of the parent's step, a run cut off by Ctrl-C)
-moves on to the next derived id: a fresh thread.
+thread of that id that is not waiting (the parent cut off by a cancel or Ctrl-C and continued
+from its last checkpoint, a step retried) moves on to the next derived id: a fresh thread,
+rather than the task added to a conversation that already has it.
 
 LangGraph hands a task the answers to its ``interrupt`` calls by position, and a resumed remote
 run may pause again: a call answered over several pauses must ask again as many times as it was
