@@ -47,7 +47,7 @@ _threads = itertools.count()
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running = Server(
         tmp_path_factory.mktemp("langgraph-approvals"),
-        graphs=("worker", "asker", "approver", "approver_per_call"),
+        graphs=("worker", "asker", "approver", "approver_per_call", "approving_lead"),
     )
     yield running
     running.stop()
@@ -172,8 +172,9 @@ async def test_a_remote_pause_reads_as_a_local_subagents_pause(
         (lambda r: r.approve(), "deployed to prod"),
         (lambda r: r.edit(target="staging"), "deployed to staging"),
         (lambda r: r.reject("Not on a Friday."), "Not on a Friday."),
+        (lambda r: r.respond("Deployed by hand."), "Deployed by hand."),
     ],
-    ids=["approve", "edit", "reject"],
+    ids=["approve", "edit", "reject", "respond"],
 )
 async def test_each_decision_resumes_the_same_remote_thread(
     server: Server, run_agent: Any, graph: str, decide: Any, reads: str
@@ -209,24 +210,36 @@ async def test_each_decision_resumes_the_same_remote_thread(
 async def test_remote_subagents_paused_together_are_answered_by_one_resume(
     server: Server, run_agent: Any
 ) -> None:
+    local = {
+        "name": "local",
+        "description": "Deploys here.",
+        "system_prompt": "Deploy.",
+        "interrupt_on": {"deploy": True},
+    }
     fan_out = parallel(
-        delegate("a", "batched"), delegate("b", "per_call"), delegate("c", "batched")
+        delegate("a", "batched"),
+        delegate("b", "per_call"),
+        delegate("c", "batched"),
+        delegate("d", "local"),
     )
     agent = main_agent(
         [fan_out, "done"],
         remote(server, "approver", name="batched"),
         remote(server, "approver_per_call", name="per_call"),
+        local,
+        script={"local": [call("deploy", target="d"), say("local says: deployed to d")]},
     )
     config = thread()
     paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
 
     requests = pending_approvals(paused)
     by_target = {r.args["target"]: r for r in requests}
-    assert sorted(by_target) == ["a", "b", "c"]
-    assert len({r.interrupt_id for r in requests}) == 3
+    assert sorted(by_target) == ["a", "b", "c", "d"]
+    assert len({r.interrupt_id for r in requests}) == 4
     by_target["a"].approve()
     by_target["b"].edit(target="b2")
     by_target["c"].reject("Not c.")
+    by_target["d"].approve()
     resumed = await run_agent(agent, requests.resume(), config)
 
     assert "__interrupt__" not in resumed
@@ -234,6 +247,7 @@ async def test_remote_subagents_paused_together_are_answered_by_one_resume(
     assert answers["a"] == "approver says: deployed to a"
     assert "deployed to b2" in answers["b"]
     assert "Not c." in answers["c"] and "deployed" not in answers["c"]
+    assert answers["d"] == "local says: deployed to d"
 
 
 async def test_a_remote_subagent_of_a_local_one_is_answered_from_the_top(
@@ -311,6 +325,29 @@ async def test_requests_of_one_remote_run_are_asked_for_in_turn(
     requests.approve_all()
     [message] = results(await run_agent(batched, requests.resume(), config)).values()
     assert message.text == "approver says: deployed to a / deployed to b"
+
+
+async def test_pauses_inside_a_remote_deep_agent_are_asked_for_and_resume_it(
+    server: Server, run_agent: Any
+) -> None:
+    # The remote lead's two workers both wait: the thread's state lists both interrupts (its
+    # own status and interrupts would name one), asked for in turn, resumed together.
+    spec = remote(server, "approving_lead", name="lead")
+    agent, config = main_agent([delegate("ship", "lead"), "done"], spec), thread()
+    paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
+    asked: list[str] = []
+    while "__interrupt__" in paused:
+        requests = pending_approvals(paused)
+        [request] = requests
+        asked.append(request.args["target"])
+        request.approve()
+        paused = await run_agent(agent, requests.resume(), config)
+
+    assert sorted(asked) == ["ship part A", "ship part B"]
+    [message] = results(paused).values()
+    assert message.text == (
+        "lead says: worker says: deployed to ship part A / worker says: deployed to ship part B"
+    )
 
 
 async def test_a_plain_remote_interrupt_is_passed_up_and_answered(

@@ -35,7 +35,7 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
@@ -50,10 +50,9 @@ from nbagents._interrupts import pending_approvals
 from nbagents.subagents._remote_pause import (
     ANSWERED_KEY,
     RemoteInterrupt,
-    ThreadFound,
     ThreadKey,
+    answered_before,
     ask_parent,
-    found_thread,
     waiting_for,
 )
 from nbagents.subagents._remote_run import (
@@ -140,7 +139,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                     for op in run.accept(event, data):
                         perform(op, manager, run)
                 if run.paused:
-                    run.interrupts = waiting_for(self._sync_thread(client, run.thread_id))
+                    run.interrupts = waiting_for(client.threads.get_state(run.thread_id))
                 if not run.interrupts:
                     break
                 if run.answered:
@@ -176,19 +175,18 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         attempt = 0
         while True:
             thread_id = key.thread_id(attempt)
-            found = found_thread(thread_id, self._sync_thread(client, thread_id))
-            if found is not None:
-                return self._resume(run, found, key)
-            attempt += 1
-
-    @staticmethod
-    def _sync_thread(client: SyncLangGraphClient, thread_id: str) -> Mapping[str, Any] | None:
-        try:
-            return client.threads.get(thread_id)
-        except Exception as error:
-            if _http_status(error) == 404:
+            try:
+                state = client.threads.get_state(thread_id)
+            except Exception as error:
+                if _http_status(error) != 404:
+                    raise
+                run.thread_id = thread_id
                 return None
-            raise
+            waiting = waiting_for(state)
+            if waiting:
+                answered = answered_before(client.threads.get(thread_id))
+                return self._resume(run, thread_id, waiting, answered, key)
+            attempt += 1
 
     def _sync_parts(
         self,
@@ -257,8 +255,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                         for op in run.accept(event, data):
                             await aperform(op, manager, run)
                 if run.paused:
-                    thread = await self._async_thread(client, run.thread_id)
-                    run.interrupts = waiting_for(thread)
+                    run.interrupts = waiting_for(await client.threads.get_state(run.thread_id))
                 if not run.interrupts:
                     break
                 if run.answered:
@@ -298,19 +295,18 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         attempt = 0
         while True:
             thread_id = key.thread_id(attempt)
-            found = found_thread(thread_id, await self._async_thread(client, thread_id))
-            if found is not None:
-                return self._resume(run, found, key)
-            attempt += 1
-
-    @staticmethod
-    async def _async_thread(client: LangGraphClient, thread_id: str) -> Mapping[str, Any] | None:
-        try:
-            return await client.threads.get(thread_id)
-        except Exception as error:
-            if _http_status(error) == 404:
+            try:
+                state = await client.threads.get_state(thread_id)
+            except Exception as error:
+                if _http_status(error) != 404:
+                    raise
+                run.thread_id = thread_id
                 return None
-            raise
+            waiting = waiting_for(state)
+            if waiting:
+                answered = answered_before(await client.threads.get(thread_id))
+                return self._resume(run, thread_id, waiting, answered, key)
+            attempt += 1
 
     async def _async_parts(
         self,
@@ -339,15 +335,20 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     # -- shared ----------------------------------------------------------------------------------
 
-    def _resume(self, run: RemoteRun, found: ThreadFound, key: ThreadKey) -> dict[str, Any] | None:
-        """Take ``found`` as the run's thread: the answers to resume it with when it waits
-        (asking the parent for them: ``GraphInterrupt`` until it has them all)."""
-        run.thread_id = found.thread_id
-        if not found.interrupts:
-            return None
-        run.answered = found.answered
-        run.interrupts = found.interrupts
-        return self._ask(run, key, replay=found.answered)
+    def _resume(
+        self,
+        run: RemoteRun,
+        thread_id: str,
+        waiting: tuple[RemoteInterrupt, ...],
+        answered: int,
+        key: ThreadKey,
+    ) -> dict[str, Any]:
+        """Resume the paused thread ``thread_id``: the answers to what it waits for (asking the
+        parent for them: ``GraphInterrupt`` until it has them all)."""
+        run.thread_id = thread_id
+        run.answered = answered
+        run.interrupts = waiting
+        return self._ask(run, key, replay=answered)
 
     def _ask(self, run: RemoteRun, key: ThreadKey | None, replay: int = 0) -> dict[str, Any]:
         """The parent's answers to what ``run`` waits for, by remote interrupt id."""

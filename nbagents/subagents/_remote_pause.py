@@ -42,10 +42,9 @@ from nbagents._contract import read_spawn
 __all__ = [
     "ANSWERED_KEY",
     "RemoteInterrupt",
-    "ThreadFound",
     "ThreadKey",
+    "answered_before",
     "ask_parent",
-    "found_thread",
     "waiting_for",
 ]
 
@@ -68,16 +67,6 @@ class RemoteInterrupt:
     id: str
     value: Any
     response_schema: dict[str, Any] | None = None
-
-
-def _read_interrupts(found: Any) -> tuple[RemoteInterrupt, ...]:
-    """The requests in a thread's ``interrupts`` (lists by task id), ordered by id: every run of
-    the ``task`` call asks for them in the same order."""
-    if not isinstance(found, Mapping):
-        return ()
-    listed = [i for some in found.values() if isinstance(some, list) for i in some]
-    read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
-    return tuple(_interrupt(key, read[key]) for key in sorted(read))
 
 
 def _interrupt(key: str, found: Mapping[str, Any]) -> RemoteInterrupt:
@@ -111,34 +100,24 @@ class ThreadKey:
         return str(uuid.uuid5(_NAMESPACE, f"{self.seed}\n{attempt}"))
 
 
-@dataclass(frozen=True)
-class ThreadFound:
-    """The thread a ``task`` call runs on: a new one, or one paused waiting for answers."""
+def waiting_for(state: Mapping[str, Any]) -> tuple[RemoteInterrupt, ...]:
+    """What a thread waits for, from its state (``threads.get_state``), ordered by id: every run
+    of the ``task`` call asks for them in the same order.
 
-    thread_id: str
-    interrupts: tuple[RemoteInterrupt, ...] = ()
-    answered: int = 0
-    """Answers the call got before this pause (its ``interrupt`` calls to replay)."""
+    The state, not the thread: it lists the interrupts of the graphs run inside a step too (a
+    deep agent's sub-agents on the server), where the thread's own ``status`` and
+    ``interrupts`` may leave them out."""
+    found = state.get("interrupts")
+    listed = found if isinstance(found, list) else []
+    read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
+    return tuple(_interrupt(key, read[key]) for key in sorted(read))
 
 
-def found_thread(thread_id: str, thread: Mapping[str, Any] | None) -> ThreadFound | None:
-    """What the server's answer about ``thread_id`` (``None``: no such thread) means for the
-    call: run there, resume there, or (``None``) look at the next derived id."""
-    if thread is None:
-        return ThreadFound(thread_id)
-    interrupts = waiting_for(thread)
-    if not interrupts:
-        return None
+def answered_before(thread: Mapping[str, Any]) -> int:
+    """How many answers the ``task`` call used before its thread's current pause."""
     metadata = thread.get("metadata")
     answered = metadata.get(ANSWERED_KEY, 0) if isinstance(metadata, Mapping) else 0
-    return ThreadFound(thread_id, interrupts, answered if isinstance(answered, int) else 0)
-
-
-def waiting_for(thread: Mapping[str, Any] | None) -> tuple[RemoteInterrupt, ...]:
-    """What a thread (the server's answer about it) waits for: nothing unless it is paused."""
-    if thread is None or thread.get("status") != "interrupted":
-        return ()
-    return _read_interrupts(thread.get("interrupts"))
+    return answered if isinstance(answered, int) else 0
 
 
 def ask_parent(interrupts: Sequence[RemoteInterrupt], replay: int = 0) -> dict[str, Any]:

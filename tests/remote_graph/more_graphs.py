@@ -7,6 +7,7 @@
   approval (``HumanInTheLoopMiddleware``, one interrupt per model turn or one per call): a job
   ``"prod"`` deploys to prod, ``"a and b"`` to both at once, ``"prod twice"`` to prod and then,
   once approved, again;
+- ``approving_lead``: ``lead`` with ``approver`` as its worker: both parts wait for approval.
 - ``plain``: a plain LangGraph graph, no ``create_agent``: a ``think`` node that calls the model
   itself and an ``act`` node (``ToolNode``) that runs the tool calls it asked for.
 
@@ -110,6 +111,11 @@ def _gated(name: str, mode: Any) -> Any:
 
 approver = _gated("approver", "batched")
 approver_per_call = _gated("approver", "per_call")
+approving_lead = create_deep_agent(
+    ScriptedChatModel(responder=_lead, model_name="scripted-lead"),
+    subagents=[{"name": "worker", "description": "Deploys.", "runnable": approver}],
+    name="lead",
+)
 
 
 class PlainState(TypedDict):

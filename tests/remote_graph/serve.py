@@ -26,7 +26,7 @@ GRAPHS = {
     "worker": f"{GRAPH}:graph",
     **{
         name: f"{MORE}:{name}"
-        for name in ("lead", "asker", "plain", "approver", "approver_per_call")
+        for name in ("lead", "asker", "plain", "approver", "approver_per_call", "approving_lead")
     },
 }
 LANGGRAPH = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
