@@ -2,9 +2,10 @@
 
 The served graphs (``tests/remote_graph/more_graphs.py``) gate their ``deploy`` calls with
 ``HumanInTheLoopMiddleware`` (``approver``: one interrupt per model turn; ``approver_per_call``:
-one per call) or stop in a tool with a plain ``interrupt`` (``asker``). The main agent, here,
-pauses with what they ask, reads as a local sub-agent's pause; its resumption resumes the same
-remote thread with the decisions.
+one per call; ``approving_lead``: a deep agent whose two workers are ``approver``) or stop in a
+tool with a plain ``interrupt`` (``asker``). The main agent, here, pauses with what they ask,
+which reads as a local sub-agent's pause; its resumption resumes the same remote thread with the
+decisions.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -97,8 +99,8 @@ def subagents(trace: Trace) -> list[Span]:
 
 
 def server_json(server: Server, path: str) -> Any:
-    with urllib.request.urlopen(f"{server.url}{path}", timeout=10) as answer:
-        return json.load(answer)
+    with urllib.request.urlopen(f"{server.url}{path}", timeout=10) as response:
+        return json.load(response)
 
 
 def message_types(server: Server, thread_id: str) -> list[str]:
@@ -128,8 +130,6 @@ async def test_a_remote_pause_reads_as_a_local_subagents_pause(
     }
     if graph == "approver_per_call":
         # The same middleware, as the served graph has it: one interrupt per call.
-        from langchain.agents.middleware import HumanInTheLoopMiddleware
-
         local_spec = {
             **local_spec,
             "interrupt_on": {},
