@@ -439,6 +439,24 @@ async def test_the_trace_continues_the_remote_subagent_across_the_pause(
         assert sub.attributes["remote"]["steps"] == "streamed"
 
 
+@pytest.mark.parametrize("detail", ["steps", "events"])
+def test_a_rejected_remote_call_is_no_tool_call_in_the_trace(server: Server, detail: str) -> None:
+    # As for a local sub-agent: the tool never ran; the rejection is the agent's tool result,
+    # written by the approval middleware, not a call of the tool.
+    spec = {**remote(server), "trace": detail}
+    agent, config = main_agent([delegate("prod", "approver"), "done"], spec), thread()
+    with recording() as tracer:
+        requests = pending_approvals(agent.invoke({"messages": [("user", "go")]}, config))
+        requests[0].reject("Not today.")
+        agent.invoke(requests.resume(), config)
+
+    [sub] = subagents(tracer.trace)
+    kids = [s for s in tracer.trace.descendants(sub) if not s.hidden]
+    assert [s.kind for s in kids] == ["model", "model"]
+    assert {s.status for s in kids} == {"ok"} and sub.status == "ok"
+    assert "Not today." in sub.attributes["result"]
+
+
 # -- without a checkpointer ------------------------------------------------------------------------
 
 
