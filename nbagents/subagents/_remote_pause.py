@@ -96,7 +96,7 @@ class ThreadKey:
         return cls("\n".join(parts))
 
     def thread_id(self, attempt: int) -> str:
-        """The id of the call's ``attempt``-th thread (0 first; later ones after a replay)."""
+        """The id of the call's ``attempt``-th thread (0 first; the next after a run cut off)."""
         return str(uuid.uuid5(_NAMESPACE, f"{self.seed}\n{attempt}"))
 
 
