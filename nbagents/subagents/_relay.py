@@ -131,8 +131,8 @@ class RemoteStepError(Exception):
 class RemotePause(GraphBubbleUp):
     """A remote step that stopped for a human (LangGraph's ``interrupt``) or was cut off by the
     run's end. A ``GraphBubbleUp``, so tracers mark the step interrupted rather than failed; not
-    a ``GraphInterrupt``: nbagents does not resume a remote run, so there is no approval to ask
-    for here."""
+    a ``GraphInterrupt``: what the parent waits for is carried once, by the ``task`` call's own
+    interrupt, on the sub-agent's run (``nbagents.subagents._remote_pause``)."""
 
 
 def remote_error(found: Any) -> BaseException:

@@ -10,6 +10,11 @@ a relay (:mod:`nbagents.subagents._steps`, :mod:`nbagents.subagents._relay`), an
 final state with its messages as message objects. ``langgraph_sdk`` (the ``remote`` extra) is
 imported on the first call only.
 
+Under a parent run with a checkpointer the thread id is derived from the ``task`` call instead
+(one more request first: is that thread there, and waiting?), so that a remote run that stops
+for a person pauses the parent, and the parent's resumption resumes that thread: see
+:mod:`nbagents.subagents._remote_pause`. Without one, a remote pause is an error that says so.
+
 The runs in flight at once share one HTTP client (one per event loop under ``ainvoke``): a
 fan-out of fifty no longer builds fifty clients, and their connections are reused. The client
 is closed when the last of them ends.
@@ -30,7 +35,7 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
@@ -38,7 +43,18 @@ from langchain_core.runnables.config import (
     get_async_callback_manager_for_config,
     get_callback_manager_for_config,
 )
+from langgraph.errors import GraphInterrupt
+from langgraph.types import Interrupt
 
+from nbagents._interrupts import pending_approvals
+from nbagents.subagents._remote_pause import (
+    ANSWERED_KEY,
+    RemoteInterrupt,
+    ThreadKey,
+    answered_before,
+    ask_parent,
+    waiting_for,
+)
 from nbagents.subagents._remote_run import (
     RemoteRun,
     RemoteSubAgentError,
@@ -115,10 +131,25 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
         try:
-            for event, data in _bounded(self._sync_parts(client, run, input), self.timeout):
-                for op in run.accept(event, data):
-                    perform(op, manager, run)
+            key = ThreadKey.of(config, self.url, self.graph_id)
+            resume = self._sync_start(client, run, key)
+            while True:
+                parts = self._sync_parts(client, run, input, resume)
+                for event, data in _bounded(parts, self.timeout):
+                    for op in run.accept(event, data):
+                        perform(op, manager, run)
+                if run.paused:
+                    run.interrupts = waiting_for(client.threads.get_state(run.thread_id))
+                if not run.interrupts:
+                    break
+                if run.answered:
+                    client.threads.update(run.thread_id, metadata={ANSWERED_KEY: run.answered})
+                resume = self._ask(run, key)
             result = run.result()
+        except GraphInterrupt as pause:
+            for op in run.pause(pause):
+                perform(op, manager, run)
+            raise
         except BaseException as error:
             failure = self._explain(error, run)
             if run.active:
@@ -134,11 +165,38 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             perform(op, manager, run)
         return result
 
+    def _sync_start(
+        self, client: SyncLangGraphClient, run: RemoteRun, key: ThreadKey | None
+    ) -> dict[str, Any] | None:
+        """Choose the run's thread; the answers to resume it with when it is a paused one."""
+        if key is None:
+            run.thread_id = str(uuid.uuid4())
+            return None
+        attempt = 0
+        while True:
+            thread_id = key.thread_id(attempt)
+            try:
+                state = client.threads.get_state(thread_id)
+            except Exception as error:
+                if _http_status(error) != 404:
+                    raise
+                run.thread_id = thread_id
+                return None
+            waiting = waiting_for(state)
+            if waiting:
+                answered = answered_before(client.threads.get(thread_id))
+                return self._resume(run, thread_id, waiting, answered, key)
+            attempt += 1
+
     def _sync_parts(
-        self, client: SyncLangGraphClient, run: RemoteRun, input: dict[str, Any]
+        self,
+        client: SyncLangGraphClient,
+        run: RemoteRun,
+        input: dict[str, Any],
+        resume: dict[str, Any] | None,
     ) -> Iterator[tuple[str, Any]]:
-        run.thread_id = str(uuid.uuid4())
-        for part in client.runs.stream(run.thread_id, self.graph_id, **_stream_options(run, input)):
+        options = _stream_options(run, input, resume)
+        for part in client.runs.stream(run.thread_id, self.graph_id, **options):
             yield part.event, part.data
 
     def _release_sync(self) -> None:
@@ -189,11 +247,27 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
         try:
-            async with asyncio.timeout(self.timeout):
-                async for event, data in self._async_parts(client, run, input):
-                    for op in run.accept(event, data):
-                        await aperform(op, manager, run)
+            key = ThreadKey.of(config, self.url, self.graph_id)
+            resume = await self._async_start(client, run, key)
+            while True:
+                async with asyncio.timeout(self.timeout):
+                    async for event, data in self._async_parts(client, run, input, resume):
+                        for op in run.accept(event, data):
+                            await aperform(op, manager, run)
+                if run.paused:
+                    run.interrupts = waiting_for(await client.threads.get_state(run.thread_id))
+                if not run.interrupts:
+                    break
+                if run.answered:
+                    await client.threads.update(
+                        run.thread_id, metadata={ANSWERED_KEY: run.answered}
+                    )
+                resume = self._ask(run, key)
             result = run.result()
+        except GraphInterrupt as pause:
+            for op in run.pause(pause):
+                await aperform(op, manager, run)
+            raise
         except BaseException as error:
             failure = self._explain(error, run)
             if run.active:
@@ -211,13 +285,38 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             await aperform(op, manager, run)
         return result
 
+    async def _async_start(
+        self, client: LangGraphClient, run: RemoteRun, key: ThreadKey | None
+    ) -> dict[str, Any] | None:
+        """``_sync_start`` on the async client."""
+        if key is None:
+            run.thread_id = str(uuid.uuid4())
+            return None
+        attempt = 0
+        while True:
+            thread_id = key.thread_id(attempt)
+            try:
+                state = await client.threads.get_state(thread_id)
+            except Exception as error:
+                if _http_status(error) != 404:
+                    raise
+                run.thread_id = thread_id
+                return None
+            waiting = waiting_for(state)
+            if waiting:
+                answered = answered_before(await client.threads.get(thread_id))
+                return self._resume(run, thread_id, waiting, answered, key)
+            attempt += 1
+
     async def _async_parts(
-        self, client: LangGraphClient, run: RemoteRun, input: dict[str, Any]
+        self,
+        client: LangGraphClient,
+        run: RemoteRun,
+        input: dict[str, Any],
+        resume: dict[str, Any] | None,
     ) -> AsyncIterator[tuple[str, Any]]:
-        run.thread_id = str(uuid.uuid4())
-        async for part in client.runs.stream(
-            run.thread_id, self.graph_id, **_stream_options(run, input)
-        ):
+        options = _stream_options(run, input, resume)
+        async for part in client.runs.stream(run.thread_id, self.graph_id, **options):
             yield part.event, part.data
 
     def _async_client(self) -> LangGraphClient:
@@ -235,6 +334,36 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         )
 
     # -- shared ----------------------------------------------------------------------------------
+
+    def _resume(
+        self,
+        run: RemoteRun,
+        thread_id: str,
+        waiting: tuple[RemoteInterrupt, ...],
+        answered: int,
+        key: ThreadKey,
+    ) -> dict[str, Any]:
+        """Resume the paused thread ``thread_id``: the answers to what it waits for (asking the
+        parent for them: ``GraphInterrupt`` until it has them all)."""
+        run.thread_id = thread_id
+        run.answered = answered
+        run.interrupts = waiting
+        return self._ask(run, key, replay=answered)
+
+    def _ask(self, run: RemoteRun, key: ThreadKey | None, replay: int = 0) -> dict[str, Any]:
+        """The parent's answers to what ``run`` waits for, by remote interrupt id."""
+        if key is None:
+            raise RemoteSubAgentError(
+                f"LangGraph server {self.url}: the run of graph {self.graph_id!r} paused for "
+                f"a decision ({_asked(run.interrupts)}) on thread {run.thread_id}. Only a run "
+                f"with a checkpointer can pause for it and resume the remote run: give the "
+                f"main agent one (create_deep_agent(..., checkpointer=InMemorySaver())) and a "
+                f"thread_id in the config."
+            )
+        answers = ask_parent(run.interrupts, replay)
+        run.answered += len(answers)
+        run.interrupts = ()
+        return answers
 
     def _resolved(self) -> dict[str, Any]:
         """What the SDK's own client would use (URL, headers with the API key, timeouts), for
@@ -301,9 +430,13 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return error
 
 
-def _stream_options(run: RemoteRun, input: dict[str, Any]) -> dict[str, Any]:
+def _stream_options(
+    run: RemoteRun, input: dict[str, Any], resume: dict[str, Any] | None
+) -> dict[str, Any]:
+    # A paused thread continues from where it stopped: the answers instead of the input.
+    given = {"input": input} if resume is None else {"command": {"resume": resume}}
     return {
-        "input": input,
+        **given,
         "stream_mode": STREAM_MODES[run.detail],
         # The steps of graphs run inside a step (a deep agent's sub-agents on the server) too;
         # only "steps" asks: "events" already has them.
@@ -457,6 +590,13 @@ async def _ano_reconnect(response: Any) -> None:
     _no_reconnect(response)
 
 
+def _asked(interrupts: Sequence[RemoteInterrupt]) -> str:
+    approvals = pending_approvals([Interrupt(i.value, i.id) for i in interrupts])
+    if approvals:
+        return ", ".join(f"approve {r.tool}({_short(repr(r.args), 80)})" for r in approvals)
+    return ", ".join(_short(repr(i.value), 80) for i in interrupts) or "an interrupt"
+
+
 def _http_status(error: BaseException) -> int | None:
     response = getattr(error, "response", None)
     status = getattr(response, "status_code", None)
@@ -471,8 +611,8 @@ def _is_transport(error: BaseException) -> bool:
     return isinstance(error, httpx.TransportError | ConnectionError)
 
 
-def _short(error: BaseException, limit: int = 300) -> str:
-    text = str(error)
+def _short(what: object, limit: int = 300) -> str:
+    text = str(what)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -8,6 +8,10 @@ naming the server, graph, thread and run), mirror the run's steps through a rela
 :class:`~nbagents.subagents._relay.EventRelay`), end or fail it. :func:`perform` and
 :func:`aperform` make them on sync or async callback managers. Kept apart from the transport
 (:mod:`nbagents.subagents._remote`), which only reads the stream and cancels runs.
+
+A run that paused says so in its states (``__interrupt__``, one state per step that paused):
+:attr:`RemoteRun.paused`; :meth:`RemoteRun.pause` plans the callbacks that show the sub-agent
+waiting (see :mod:`nbagents.subagents._remote_pause`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 
 from nbagents._contract import REMOTE_KEY, RemoteRecord
 from nbagents.subagents._relay import Call, EventRelay, Relaying, Start, paused, revive
+from nbagents.subagents._remote_pause import RemoteInterrupt
 from nbagents.subagents._steps import StepRelay
 
 __all__ = [
@@ -63,6 +68,12 @@ class RemoteRun:
         self.run_id = ""
         self.ended = False
         self.final: dict[str, Any] | None = None
+        self.paused = False
+        """A state of the run listed interrupts: it stopped for a person."""
+        self.interrupts: tuple[RemoteInterrupt, ...] = ()
+        """What the paused thread waits for (read from the thread, which lists them all)."""
+        self.answered = 0
+        """Answers the ``task`` call has used so far (see ``_remote_pause.ask_parent``)."""
         self.root: Any = None
         self.relay: Relaying | None = None
         self._early: list[tuple[str, Any]] = []
@@ -77,6 +88,7 @@ class RemoteRun:
         return {"nbagents_subagent": self.subagent}
 
     def created(self, info: Mapping[str, Any]) -> None:
+        self.ended = self.paused = False  # a paused thread's resumption is a run of its own
         self.run_id = str(info.get("run_id") or "")
         self.thread_id = str(info.get("thread_id") or self.thread_id)
 
@@ -85,7 +97,8 @@ class RemoteRun:
         if event == "metadata" and isinstance(data, Mapping) and not self.run_id:
             self.run_id = str(data.get("run_id") or "")
         if event == "values" and isinstance(data, Mapping):
-            self.final = dict(data)
+            self.final = {k: v for k, v in data.items() if k != "__interrupt__"}
+            self.paused = self.paused or "__interrupt__" in data
         elif event == "error":
             self.ended = True
             raise RemoteSubAgentError(
@@ -138,6 +151,15 @@ class RemoteRun:
         ops.append(_FailRoot(error))
         return ops
 
+    def pause(self, pause: BaseException) -> list[_Op]:
+        """Show the sub-agent waiting: its steps end, its run ends with ``pause`` (the parent's
+        ``GraphInterrupt``, which carries what the parent now waits for)."""
+        ops: list[_Op] = []
+        if self.root is None:
+            ops.append(_OpenRoot("not streamed: the run waits for a decision", {}))
+        ops.append(_FailRoot(pause, steps_end=_CUT_OFF))
+        return ops
+
     def record(self, steps: str) -> RemoteRecord:
         return RemoteRecord(
             url=self.url,
@@ -179,6 +201,8 @@ class _EndRoot:
 @dataclass(frozen=True)
 class _FailRoot:
     error: BaseException
+    steps_end: BaseException | None = None
+    """What closes the steps still open (default: ``error``)."""
 
 
 _Op = _OpenRoot | _Event | _EndRoot | _FailRoot
@@ -207,7 +231,7 @@ def perform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None:
             perform(call, manager, run)
         run.root.on_chain_end(op.result)
     elif isinstance(op, _FailRoot):
-        for call in run.relay.abandon(op.error) if run.relay is not None else ():
+        for call in run.relay.abandon(op.steps_end or op.error) if run.relay is not None else ():
             perform(call, manager, run)
         run.root.on_chain_error(op.error)
     elif isinstance(op, Start):
@@ -235,7 +259,7 @@ async def aperform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None
             await aperform(call, manager, run)
         await run.root.on_chain_end(op.result)
     elif isinstance(op, _FailRoot):
-        for call in run.relay.abandon(op.error) if run.relay is not None else ():
+        for call in run.relay.abandon(op.steps_end or op.error) if run.relay is not None else ():
             await aperform(call, manager, run)
         await run.root.on_chain_error(op.error)
     elif isinstance(op, Start):

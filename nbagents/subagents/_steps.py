@@ -14,7 +14,9 @@ records every start, token and end of every runnable inside every step:
   the model's name;
 - any other step opens a chain run named after its node (tracers show a plain graph's nodes
   and fold an agent's middleware hooks away); a model's reply (it names its model or usage) or a
-  tool result it wrote, as a node of a plain graph does, is shown under it when it ends;
+  tool result it wrote, as a node of a plain graph does, is shown under it when it ends (not in
+  an agent graph, whose tool calls are its tool steps: there a tool result a middleware wrote,
+  an approval's rejection, ran no tool, as the trace of the same agent run locally shows);
 - a graph run inside a step (a sub-agent of a deep agent on the server: the run is streamed
   with ``stream_subgraphs``) opens a chain run under that step's tool call, named after the
   agent, and its own steps go under it.
@@ -71,6 +73,9 @@ class _Step:
     tools: dict[str, str] = field(default_factory=dict)
     graphs: list[str] = field(default_factory=list)
     """Graph runs opened inside it (their namespaces), closed when it ends."""
+    of_agent: bool = False
+    """A step of an agent graph (``ls_integration``): its tool calls run in its tool steps, so
+    a tool result another of its steps writes (an approval middleware's rejection) ran none."""
 
 
 _Opening = Generator[Start | Call, None, Any]
@@ -171,7 +176,7 @@ class StepRelay:
             )
         else:
             self._see(messages)
-            step = _Step(graph, node, "chain", step_id)
+            step = _Step(graph, node, "chain", step_id, of_agent=bool(md.get("ls_integration")))
             kwargs = {"run_id": run_uuid(step_id), "name": node}
             yield Start(
                 step_id,
@@ -245,7 +250,7 @@ class StepRelay:
                 continue
             if _is_reply(message):
                 yield from self._model_reply(step, manager, message)
-            elif isinstance(message, ToolMessage):
+            elif isinstance(message, ToolMessage) and not step.of_agent:
                 yield from self._tool_result(step, manager, message)
         self._open.pop(step.key, None)
         if failure is not None:

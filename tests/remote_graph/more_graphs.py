@@ -3,6 +3,11 @@
 - ``lead``: an nbagents deep agent on the server with a system prompt, whose first turn hands
   two jobs to its own ``worker`` sub-agent (the worker graph, run inside the server's run);
 - ``asker``: an agent whose tool stops for a human (LangGraph's ``interrupt``);
+- ``approver`` and ``approver_per_call``: agents whose ``deploy`` calls wait for a person's
+  approval (``HumanInTheLoopMiddleware``, one interrupt per model turn or one per call): a job
+  ``"prod"`` deploys to prod, ``"a and b"`` to both at once, ``"prod twice"`` to prod and then,
+  once approved, again;
+- ``approving_lead``: ``lead`` with ``approver`` as its worker: both parts wait for approval.
 - ``plain``: a plain LangGraph graph, no ``create_agent``: a ``think`` node that calls the model
   itself and an ``act`` node (``ToolNode``) that runs the tool calls it asked for.
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 from typing import Annotated, Any, TypedDict
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
@@ -71,6 +77,44 @@ def _asker(agent: str, messages: list[BaseMessage]) -> Any:
 
 asker = create_agent(
     ScriptedChatModel(responder=_asker, model_name="scripted-asker"), tools=[risky], name="asker"
+)
+
+
+@tool
+def deploy(target: str) -> str:
+    """Deploy the service to ``target``."""
+    return f"deployed to {target}"
+
+
+def _approver(agent: str, messages: list[BaseMessage]) -> Any:
+    """Deploys to the target the job names, to both at once for ``"a and b"``; a job ending in
+    ``" twice"`` deploys again once the first deploy is over. Then says what the deploys said."""
+    job = _task(messages)
+    targets = job.removesuffix(" twice").split(" and ")
+    turns = sum(isinstance(m, AIMessage) for m in messages)
+    if turns == 0:
+        return parallel(*(call("deploy", target=t) for t in targets))
+    if turns == 1 and job.endswith(" twice"):
+        return call("deploy", target=f"{targets[0]} again")
+    done = [m.text for m in messages if isinstance(m, ToolMessage)]
+    return say(f"{agent} says: " + " / ".join(done))
+
+
+def _gated(name: str, mode: Any) -> Any:
+    return create_agent(
+        ScriptedChatModel(responder=_approver, model_name="scripted-approver"),
+        tools=[deploy],
+        middleware=[HumanInTheLoopMiddleware({"deploy": True}, interrupt_mode=mode)],
+        name=name,
+    )
+
+
+approver = _gated("approver", "batched")
+approver_per_call = _gated("approver", "per_call")
+approving_lead = create_deep_agent(
+    ScriptedChatModel(responder=_lead, model_name="scripted-lead"),
+    subagents=[{"name": "worker", "description": "Deploys.", "runnable": approver}],
+    name="lead",
 )
 
 

@@ -24,7 +24,10 @@ GRAPH = Path(__file__).resolve().with_name("worker_graph.py")
 MORE = Path(__file__).resolve().with_name("more_graphs.py")
 GRAPHS = {
     "worker": f"{GRAPH}:graph",
-    **{name: f"{MORE}:{name}" for name in ("lead", "asker", "plain")},
+    **{
+        name: f"{MORE}:{name}"
+        for name in ("lead", "asker", "plain", "approver", "approver_per_call", "approving_lead")
+    },
 }
 LANGGRAPH = shutil.which("langgraph") or str(Path(sys.executable).with_name("langgraph"))
 

@@ -1,0 +1,145 @@
+"""Remote runs that stop for a person: the parent pauses with what they ask, and its resumption
+continues them on the same thread of the server.
+
+A remote graph that calls LangGraph's ``interrupt`` (``interrupt_on``, a tool of its own) ends
+its run paused, its thread waiting for a ``Command(resume=...)``. The ``task`` call that ran it
+then calls ``interrupt`` itself with each remote request's value (and response schema), so the
+parent run pauses with the same requests a local sub-agent's pause would give: the parent's
+``__interrupt__``, ``pending_approvals``, the live view all read them unchanged. When the parent
+resumes, LangGraph runs that ``task`` call again from its start; this time ``interrupt``
+returns the answers, and the call resumes the remote thread with them, keyed by the remote
+interrupt ids.
+
+The call run again must find the thread it paused on. Its id is not random but derived
+(:class:`ThreadKey`) from what stays the same across the parent's resumption and differs
+between calls: the parent's thread, the checkpoint namespace of the ``tools`` step the call
+runs in (it names the step's task, unique to each run of that step) and the call's tool call
+id. That takes a checkpointer in the parent, which any pause needs anyway. A call finding a
+thread of that id that is not waiting (the parent cut off by a cancel or Ctrl-C and continued
+from its last checkpoint, a step retried) moves on to the next derived id: a fresh thread,
+rather than the task added to a conversation that already has it.
+
+LangGraph hands a task the answers to its ``interrupt`` calls by position, and a resumed remote
+run may pause again: a call answered over several pauses must ask again as many times as it was
+answered before reaching the new requests. How many is kept on the remote thread
+(``ANSWERED_KEY`` in its metadata), written before each further pause.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.types import interrupt
+
+from nbagents._contract import read_spawn
+
+__all__ = [
+    "ANSWERED_KEY",
+    "RemoteInterrupt",
+    "ThreadKey",
+    "answered_before",
+    "ask_parent",
+    "waiting_for",
+]
+
+ANSWERED_KEY = "nbagents_answered"
+"""Remote thread metadata: how many answers the parent's ``task`` call got before the thread's
+current pause."""
+
+_NAMESPACE = uuid.UUID("5b0e7c52-9d6c-4f0e-8a51-2f7d3c1e9a40")
+"""uuid5 namespace of the remote thread ids derived for ``task`` calls."""
+
+_REPLAYED = {"nbagents": "an answer this sub-agent's earlier pause was given"}
+"""The value of an ``interrupt`` asked again only to reach the next answers (LangGraph returns
+the answer it already has; a person would see this only if the parent had lost it)."""
+
+
+@dataclass(frozen=True)
+class RemoteInterrupt:
+    """One request a paused remote run waits for, as the server reports it."""
+
+    id: str
+    value: Any
+    response_schema: dict[str, Any] | None = None
+
+
+def _interrupt(key: str, found: Mapping[str, Any]) -> RemoteInterrupt:
+    schema = found.get("response_schema")
+    return RemoteInterrupt(key, found.get("value"), schema if isinstance(schema, dict) else None)
+
+
+@dataclass(frozen=True)
+class ThreadKey:
+    """What identifies one ``task`` call's remote thread across its parent's pauses."""
+
+    seed: str
+
+    @classmethod
+    def of(cls, config: RunnableConfig, url: str, graph_id: str) -> ThreadKey | None:
+        """The key of the call running with ``config``, or ``None`` when its parent run has no
+        checkpointer (it cannot pause, so a remote pause cannot be answered)."""
+        parent = _parent_configurable()
+        if parent is None or parent.get(CONFIG_KEY_CHECKPOINTER) is None:
+            return None
+        thread = parent.get("thread_id")
+        if thread in (None, ""):
+            return None
+        spawn = read_spawn(config.get("metadata") or {})
+        call = spawn["tool_call_id"] if spawn is not None else ""
+        parts = (url, graph_id, str(thread), str(parent.get("checkpoint_ns") or ""), call)
+        return cls("\n".join(parts))
+
+    def thread_id(self, attempt: int) -> str:
+        """The id of the call's ``attempt``-th thread (0 first; the next after a run cut off)."""
+        return str(uuid.uuid5(_NAMESPACE, f"{self.seed}\n{attempt}"))
+
+
+def waiting_for(state: Mapping[str, Any]) -> tuple[RemoteInterrupt, ...]:
+    """What a thread waits for, from its state (``threads.get_state``), ordered by id: every run
+    of the ``task`` call asks for them in the same order.
+
+    The state, not the thread: it lists the interrupts of the graphs run inside a step too (a
+    deep agent's sub-agents on the server), where the thread's own ``status`` and
+    ``interrupts`` may leave them out."""
+    found = state.get("interrupts")
+    listed = found if isinstance(found, list) else []
+    read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
+    return tuple(_interrupt(key, read[key]) for key in sorted(read))
+
+
+def answered_before(thread: Mapping[str, Any]) -> int:
+    """How many answers the ``task`` call used before its thread's current pause."""
+    metadata = thread.get("metadata")
+    answered = metadata.get(ANSWERED_KEY, 0) if isinstance(metadata, Mapping) else 0
+    return answered if isinstance(answered, int) else 0
+
+
+def ask_parent(interrupts: Sequence[RemoteInterrupt], replay: int = 0) -> dict[str, Any]:
+    """The answers to ``interrupts``, by remote interrupt id, from the parent's resumption.
+
+    Raises LangGraph's ``GraphInterrupt`` (the parent pauses) for the first one it has no answer
+    for yet. ``replay``: answers the call already used, asked for again first (see the module's
+    docstring).
+    """
+    for _ in range(replay):
+        interrupt(_REPLAYED)
+    return {
+        request.id: interrupt(request.value, response_schema=request.response_schema)
+        for request in interrupts
+    }
+
+
+def _parent_configurable() -> Mapping[str, Any] | None:
+    """The ``configurable`` of the LangGraph task the call runs in (what ``interrupt`` reads),
+    or ``None`` outside a graph."""
+    try:
+        found = get_config().get("configurable")
+    except RuntimeError:
+        return None
+    return found if isinstance(found, Mapping) else None
