@@ -235,7 +235,13 @@ class FileBackend(BackendProtocol):
 
         return _attempt(run, lambda error: GlobResult(error=error))
 
-    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        path: str | None = None,
+        glob: str | None = None,
+        max_count: int | None = None,
+    ) -> GrepResult:
         def run() -> GrepResult:
             base = self._normalize(path or "/")
             if glob is not None:
@@ -249,8 +255,11 @@ class FileBackend(BackendProtocol):
                 if data is None or data.get("encoding", "utf-8") != "utf-8":
                     continue
                 for number, line in enumerate(data_text(data).splitlines(), 1):
-                    if pattern in line:
-                        matches.append({"path": name, "line": number, "text": line})
+                    if pattern not in line:
+                        continue
+                    if max_count is not None and len(matches) == max_count:
+                        return GrepResult(matches=matches, truncated=True)  # one more exists
+                    matches.append({"path": name, "line": number, "text": line})
             return GrepResult(matches=matches)
 
         return _attempt(run, lambda error: GrepResult(error=error))

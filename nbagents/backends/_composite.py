@@ -23,6 +23,7 @@ from nbagents.backends._protocol import (
     LsResult,
     ReadResult,
     WriteResult,
+    first_matches,
     is_backend,
 )
 
@@ -232,7 +233,17 @@ class CompositeBackend(BackendProtocol):
     def _filter(pattern: str, path: str, infos: list[FileInfo]) -> list[FileInfo]:
         return [i for i in infos if glob_matches(pattern, i["path"], path)]
 
-    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        path: str | None = None,
+        glob: str | None = None,
+        max_count: int | None = None,
+    ) -> GrepResult:
+        # Counted here, once the routes' answers are merged, filtered by ``glob`` and sorted.
+        return first_matches(self._grep(pattern, path, glob), max_count)
+
+    def _grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
         where = self._normal(path)
         if isinstance(where, BackendError):
             return GrepResult(error=str(where))

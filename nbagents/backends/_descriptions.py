@@ -49,7 +49,8 @@ alternative). `glob` limits the search to the files whose names match it.
 
 `output_mode` shapes the answer: `files_with_matches` (the default) gives the matching files, \
 one per line; `content` gives `path:line: text` per matching line; `count` gives `path: n` per \
-file.
+file. `max_count` stops the search after that many matching lines (the answer then says there \
+are more): use it to look at a few matches of a common word.
 
 Offloaded large tool results are files under `{LARGE_TOOL_RESULTS_DIR}` (the artifacts root's \
 `large_tool_results/`): grep there when you do not know which file holds what you look for."""

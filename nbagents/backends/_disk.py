@@ -289,5 +289,11 @@ class FilesystemBackend(DiskBackend):
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
         return super().glob(pattern, self._search_root(path))
 
-    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
-        return super().grep(pattern, self._search_root(path), glob)
+    def grep(
+        self,
+        pattern: str,
+        path: str | None = None,
+        glob: str | None = None,
+        max_count: int | None = None,
+    ) -> GrepResult:
+        return super().grep(pattern, self._search_root(path), glob, max_count)

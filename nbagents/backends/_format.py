@@ -11,6 +11,11 @@ from nbagents.backends._protocol import FileInfo, GrepMatch, ReadResult
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
 MAX_MATCHES = 500
+STOPPED_EARLY = "[The search stopped early: there may be more matches.]"
+STOPPED_AT = (
+    "[Stopped at max_count={cut_at} matches: there are more. Raise max_count, or narrow the "
+    "path, glob or pattern, to see the rest.]"
+)
 TOOL_RESULT_TOKEN_LIMIT = 20_000
 """A tool's answer longer than this many tokens (about four characters each) is cut."""
 TRUNCATION_GUIDANCE = "[Output cut here: narrow the path, glob or pattern to see the rest.]"
@@ -81,19 +86,24 @@ def format_read(path: str, result: ReadResult, offset: int, limit: int) -> str:
 
 
 def format_matches(
-    matches: list[GrepMatch], mode: GrepMode = "content", *, truncated: bool = False
+    matches: list[GrepMatch],
+    mode: GrepMode = "content",
+    *,
+    truncated: bool = False,
+    cut_at: int | None = None,
 ) -> str:
     """``content``: ``path:line: text`` per match; ``files_with_matches``: one path per line;
-    ``count``: ``path: n`` per file."""
+    ``count``: ``path: n`` per file. ``cut_at``: the ``max_count`` the search stopped at."""
     if not matches:
         return NO_MATCHES
+    stopped = STOPPED_EARLY if cut_at is None else STOPPED_AT.format(cut_at=cut_at)
     if mode != "content":
         counts: dict[str, int] = {}
         for m in matches:
             counts[m["path"]] = counts.get(m["path"], 0) + 1
         rows = [p if mode == "files_with_matches" else f"{p}: {n}" for p, n in counts.items()]
         if truncated:
-            rows.append("[The search stopped early: there may be more matches.]")
+            rows.append(stopped)
         return truncate("\n".join(rows))
     rows = [f"{m['path']}:{m['line']}: {m['text'][:MAX_LINE_CHARS]}" for m in matches[:MAX_MATCHES]]
     if len(matches) > MAX_MATCHES:
@@ -102,7 +112,7 @@ def format_matches(
             "narrow the path, glob or pattern.]"
         )
     elif truncated:
-        rows.append("[The search stopped early: there may be more matches.]")
+        rows.append(stopped)
     return truncate("\n".join(rows))
 
 

@@ -10,6 +10,7 @@ into that string at the method's boundary (see :class:`nbagents.backends._base.F
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
@@ -200,8 +201,17 @@ class BackendProtocol:
         """Files under ``path`` (default ``/``) matching ``pattern`` (``*``, ``?``, ``**``, …)."""
         raise NotImplementedError
 
-    def grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
-        """Lines containing the literal text ``pattern`` in text files under ``path``."""
+    def grep(
+        self,
+        pattern: str,
+        path: str | None = None,
+        glob: str | None = None,
+        max_count: int | None = None,
+    ) -> GrepResult:
+        """Lines containing the literal text ``pattern`` in text files under ``path``; with
+        ``max_count``, at most that many (``truncated`` when there were more). A backend whose
+        ``grep`` has no ``max_count`` still works: the tool cuts its answer (:func:`grep_at_most`).
+        """
         raise NotImplementedError
 
     def delete(self, file_path: str) -> DeleteResult:
@@ -234,9 +244,13 @@ class BackendProtocol:
         return await asyncio.to_thread(self.glob, pattern, path)
 
     async def agrep(
-        self, pattern: str, path: str | None = None, glob: str | None = None
+        self,
+        pattern: str,
+        path: str | None = None,
+        glob: str | None = None,
+        max_count: int | None = None,
     ) -> GrepResult:
-        return await asyncio.to_thread(self.grep, pattern, path, glob)
+        return await asyncio.to_thread(grep_at_most, self, pattern, path, glob, max_count)
 
     async def adelete(self, file_path: str) -> DeleteResult:
         return await asyncio.to_thread(self.delete, file_path)
@@ -306,3 +320,49 @@ def check_backend(backend: Any, *, what: str = "backend") -> Any:
         f"StoreBackend(...), CompositeBackend(...)) or a factory called with the tool runtime, "
         f"not {type(backend).__name__}: {backend!r}."
     )
+
+
+def grep_at_most(
+    backend: Any,
+    pattern: str,
+    path: str | None = None,
+    glob: str | None = None,
+    max_count: int | None = None,
+) -> GrepResult:
+    """``backend.grep`` with at most ``max_count`` matches: passed on to a ``grep`` that takes
+    it (which can stop early), else the answer is cut here. ``truncated`` says matches were
+    left out."""
+    if max_count is not None and _takes_max_count(backend.grep):
+        return first_matches(backend.grep(pattern, path, glob, max_count=max_count), max_count)
+    return first_matches(backend.grep(pattern, path, glob), max_count)
+
+
+async def agrep_at_most(
+    backend: Any,
+    pattern: str,
+    path: str | None = None,
+    glob: str | None = None,
+    max_count: int | None = None,
+) -> GrepResult:
+    """:func:`grep_at_most` through the backend's ``agrep`` when it has one."""
+    agrep = getattr(backend, "agrep", None)
+    if agrep is None:
+        return await asyncio.to_thread(grep_at_most, backend, pattern, path, glob, max_count)
+    if max_count is not None and _takes_max_count(agrep):
+        return first_matches(await agrep(pattern, path, glob, max_count=max_count), max_count)
+    return first_matches(await agrep(pattern, path, glob), max_count)
+
+
+def _takes_max_count(method: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # a builtin or an odd callable: cut its answer instead
+        return False
+    return any(p.name == "max_count" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def first_matches(result: GrepResult, max_count: int | None) -> GrepResult:
+    """``result`` with at most ``max_count`` matches (``truncated`` if some were cut)."""
+    if max_count is None or result.matches is None or len(result.matches) <= max_count:
+        return result
+    return GrepResult(error=result.error, matches=result.matches[:max_count], truncated=True)

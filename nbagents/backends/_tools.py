@@ -24,9 +24,10 @@ from nbagents.backends._format import (
     regex_hint,
     truncate,
 )
-from nbagents.backends._protocol import resolve_backend
+from nbagents.backends._protocol import agrep_at_most, grep_at_most, resolve_backend
 
 DEFAULT_READ_LIMIT = 2000
+BAD_MAX_COUNT = "Error: max_count must be 1 or more (leave it out for every match)."
 
 ToolOutput = ToolMessage
 Shape = Callable[[Any, dict[str, Any]], str]
@@ -56,10 +57,19 @@ class _FileTool:
     """
 
     def __init__(
-        self, name: str, method: str, backend: Any, shape: Shape, *, raised: str = ""
+        self,
+        name: str,
+        method: str,
+        backend: Any,
+        shape: Shape,
+        *,
+        raised: str = "",
+        calls: tuple[Callable[..., Any], Callable[..., Any]] | None = None,
     ) -> None:
         self.name, self.method, self.backend, self.shape = name, method, backend, shape
         self.raised = raised
+        self.calls = calls
+        """Functions of (backend, **args) to call instead of the method, sync and async."""
         self.catch: tuple[type[Exception], ...] = (Exception,) if raised else _FAILS
 
     def run(
@@ -68,7 +78,10 @@ class _FileTool:
         """Call the backend with ``args``; ``shown`` are arguments of the answer only."""
         try:
             backend = resolve_backend(self.backend, runtime)
-            result = _method(backend, self.method)(**args)
+            if self.calls is not None:
+                result = self.calls[0](backend, **args)
+            else:
+                result = _method(backend, self.method)(**args)
         except self.catch as error:
             return self._failed(runtime, error)
         return self._answer(runtime, result, {**args, **(shown or {})})
@@ -79,7 +92,9 @@ class _FileTool:
         try:
             backend = resolve_backend(self.backend, runtime)
             twin = getattr(backend, "a" + self.method, None)
-            if twin is not None:
+            if self.calls is not None:
+                result = await self.calls[1](backend, **args)
+            elif twin is not None:
                 result = await twin(**args)
             else:
                 result = await asyncio.to_thread(_method(backend, self.method), **args)
@@ -148,7 +163,8 @@ def _glob(result: Any, args: dict[str, Any]) -> str:
 
 def _grep(result: Any, args: dict[str, Any]) -> str:
     matches = result.matches or []
-    text = format_matches(matches, args["output_mode"], truncated=result.truncated)
+    cut_at = args["max_count"] if result.truncated else None
+    text = format_matches(matches, args["output_mode"], truncated=result.truncated, cut_at=cut_at)
     hint = "" if matches or result.truncated else regex_hint(args["pattern"])
     return f"{NO_MATCHES}\n\n{hint}" if hint else text
 
@@ -168,7 +184,7 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
     edit_ = _FileTool("edit_file", "edit", backend, _edit)
     delete_ = _FileTool("delete", "delete", backend, _delete)
     glob_ = _FileTool("glob", "glob", backend, _glob, raised="glob failed")
-    grep_ = _FileTool("grep", "grep", backend, _grep)
+    grep_ = _FileTool("grep", "grep", backend, _grep, calls=(grep_at_most, agrep_at_most))
 
     def ls(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
         return ls_.run(runtime, path=path)
@@ -248,9 +264,13 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
         path: str = "/",
         glob: str | None = None,
         output_mode: GrepMode = "files_with_matches",
+        max_count: int | None = None,
     ) -> ToolOutput:
+        if max_count is not None and max_count < 1:
+            return _message(runtime, "grep", BAD_MAX_COUNT, ok=False)
         shown = {"output_mode": output_mode}
-        return grep_.run(runtime, shown, pattern=pattern, path=path, glob=glob)
+        args = {"pattern": pattern, "path": path, "glob": glob, "max_count": max_count}
+        return grep_.run(runtime, shown, **args)
 
     async def agrep(
         runtime: ToolRuntime[Any, Any],
@@ -258,9 +278,13 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
         path: str = "/",
         glob: str | None = None,
         output_mode: GrepMode = "files_with_matches",
+        max_count: int | None = None,
     ) -> ToolOutput:
+        if max_count is not None and max_count < 1:
+            return _message(runtime, "grep", BAD_MAX_COUNT, ok=False)
         shown = {"output_mode": output_mode}
-        return await grep_.arun(runtime, shown, pattern=pattern, path=path, glob=glob)
+        args = {"pattern": pattern, "path": path, "glob": glob, "max_count": max_count}
+        return await grep_.arun(runtime, shown, **args)
 
     pairs: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
         (ls, als),

@@ -811,7 +811,6 @@ def _rg_match_frame(path: str, line_number: int, text: str) -> str:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="nbagents: grep has no max_count")
 def test_python_fallback_caps_total_matches_across_files(tmp_path: Path) -> None:
     """The Python fallback caps total matches across files and flags truncation.
 
@@ -843,7 +842,6 @@ def test_python_fallback_no_cap_returns_all_matches(tmp_path: Path) -> None:
     assert len(result.matches) == 6
 
 
-@pytest.mark.xfail(strict=True, reason="nbagents: grep has no max_count")
 def test_python_fallback_below_cap_not_truncated(tmp_path: Path) -> None:
     """A cap larger than the number of matches leaves the result untruncated."""
     (tmp_path / "a.txt").write_text("needle\nneedle\n")
@@ -857,7 +855,6 @@ def test_python_fallback_below_cap_not_truncated(tmp_path: Path) -> None:
     assert len(result.matches) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="nbagents: grep has no max_count")
 def test_python_fallback_exact_cap_not_truncated(tmp_path: Path) -> None:
     """The Python fallback reports exactly `max_count` matches as complete."""
     (tmp_path / "a.txt").write_text("needle\nneedle\n")
