@@ -207,6 +207,32 @@ async def test_each_decision_resumes_the_same_remote_thread(
     assert not pending_approvals(resumed)
 
 
+def test_two_conversations_with_one_thread_id_resume_their_own_remote_threads(
+    server: Server,
+) -> None:
+    # Two kernels, each with its own checkpointer and trace, the same thread id and the same
+    # script (so the same tool call ids): each pause and resumption stays on its own thread.
+    config = {"configurable": {"thread_id": "release-1"}}
+    kernels = [main_agent([delegate("prod", "approver"), "done"], remote(server)) for _ in "ab"]
+    threads, requests = [], []
+    for agent in kernels:
+        with recording() as tracer:
+            paused = agent.invoke({"messages": [("user", "go")]}, config)
+        threads.append(remote_record(tracer.trace, "prod")["thread_id"])
+        requests.append(pending_approvals(paused))
+    requests[0][0].edit(target="staging")
+    requests[1][0].approve()
+    said = [
+        results(agent.invoke(asked.resume(), config))["prod"].text
+        for agent, asked in zip(kernels, requests, strict=True)
+    ]
+    assert threads[0] != threads[1]
+    assert "deployed to staging" in said[0] and "deployed to prod" not in said[0]
+    assert "deployed to prod" in said[1] and "staging" not in said[1]
+    for thread_id in threads:
+        assert message_types(server, thread_id) == ["human", "ai", "tool", "ai"]
+
+
 async def test_remote_subagents_paused_together_are_answered_by_one_resume(
     server: Server, run_agent: Any
 ) -> None:
