@@ -108,6 +108,21 @@ def message_types(server: Server, thread_id: str) -> list[str]:
     return [m["type"] for m in state["values"]["messages"]]
 
 
+async def approve_in_turn(
+    run_agent: Any, agent: Any, paused: dict[str, Any], config: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """Approve the one request each pause asks for until the run ends: the targets asked
+    about, in order, and the final result."""
+    asked: list[str] = []
+    while "__interrupt__" in paused:
+        requests = pending_approvals(paused)
+        [request] = requests
+        asked.append(request.args["target"])
+        request.approve()
+        paused = await run_agent(agent, requests.resume(), config)
+    return asked, paused
+
+
 @tool
 def deploy(target: str) -> str:
     """Deploy the service to ``target`` (the local twin of the served graphs' tool)."""
@@ -332,13 +347,7 @@ async def test_requests_of_one_remote_run_are_asked_for_in_turn(
     )
     config = thread()
     paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
-    asked: list[str] = []
-    while "__interrupt__" in paused:
-        requests = pending_approvals(paused)
-        [request] = requests
-        asked.append(request.args["target"])
-        request.approve()
-        paused = await run_agent(agent, requests.resume(), config)
+    asked, paused = await approve_in_turn(run_agent, agent, paused, config)
     assert sorted(asked) == ["a", "b"]
     [message] = results(paused).values()
     assert message.text == "approver says: deployed to a / deployed to b"
@@ -361,13 +370,7 @@ async def test_pauses_inside_a_remote_deep_agent_are_asked_for_and_resume_it(
     spec = remote(server, "approving_lead", name="lead")
     agent, config = main_agent([delegate("ship", "lead"), "done"], spec), thread()
     paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
-    asked: list[str] = []
-    while "__interrupt__" in paused:
-        requests = pending_approvals(paused)
-        [request] = requests
-        asked.append(request.args["target"])
-        request.approve()
-        paused = await run_agent(agent, requests.resume(), config)
+    asked, paused = await approve_in_turn(run_agent, agent, paused, config)
 
     assert sorted(asked) == ["ship part A", "ship part B"]
     [message] = results(paused).values()
