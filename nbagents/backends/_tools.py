@@ -91,10 +91,9 @@ class _FileTool:
     ) -> ToolOutput:
         try:
             backend = resolve_backend(self.backend, runtime)
-            twin = getattr(backend, "a" + self.method, None)
             if self.calls is not None:
                 result = await self.calls[1](backend, **args)
-            elif twin is not None:
+            elif (twin := getattr(backend, "a" + self.method, None)) is not None:
                 result = await twin(**args)
             else:
                 result = await asyncio.to_thread(_method(backend, self.method), **args)

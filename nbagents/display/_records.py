@@ -268,7 +268,6 @@ class NodeTexts(Sequence[ViewNode]):
     """
 
     def __init__(self, texts: Mapping[str, str]) -> None:
-        self._texts = texts
         self._ids = list(texts)
         self.by_id: Mapping[str, ViewNode] = _ParsedById(texts)
         """The nodes by id, parsed when read."""
