@@ -43,7 +43,7 @@ from nbagents._interrupts import (
 )
 from nbagents._resumable import agent_for
 from nbagents.history import _keeping as history
-from nbagents.tracing._pending import waiting_thread
+from nbagents.tracing._pending import AGENT, THREAD, waiting_root, waiting_thread
 from nbagents.tracing._recording import active_tracers, recording
 from nbagents.tracing._tracer import Tracer
 
@@ -103,16 +103,23 @@ def follower_of(trace: Trace) -> Follower | None:
 def resumable_agent(trace: Trace) -> Runnable[Any, Any] | None:
     """The agent that can resume ``trace``'s paused run here; ``None`` when the run is not
     paused or its agent is unknown (not built by ``create_deep_agent``, or deleted)."""
-    thread = waiting_thread(trace)
-    found = agent_for(thread) if thread is not None else None
+    found = _agent_of(trace)
     return found[0] if found is not None else None
+
+
+def _agent_of(trace: Trace) -> tuple[Runnable[Any, Any], RunnableConfig] | None:
+    # By the agent object as well as the thread: notebooks give every agent thread "1".
+    root = waiting_root(trace)
+    attrs = root.typed_attributes() if root is not None else {}
+    thread, agent = attrs.get(THREAD), attrs.get(AGENT)
+    return agent_for(thread, agent) if thread and agent else None
 
 
 def _paused_agent(trace: Trace) -> tuple[Runnable[Any, Any], RunnableConfig]:
     thread = waiting_thread(trace)
     if thread is None:
         raise AnswerError("The run is not waiting for a decision any more.")
-    found = agent_for(thread)
+    found = _agent_of(trace)
     if found is None:
         raise AnswerError(
             f"The agent that paused on thread {thread!r} is not known here: only agents built "

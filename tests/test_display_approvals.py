@@ -22,8 +22,7 @@ from support.view_mirror import saved_view
 
 import nbagents
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
-from nbagents._resumable import agent_for
-from nbagents.approvals import AnswerError, pending_approvals
+from nbagents.approvals import AnswerError, pending_approvals, resumable_agent
 from nbagents.display._viewmodel import build_view
 from nbagents.display.live import LiveView
 from nbagents.models import call, delegate, parallel, say
@@ -239,11 +238,10 @@ def test_a_paused_run_keeps_its_widget_output_until_the_resumed_run_ends() -> No
 
 
 def test_the_view_keeps_its_paused_agent_alive() -> None:
-    agent, config, _, view = paused_run(TWO)
-    thread = config["configurable"]["thread_id"]
+    agent, _, _, view = paused_run(TWO)
     del agent
     gc.collect()
-    assert agent_for(thread) is not None  # the output can still resume it
+    assert resumable_agent(view.trace) is not None  # the output can still resume it
     requests = requests_by_title(view)
     send(view, *({"key": r["key"], "decision": "approve"} for r in requests.values()))
     assert sorted(deployed) == ["a@1.0", "b@1.0"]
@@ -251,13 +249,17 @@ def test_the_view_keeps_its_paused_agent_alive() -> None:
 
 def test_an_agent_no_view_holds_is_forgotten_when_deleted() -> None:
     agent = create_deep_agent(
-        ScriptedChatModel(script={"main": ["hi"]}), checkpointer=InMemorySaver()
+        ScriptedChatModel(script={"main": [call("deploy", target="x"), "done"]}),
+        [deploy],
+        interrupt_on={"deploy": True},
+        checkpointer=InMemorySaver(),
     )
-    agent.invoke({"messages": [("user", "hello")]}, {"configurable": {"thread_id": "gone"}})
-    assert agent_for("gone") is not None
+    with recording() as tracer:
+        agent.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": "gone"}})
+    assert resumable_agent(tracer.trace) is agent
     del agent
     gc.collect()
-    assert agent_for("gone") is None
+    assert resumable_agent(tracer.trace) is None
 
 
 def test_resume_in_code_continues_the_same_tree_in_the_view() -> None:
@@ -316,3 +318,28 @@ def test_hostile_arguments_in_a_request_are_escaped_in_the_snapshot() -> None:
     html = tracer.trace.to_html()
     assert payload not in html
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+
+
+def test_resume_answers_the_agent_that_paused_when_another_ran_on_its_thread_id() -> None:
+    deployed.clear()
+    config = {"configurable": {"thread_id": "one-id-for-every-agent"}}
+    runs = []
+    for target in ("first", "second"):
+        agent = create_deep_agent(
+            ScriptedChatModel(script={"main": [call("deploy", target=target), "done"]}),
+            [deploy],
+            interrupt_on={"deploy": True},
+            checkpointer=InMemorySaver(),
+        )
+        with nbagents.trace(display=False) as t:
+            paused = agent.invoke({"messages": [("user", "release")]}, config)
+        runs.append((agent, t, pending_approvals(paused)))
+    (_, t_first, asked_first), (second, t_second, asked_second) = runs
+    asked_first.approve_all()
+    nbagents.resume(t_first, asked_first)
+    assert deployed == ["first@1.0"]
+    assert pending_approvals(second.get_state(config))  # the other agent still waits
+    asked_second.approve_all()
+    nbagents.resume(t_second, asked_second)
+    assert deployed == ["first@1.0", "second@1.0"]
+    assert [t.visible_roots()[0].status for t in (t_first, t_second)] == ["ok", "ok"]

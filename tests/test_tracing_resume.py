@@ -172,3 +172,41 @@ async def test_the_view_says_the_run_waits_for_a_decision_until_it_is_resumed(
     cut_off = Trace.from_json(while_paused.to_json())
     cut_off.roots[0].error = "still running when the trace ended"
     assert build_view(cut_off)["waiting"] is False
+
+
+async def test_two_agents_paused_on_one_thread_id_each_continue_their_own_tree(
+    run_agent: Any,
+) -> None:
+    # Notebooks reuse {"thread_id": "1"} for every agent, and scripted agents repeat their tool
+    # call ids: neither may join one agent's resumption to the other's paused run.
+    agents = {
+        name: agent_for(
+            {
+                "main": [delegate(f"Ship {name}.", "ops"), "done"],
+                "ops": [call("deploy", target=name), say(f"{name} shipped.")],
+            }
+        )
+        for name in ("a", "b")
+    }
+    config = {"configurable": {"thread_id": "shared-thread"}}
+    with recording() as tracer:
+        paused = {
+            name: await run_agent(agent, {"messages": [("user", f"release {name}")]}, config)
+            for name, agent in agents.items()
+        }
+        while_paused = [root.id for root in tracer.trace.roots]
+        for name in ("b", "a"):  # the later pause answered first
+            requests = pending_approvals(paused[name])
+            requests.approve_all()
+            await run_agent(agents[name], requests.resume(), config)
+    trace = tracer.trace
+
+    assert [root.id for root in trace.roots] == while_paused
+    assert trace.status == "ok"
+    for root, name in zip(trace.roots, ("a", "b"), strict=True):
+        assert f"release {name}" in str(root.inputs)
+        assert len(root.attributes["paused"]) == 1
+        inside = list(trace.descendants(root))
+        deploys = [s for s in inside if s.kind == "tool" and s.name == "deploy"]
+        assert [s.outputs["content"] for s in deploys] == [f"deployed to {name}"]
+        assert [s.kind for s in inside if s.attributes.get("paused")] == ["task", "subagent"]

@@ -90,16 +90,14 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         check_input(self.name, input)
-        remember(self, config)
-        config = self._limited(config)
+        config = self._limited(remember(self, config))
         return _stopping_on_ctrl_c(super().stream(input, config, **kwargs))
 
     def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         check_input(self.name, input)
-        remember(self, config)
-        config = self._limited(config)
+        config = self._limited(remember(self, config))
         return super().astream(input, config, **kwargs)
 
     def _limited(self, config: RunnableConfig | None) -> RunnableConfig | None:

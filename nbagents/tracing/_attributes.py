@@ -86,6 +86,10 @@ class SpanAttributes(TypedDict, total=False):
     (``APPROVALS``)."""
     thread_id: str
     """A root's: the LangGraph thread the run is on, which a resumption names (``THREAD``)."""
+    agent_ref: str
+    """A root's, for agents built by ``create_deep_agent``: which agent object ran the run in
+    this process (``main-3``), so a resumption from the trace answers that agent even when
+    others used the same thread id (``AGENT``)."""
     paused: list[list[float]]
     """A resumed span's: each pause as ``[start, end]`` in seconds since the trace began."""
 

@@ -13,8 +13,8 @@ the same sub-agents, which carry on from their checkpoints. Recorded naively tha
 tree beside the first, with every paused sub-agent spawned twice. Instead the tracer asks
 :class:`PausedSpans`, at each agent, ``task`` and sub-agent start, whether the span the pause
 left is waiting for it, and if so reopens that span: the tree continues where it stopped. Keys:
-a root is found by its thread; a ``task`` by its thread and tool call id; a sub-agent by the
-``task`` span it runs under.
+a root is found by its thread and the agent object that ran it; a ``task`` by its thread, step
+and tool call id; a sub-agent by the ``task`` span it runs under.
 
 Answering a pause and running the resumption is not tracing's: see :mod:`nbagents.approvals`.
 """
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
 __all__ = [
+    "AGENT",
     "APPROVALS",
     "PENDING",
     "THREAD",
@@ -44,6 +45,7 @@ __all__ = [
     "is_resume",
     "pending_requests",
     "thread_of",
+    "waiting_root",
     "waiting_thread",
 ]
 
@@ -53,6 +55,9 @@ APPROVALS: Final = "approvals"
 """Span attribute: the requests a resumption answered here, each with its ``decision``."""
 THREAD: Final = "thread_id"
 """Root span attribute: the LangGraph thread the run is on (what a resume must name)."""
+AGENT: Final = "agent_ref"
+"""Root span attribute: which agent object ran the run in this process (``main-3``), for a
+resumption from the trace; agents built by ``create_deep_agent`` have one."""
 
 
 class PendingRequest(TypedDict):
@@ -117,15 +122,21 @@ def pending_requests(error: BaseException) -> list[PendingRequest]:
     return requests
 
 
-def waiting_thread(trace: Trace) -> str | None:
-    """The thread of the trace's paused run, if its last run is paused on one."""
+def waiting_root(trace: Trace) -> Span | None:
+    """The root span of the trace's last run, if that run is paused."""
     roots = trace.visible_roots()
     if not roots:
         return None
     last = roots[-1]
     if last.status != "interrupted" or last.error is not None:
         return None
-    return last.typed_attributes().get(THREAD)
+    return last
+
+
+def waiting_thread(trace: Trace) -> str | None:
+    """The thread of the trace's paused run, if its last run is paused on one."""
+    root = waiting_root(trace)
+    return None if root is None else root.typed_attributes().get(THREAD)
 
 
 # -- continuing it ---------------------------------------------------------------------------------

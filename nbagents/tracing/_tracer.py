@@ -14,6 +14,7 @@ which LangChain fixes; each body is a few lines.)
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -22,6 +23,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 from nbagents._guard import Guard, guarded
+from nbagents._resumable import AGENT_REF
 from nbagents.tracing._classify import (
     AGENT_KINDS,
     chain_end_status,
@@ -44,7 +46,7 @@ from nbagents.tracing._extract import (
 )
 from nbagents.tracing._jsonready import jsonready, shape
 from nbagents.tracing._openruns import OpenRuns, new_span, recorded
-from nbagents.tracing._pending import THREAD, is_resume, thread_of
+from nbagents.tracing._pending import AGENT, THREAD, is_resume, thread_of
 from nbagents.tracing._runs import RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, SpanKind, Trace
 
@@ -111,7 +113,7 @@ class Tracer(BaseCallbackHandler):
             now = runs.now()
             parent = runs.get(parent_run_id)
             kind, agent, node_of = classify_chain(name, md, tags or [], parent)
-            key = _resume_key(kind, parent)
+            key = _resume_key(kind, parent, md)
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
             if parent is None and is_resume(inputs):
@@ -125,6 +127,8 @@ class Tracer(BaseCallbackHandler):
                 runs.pauses.resumable(span, thread_of(md), key)
                 if parent is None and thread_of(md) is not None:
                     span.attributes[THREAD] = thread_of(md)
+                    if md.get(AGENT_REF):
+                        span.attributes[AGENT] = str(md[AGENT_REF])
             run = RunFrame(span, agent, step_of(md, parent), node_of=node_of, parent=parent)
             if kind in AGENT_KINDS:
                 agent.span_id = span.id
@@ -315,7 +319,7 @@ class Tracer(BaseCallbackHandler):
         # A skill load is named by the skill it opens; the tool stays in its attributes.
         span_name = skill["skill"] if skill else name
         call_id = kwargs.get("tool_call_id")
-        resume_key = str(call_id) if kind == "task" and call_id else None
+        resume_key = _task_key(metadata or {}, call_id) if kind == "task" and call_id else None
         runs = self._runs
         run = runs.open(
             run_id, parent_run_id, metadata or {}, kind, span_name, args, resume_key=resume_key
@@ -428,11 +432,20 @@ class Tracer(BaseCallbackHandler):
         self.trace.changed()
 
 
-def _resume_key(kind: SpanKind, parent: RunFrame | None) -> str | None:
-    """Under which key a pause leaves this chain's span: a root agent by its thread alone, a
-    sub-agent by the ``task`` span it runs under; other chains are never continued."""
+def _resume_key(kind: SpanKind, parent: RunFrame | None, md: Mapping[str, Any]) -> str | None:
+    """Under which key a pause leaves this chain's span: a root agent by the agent object that
+    ran it (its thread is the other half of every key), a sub-agent by the ``task`` span it runs
+    under; other chains are never continued."""
     if kind == "agent" and parent is None:
-        return ""
+        return str(md.get(AGENT_REF) or "")
     if kind == "subagent" and parent is not None and parent.span.kind == "task":
         return parent.span.id
     return None
+
+
+def _task_key(md: Mapping[str, Any], call_id: Any) -> str:
+    """Under which key a pause leaves a ``task`` span: its tool call id, which scripted models
+    repeat across agents, with the step's checkpoint namespace, which LangGraph derives from
+    the checkpoint the step ran from, so it is the same for the resumed call and for no other
+    conversation's."""
+    return f"{md.get('checkpoint_ns', '')}|{call_id}"
