@@ -18,6 +18,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STEP := scripts/step.sh
 PYTEST_ARGS ?=
+# Test files run on this many pytest-xdist workers, each file whole on one (its fixtures, its
+# notebook's kernel); most of the suite waits on servers, browsers and kernels, so two workers
+# take about two thirds of the time of one even on two cores. PYTEST_WORKERS=0 runs in-process.
+PYTEST_WORKERS ?= 2
 LAB_ARGS ?=
 SPHINX_ARGS ?=
 # More extras for the venv of `make lab` / `make test`, comma-separated: EXTRAS=providers adds
@@ -90,7 +94,7 @@ typecheck:
 # with whatever key happens to be set, and re-recording it behind the test's back.
 pytest:
 	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(NBAGENTS_PHOENIX) $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
-	    $(BIN)/python -m pytest -ra $(PYTEST_ARGS)
+	    $(BIN)/python -m pytest -ra -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 docs: install-docs docs-build
 
