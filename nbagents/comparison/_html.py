@@ -14,7 +14,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from nbagents.display._html import MINUS, STYLE_OPEN, WRAP_LONG_WORDS, trace_css
+from nbagents.display._html import MINUS, WRAP_LONG_WORDS, stylesheet
 
 if TYPE_CHECKING:
     from nbagents.comparison._compare import Comparison, Row, Side, Totals
@@ -36,9 +36,7 @@ def _open(kind: str) -> list[str]:
     return [
         f'<div class="nba-root nba-compare {kind} tex2jax_ignore mathjax_ignore" '
         f'style="{WRAP_LONG_WORDS}">',
-        STYLE_OPEN,
-        trace_css(),
-        "</style>",
+        stylesheet(),
     ]
 
 

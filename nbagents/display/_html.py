@@ -53,8 +53,10 @@ __all__ = [
     "ROW_LIMIT",
     "render_view",
     "static_text",
+    "stylesheet",
     "trace_css",
     "trace_html",
+    "unseen",
 ]
 
 MINUS = "\u2212"
@@ -66,6 +68,9 @@ DETAILS_BUDGET = 1_000_000
 """Characters of details panes in one snapshot; past it, steps show their line only."""
 ROW_LIMIT = 200
 """Rows of the token table and the timeline."""
+HIDDEN_IN_EXPORTS = "lm-Widget lm-mod-hidden hidden"
+"""Classes hidden by JupyterLab's page styles (``.lm-Widget.lm-mod-hidden``) and the classic
+notebook's (``.hidden``), which the pages nbconvert exports carry (see :func:`unseen`)."""
 BAR_COLOURS = {
     "ok": "#8fb0d9",
     "error": "#e0707a",
@@ -99,15 +104,28 @@ def trace_css() -> str:
     return static_text("trace.css")
 
 
+def stylesheet() -> str:
+    """The inline stylesheet, in a box that hides it where it would show as text."""
+    return unseen(f"{STYLE_OPEN}\n{trace_css()}\n</style>")
+
+
+def unseen(html: str) -> str:
+    """``html``, a ``<style>`` or a ``<script>``, in a box that the page styles of JupyterLab
+    and of the classic notebook hide. ``nbconvert --sanitize-html`` escapes those two elements
+    into text (hundreds of lines of CSS and script above the snapshot) but keeps classes, and
+    the pages it exports carry those styles. Sanitizers that remove the elements leave the box
+    empty; everywhere else the elements work as ever: a style applies and a script runs from a
+    hidden box."""
+    return f'<div class="{HIDDEN_IN_EXPORTS}">{html}</div>'
+
+
 def render_view(view: View) -> str:
     """Render a view built by :func:`~nbagents.display._viewmodel.build_view`."""
     out: list[str] = [
         # tex2jax_ignore/mathjax_ignore: JupyterLab typesets outputs with MathJax, and a result
         # saying "costs $5 and $10" is user text, not math.
         f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
-        STYLE_OPEN,
-        trace_css(),
-        "</style>",
+        stylesheet(),
         _header(view["header"]),
     ]
     nodes = view["nodes"]

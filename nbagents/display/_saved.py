@@ -28,7 +28,7 @@ import json
 import zlib
 from functools import cache
 
-from nbagents.display._html import render_view, static_text
+from nbagents.display._html import render_view, static_text, unseen
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
@@ -60,7 +60,7 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
             f"<!--nba-code:{_code()}-->",
             f"<!--nba-view:{packed(view_json)}-->",
             snapshot,
-            f"<script>{static_text('saved.js')}</script>",
+            unseen(f"<script>{static_text('saved.js')}</script>"),
             "</div>",
         )
     )

@@ -85,6 +85,12 @@ def test_an_exported_tutorial_places_its_timeline_by_the_saved_times(
         if sanitize:
             # Every style is gone: the bars are drawn in characters instead.
             assert page.locator(".nba-trace style, .nba-trace [style]").count() == 0
+            # The stylesheet and the loader, escaped into text, are in the page but not shown.
+            for k in range(outputs):
+                box = page.locator(".nba-saved").nth(k)
+                assert "nba-root {" in box.text_content() and "nba-root {" not in box.inner_text()
+                assert "DecompressionStream" not in box.inner_text()
+                assert "<style" not in box.inner_text() and "<script" not in box.inner_text()
             for k, (start, end, horizon) in enumerate(expected):
                 text = rows.nth(k).locator(".nba-tl-text")
                 assert text.is_visible(), k

@@ -1,5 +1,5 @@
 (function (script) {
-  var box = script && script.parentNode, part = {};
+  var box = script && script.closest(".nba-saved"), part = {};
   if (!box || box.dataset.nbaDrawn || typeof DecompressionStream !== "function") return;
   box.childNodes.forEach(function (n) {
     if (n.nodeType === 8 && /^nba-(code|view):/.test(n.data)) part[n.data.slice(4, 8)] = n.data.slice(9);
