@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.store.memory import InMemoryStore
 
 from nbagents import ScriptedChatModel
-from nbagents.backends import AccessRule, DiskBackend, FilesystemMiddleware, StoreBackend
+from nbagents.backends import (
+    AccessRule,
+    CompositeBackend,
+    DiskBackend,
+    FilesystemMiddleware,
+    StateBackend,
+    StoreBackend,
+)
 from nbagents.models import call
 
 BIG = "\n".join(f"row {n}" for n in range(1, 20_001))  # 188,893 characters: over 20,000 tokens
@@ -116,3 +124,33 @@ async def test_ainvoke_saves_the_result_too() -> None:
     path = f"/large_tool_results/{dumped.tool_call_id}"
     assert result["files"][path]["content"] == BIG
     assert path in dumped.text
+
+
+async def test_a_composite_backend_saves_large_results_under_its_artifacts_root(
+    tmp_path: Path,
+) -> None:
+    # deepagents' CompositeBackend(artifacts_root=...): a route there gives those files a
+    # backend of their own, here a directory on disk beside the state.
+    backend = CompositeBackend(
+        StateBackend(), {"/scratch/": DiskBackend(tmp_path)}, artifacts_root="/scratch"
+    )
+    middleware = FilesystemMiddleware(backend=backend)
+    result = run(middleware, call("dump"))
+    (dumped,) = tool_messages(result)
+    path = f"/scratch/large_tool_results/{dumped.tool_call_id}"
+    assert f"saved to the file {path}" in dumped.text
+    assert (tmp_path / "large_tool_results" / dumped.tool_call_id).read_text() == BIG
+    assert not result.get("files")  # nothing went to the state
+    descriptions = {t.name: t.description for t in middleware.tools}
+    assert "/scratch/large_tool_results/" in descriptions["read_file"]
+    assert "`/large_tool_results/`" not in descriptions["read_file"]
+    again = run(FilesystemMiddleware(backend=backend), call("read_file", file_path=path, limit=1))
+    assert tool_messages(again)[0].text.startswith("1  row 1")
+
+
+async def test_the_artifacts_root_must_be_an_absolute_path() -> None:
+    assert CompositeBackend(StateBackend(), {}).artifacts_root == "/"
+    assert CompositeBackend(StateBackend(), {}, artifacts_root="/a/b/").artifacts_root == "/a/b"
+    for bad in ("scratch", "/a/../b", ""):
+        with pytest.raises(ValueError, match="artifacts_root"):
+            CompositeBackend(StateBackend(), {}, artifacts_root=bad)

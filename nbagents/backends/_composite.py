@@ -20,6 +20,7 @@ from nbagents.backends._protocol import (
     GlobResult,
     GrepMatch,
     GrepResult,
+    InvalidPathError,
     LsResult,
     ReadResult,
     WriteResult,
@@ -37,9 +38,19 @@ class CompositeBackend(BackendProtocol):
     keeps its own (unprefixed) keys in the ``files`` state key, so it is usually the ``default``.
     Any backend may be routed, also one that is not an nbagents class (an upstream deepagents
     backend, for example).
+
+    ``artifacts_root`` is the directory under which ``FilesystemMiddleware`` saves what it takes
+    out of the conversation (``<artifacts_root>/large_tool_results/``), as in deepagents: a
+    route there sends those files to a backend of their own (a scratch store, a disk directory).
     """
 
-    def __init__(self, default: Any, routes: Mapping[str, Any]) -> None:
+    def __init__(
+        self, default: Any, routes: Mapping[str, Any], *, artifacts_root: str = "/"
+    ) -> None:
+        try:
+            self.artifacts_root = normalize(artifacts_root)
+        except InvalidPathError as error:
+            raise ValueError(f"CompositeBackend: artifacts_root: {error}") from None
         for where, backend in [("default", default), *routes.items()]:
             if not is_backend(backend):
                 raise TypeError(
@@ -57,7 +68,8 @@ class CompositeBackend(BackendProtocol):
         self._ordered = sorted(self.routes.items(), key=lambda item: -len(item[0]))
 
     def __repr__(self) -> str:
-        return f"CompositeBackend({self.default!r}, {self.routes!r})"
+        root = f", artifacts_root={self.artifacts_root!r}" if self.artifacts_root != "/" else ""
+        return f"CompositeBackend({self.default!r}, {self.routes!r}{root})"
 
     def _route(self, path: str) -> tuple[str, BackendProtocol, str]:
         """(prefix, backend, path inside it) for a normalised path."""

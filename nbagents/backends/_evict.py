@@ -30,10 +30,19 @@ search it with grep. Its first and last lines:
 {preview}"""
 
 
-def result_path(tool_call_id: str) -> str:
+def results_dir(backend: Any) -> str:
+    """The directory large results go to on ``backend``: ``large_tool_results/`` under its
+    ``artifacts_root`` (a :class:`~nbagents.backends.CompositeBackend` option), else under /."""
+    root = getattr(backend, "artifacts_root", "/")
+    if not isinstance(root, str) or root in ("", "/"):
+        return LARGE_TOOL_RESULTS_DIR
+    return root.rstrip("/") + LARGE_TOOL_RESULTS_DIR
+
+
+def result_path(tool_call_id: str, backend: Any = None) -> str:
     """Where the result of ``tool_call_id`` is saved: a file name without '/', '\\' or '.'."""
     name = re.sub(r"[./\\]", "_", tool_call_id) or "unknown"
-    return f"{LARGE_TOOL_RESULTS_DIR}{name}"
+    return f"{results_dir(backend)}{name}"
 
 
 def preview(text: str) -> str:
@@ -70,20 +79,19 @@ class Evictor:
 
     def shrink(self, result: Any, backend: Any) -> Any:
         """``result`` (a ToolMessage or a Command carrying some), its large messages saved."""
-        return _map_messages(result, self._too_large, lambda m: _saved(m, backend.write))
+        return _map_messages(result, self._too_large, lambda m: _saved(m, backend))
 
     async def ashrink(self, result: Any, backend: Any) -> Any:
         large = [m for m in _messages(result) if self._too_large(m)]
         replaced: dict[int, ToolMessage] = {}
         for message in large:
+            path = result_path(message.tool_call_id, backend)
             writer = getattr(backend, "awrite", None)
             if writer is None:
-                write_result = await asyncio.to_thread(
-                    backend.write, result_path(message.tool_call_id), message.text
-                )
+                write_result = await asyncio.to_thread(backend.write, path, message.text)
             else:
-                write_result = await writer(result_path(message.tool_call_id), message.text)
-            replaced[id(message)] = _replacement(message, write_result)
+                write_result = await writer(path, message.text)
+            replaced[id(message)] = _replacement(message, path, write_result)
         return _map_messages(result, lambda m: id(m) in replaced, lambda m: replaced[id(m)])
 
 
@@ -103,11 +111,12 @@ def _map_messages(result: Any, pick: Any, change: Any) -> Any:
     return change(result) if pick(result) else result
 
 
-def _saved(message: ToolMessage, write: Any) -> ToolMessage:
-    return _replacement(message, write(result_path(message.tool_call_id), message.text))
+def _saved(message: ToolMessage, backend: Any) -> ToolMessage:
+    path = result_path(message.tool_call_id, backend)
+    return _replacement(message, path, backend.write(path, message.text))
 
 
-def _replacement(message: ToolMessage, write_result: Any) -> ToolMessage:
+def _replacement(message: ToolMessage, path: str, write_result: Any) -> ToolMessage:
     """The note that replaces ``message``, or ``message`` itself if it could not be saved."""
     if write_result is None or getattr(write_result, "error", None):
         return message
@@ -115,7 +124,7 @@ def _replacement(message: ToolMessage, write_result: Any) -> ToolMessage:
     note = NOTE.format(
         call_id=message.tool_call_id,
         chars=len(text),
-        path=result_path(message.tool_call_id),
+        path=path,
         preview=preview(text),
     )
     if isinstance(message.content, str):

@@ -13,7 +13,8 @@ from langchain_core.tools import BaseTool
 
 from nbagents._contract import READ_FILE_TOOL
 from nbagents._runtime_tools import runtime_tool
-from nbagents.backends._descriptions import TOOL_DESCRIPTIONS
+from nbagents.backends._descriptions import LARGE_TOOL_RESULTS_DIR, TOOL_DESCRIPTIONS
+from nbagents.backends._evict import results_dir
 from nbagents.backends._format import (
     NO_FILES,
     NO_MATCHES,
@@ -294,5 +295,8 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
         (glob, aglob),
         (grep, agrep),
     ]
-    chosen = {**TOOL_DESCRIPTIONS, **(descriptions or {})}
+    # The descriptions name where large results go: under the backend's own artifacts root.
+    moved = results_dir(backend)
+    chosen = {k: v.replace(LARGE_TOOL_RESULTS_DIR, moved) for k, v in TOOL_DESCRIPTIONS.items()}
+    chosen.update(descriptions or {})
     return [runtime_tool(f, af, description=chosen[f.__name__].rstrip()) for f, af in pairs]
