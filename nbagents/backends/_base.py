@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable
+from time import monotonic
 from typing import TypeVar
 
 from nbagents.backends._content import (
@@ -79,12 +80,39 @@ def _error_code(error: Exception) -> str:
     return _failure(error)
 
 
+class _Clock:
+    """The time limit of one search (``search_seconds``), and whether it stopped the search."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.until = None if seconds is None else monotonic() + seconds
+        self.stopped = False
+
+    def out(self) -> bool:
+        if self.until is not None and monotonic() >= self.until:
+            self.stopped = True
+        return self.stopped
+
+    def nothing_found(self, tool: str, base: str) -> str:
+        return (
+            f"{tool} found nothing under {base} in {self.seconds:g} s, its time limit, before "
+            "it had looked at every file: search a narrower path, or with a more specific "
+            "pattern."
+        )
+
+
 class FileBackend(BackendProtocol):
     """A backend made of storage primitives; see the module docstring."""
 
     virtual_directories = True
     """Directories exist only as prefixes of file paths, so listing or searching one that holds
     nothing finds nothing, as upstream's state and store backends do (a disk says it is missing)."""
+
+    search_seconds: float | None = 10.0
+    """How long one ``glob`` or ``grep`` may walk and read (``None``: no limit). Past it the
+    search answers what it found so far, marked ``truncated``, or an error saying so when it
+    found nothing: a pattern over a huge directory (a home directory, ``node_modules``) must
+    not hold the agent for minutes. Set it on a backend: ``backend.search_seconds = 30``."""
 
     # -- primitives (normalised absolute paths) -------------------------------------------------
 
@@ -228,10 +256,15 @@ class FileBackend(BackendProtocol):
         def run() -> GlobResult:
             base = self._normalize(path or "/")
             check_glob(pattern)
+            clock = _Clock(self.search_seconds)
             found = [
-                info for info in self._readable(base) if glob_matches(pattern, info["path"], base)
+                info
+                for info in self._readable(base, clock)
+                if glob_matches(pattern, info["path"], base)
             ]
-            return GlobResult(matches=found)
+            if clock.stopped and not found:
+                return GlobResult(error=clock.nothing_found("glob", base))
+            return GlobResult(matches=found, truncated=clock.stopped)
 
         return _attempt(run, lambda error: GlobResult(error=error))
 
@@ -247,7 +280,10 @@ class FileBackend(BackendProtocol):
             if glob is not None:
                 check_glob(glob)
             matches: list[GrepMatch] = []
-            for info in self._readable(base):
+            clock = _Clock(self.search_seconds)
+            for info in self._readable(base, clock):
+                if clock.out():
+                    break
                 name = info["path"]
                 if glob is not None and not glob_matches(glob, name, base):
                     continue
@@ -260,7 +296,9 @@ class FileBackend(BackendProtocol):
                     if max_count is not None and len(matches) == max_count:
                         return GrepResult(matches=matches, truncated=True)  # one more exists
                     matches.append({"path": name, "line": number, "text": line})
-            return GrepResult(matches=matches)
+            if clock.stopped and not matches:
+                return GrepResult(error=clock.nothing_found("grep", base))
+            return GrepResult(matches=matches, truncated=clock.stopped)
 
         return _attempt(run, lambda error: GrepResult(error=error))
 
@@ -268,9 +306,16 @@ class FileBackend(BackendProtocol):
         """The file grep searches, or ``None`` to skip it (a disk backend skips huge files)."""
         return self._get(path)
 
-    def _readable(self, base: str) -> list[FileInfo]:
+    def _readable(self, base: str, clock: _Clock) -> list[FileInfo]:
+        """The files under ``base`` the rules let the model read, in path order; only those
+        walked before ``clock`` ran out."""
+        walked = []
+        for info in self._files(base):
+            if clock.out():
+                break
+            walked.append(info)
         readable = []
-        for info in sorted(self._files(base), key=lambda i: i["path"]):
+        for info in sorted(walked, key=lambda i: i["path"]):
             try:
                 self._can_read(info["path"])
             except AccessDeniedError:

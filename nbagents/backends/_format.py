@@ -11,7 +11,10 @@ from nbagents.backends._protocol import FileInfo, GrepMatch, ReadResult
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 100_000
 MAX_MATCHES = 500
-STOPPED_EARLY = "[The search stopped early: there may be more matches.]"
+STOPPED_EARLY = (
+    "[The search stopped early: there may be more matches. Narrow the path "
+    "or the pattern to see them all.]"
+)
 STOPPED_AT = (
     "[Stopped at max_count={cut_at} matches: there are more. Raise max_count, or narrow the "
     "path, glob or pattern, to see the rest.]"
@@ -40,7 +43,10 @@ def format_listing(infos: list[FileInfo], empty: str, *, truncated: bool = False
         for i in infos
     ]
     if truncated:
-        rows.append("[The search stopped early: the list may be incomplete.]")
+        rows.append(
+            "[The search stopped early: the list may be incomplete. Narrow the "
+            "path or the pattern to see it all.]"
+        )
     return truncate("\n".join(rows))
 
 

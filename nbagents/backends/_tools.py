@@ -163,7 +163,9 @@ def _glob(result: Any, args: dict[str, Any]) -> str:
 
 def _grep(result: Any, args: dict[str, Any]) -> str:
     matches = result.matches or []
-    cut_at = args["max_count"] if result.truncated else None
+    # A search can also stop at its time limit, before max_count matches.
+    limit = args["max_count"]
+    cut_at = limit if result.truncated and limit is not None and len(matches) >= limit else None
     text = format_matches(matches, args["output_mode"], truncated=result.truncated, cut_at=cut_at)
     hint = "" if matches or result.truncated else regex_hint(args["pattern"])
     return f"{NO_MATCHES}\n\n{hint}" if hint else text
