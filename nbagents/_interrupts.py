@@ -26,6 +26,7 @@ __all__ = [
     "ApprovalRequest",
     "Approvals",
     "DecisionType",
+    "allowed_by_schema",
     "pending_approvals",
 ]
 
@@ -181,7 +182,7 @@ def _read(interrupt: Interrupt) -> _Pause | None:
             tool=str(value.get("name", "")),
             args=dict(value.get("args") or {}),
             description=str(value.get("description", "")),
-            allowed=_allowed_per_call(interrupt),
+            allowed=allowed_by_schema(interrupt.response_schema),
             interrupt_id=interrupt.id,
             tool_call_id=value.get("tool_call_id"),
         )
@@ -209,10 +210,11 @@ def _allowed(names: Any) -> tuple[DecisionType, ...]:
     return tuple(cast(DecisionType, n) for n in names if n in _ALL_DECISIONS)
 
 
-def _allowed_per_call(interrupt: Interrupt) -> tuple[DecisionType, ...]:
-    # The per-call interrupt carries the decisions it accepts as a schema, not a list: read the
-    # "type" constants of its branches from the JSON schema LangGraph publishes to clients.
-    schema = interrupt.response_schema
+def allowed_by_schema(schema: Any) -> tuple[DecisionType, ...]:
+    """The decisions a per-call approval accepts, read from its response schema.
+
+    The per-call interrupt carries them as a schema, not a list: the "type" constants of its
+    branches, in the JSON schema LangGraph publishes to clients (or a type that makes one)."""
     if schema is None:
         return _ALL_DECISIONS
     try:

@@ -108,17 +108,16 @@ def message_types(server: Server, thread_id: str) -> list[str]:
     return [m["type"] for m in state["values"]["messages"]]
 
 
-async def approve_in_turn(
+async def approve_each_pause(
     run_agent: Any, agent: Any, paused: dict[str, Any], config: dict[str, Any]
-) -> tuple[list[str], dict[str, Any]]:
-    """Approve the one request each pause asks for until the run ends: the targets asked
-    about, in order, and the final result."""
-    asked: list[str] = []
+) -> tuple[list[list[str]], dict[str, Any]]:
+    """Approve what each pause asks for until the run ends: the targets asked about, pause by
+    pause, and the final result."""
+    asked: list[list[str]] = []
     while "__interrupt__" in paused:
         requests = pending_approvals(paused)
-        [request] = requests
-        asked.append(request.args["target"])
-        request.approve()
+        asked.append([request.args["target"] for request in requests])
+        requests.approve_all()
         paused = await run_agent(agent, requests.resume(), config)
     return asked, paused
 
@@ -337,18 +336,36 @@ async def test_a_remote_run_that_pauses_again_asks_again(server: Server, run_age
     assert message.text.endswith("deployed to prod later")
 
 
-async def test_requests_of_one_remote_run_are_asked_for_in_turn(
+async def test_requests_of_one_remote_run_are_asked_for_at_once(
     server: Server, run_agent: Any
 ) -> None:
-    # One interrupt per gated call: the remote run waits for two, the task call asks for one
-    # and then the other (a batched pause of the same calls is one request of two, below).
+    # One interrupt per gated call: the remote run waits for two, and the parent pauses once
+    # with both, as one batched approval (a batched pause of the same calls, below, too).
     agent = main_agent(
         [delegate("a and b", "approver"), "done"], remote(server, "approver_per_call")
     )
     config = thread()
     paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
-    asked, paused = await approve_in_turn(run_agent, agent, paused, config)
-    assert sorted(asked) == ["a", "b"]
+    requests = pending_approvals(paused)
+    assert sorted(r.args["target"] for r in requests) == ["a", "b"]
+    assert len({r.interrupt_id for r in requests}) == 1
+    by_target = {r.args["target"]: r for r in requests}
+    by_target["a"].approve()
+    by_target["b"].edit(target="b2")
+    paused = await run_agent(agent, requests.resume(), config)
+    assert "__interrupt__" not in paused
+    [message] = results(paused).values()
+    said = message.text  # LangChain's per-call edit adds a note before the tool's answer
+    assert said.startswith("approver says: deployed to a / ") and said.endswith("deployed to b2")
+    assert "deployed to b\n" not in said and not said.endswith("deployed to b")
+
+    agent = main_agent(
+        [delegate("a and b", "approver"), "done"], remote(server, "approver_per_call")
+    )
+    config = thread()
+    paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
+    asked, paused = await approve_each_pause(run_agent, agent, paused, config)
+    assert [sorted(targets) for targets in asked] == [["a", "b"]]
     [message] = results(paused).values()
     assert message.text == "approver says: deployed to a / deployed to b"
 
@@ -366,13 +383,13 @@ async def test_pauses_inside_a_remote_deep_agent_are_asked_for_and_resume_it(
     server: Server, run_agent: Any
 ) -> None:
     # The remote lead's two workers both wait: the thread's state lists both interrupts (its
-    # own status and interrupts would name one), asked for in turn, resumed together.
+    # own status and interrupts would name one), asked for at once, resumed together.
     spec = remote(server, "approving_lead", name="lead")
     agent, config = main_agent([delegate("ship", "lead"), "done"], spec), thread()
     paused = await run_agent(agent, {"messages": [("user", "go")]}, config)
-    asked, paused = await approve_in_turn(run_agent, agent, paused, config)
+    asked, paused = await approve_each_pause(run_agent, agent, paused, config)
 
-    assert sorted(asked) == ["ship part A", "ship part B"]
+    assert [sorted(targets) for targets in asked] == [["ship part A", "ship part B"]]
     [message] = results(paused).values()
     assert message.text == (
         "lead says: worker says: deployed to ship part A / worker says: deployed to ship part B"

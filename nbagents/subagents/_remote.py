@@ -360,8 +360,8 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 f"main agent one (create_deep_agent(..., checkpointer=InMemorySaver())) and a "
                 f"thread_id in the config."
             )
-        answers = ask_parent(run.interrupts, replay)
-        run.answered += len(answers)
+        answers, asked = ask_parent(run.interrupts, replay)
+        run.answered += asked
         run.interrupts = ()
         return answers
 

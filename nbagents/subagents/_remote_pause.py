@@ -38,6 +38,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.types import interrupt
 
 from nbagents._contract import read_spawn
+from nbagents._interrupts import allowed_by_schema
 
 __all__ = [
     "ANSWERED_KEY",
@@ -120,19 +121,109 @@ def answered_before(thread: Mapping[str, Any]) -> int:
     return answered if isinstance(answered, int) else 0
 
 
-def ask_parent(interrupts: Sequence[RemoteInterrupt], replay: int = 0) -> dict[str, Any]:
-    """The answers to ``interrupts``, by remote interrupt id, from the parent's resumption.
+def ask_parent(
+    interrupts: Sequence[RemoteInterrupt], replay: int = 0
+) -> tuple[dict[str, Any], int]:
+    """The answers to ``interrupts``, by remote interrupt id, from the parent's resumption, and
+    how many times the call asked the parent (``interrupt`` calls) to get them.
 
-    Raises LangGraph's ``GraphInterrupt`` (the parent pauses) for the first one it has no answer
-    for yet. ``replay``: answers the call already used, asked for again first (see the module's
+    Raises LangGraph's ``GraphInterrupt`` (the parent pauses) for the first request it has no
+    answer for yet. Approvals are asked for together, as one batch (:class:`_Batch`): a remote
+    run waiting for several (a deep agent's sub-agents, per-call approvals) pauses the parent
+    once, as local sub-agents paused in one step do. Other interrupts are asked for in turn.
+    ``replay``: answers the call already used, asked for again first (see the module's
     docstring).
     """
     for _ in range(replay):
         interrupt(_REPLAYED)
-    return {
-        request.id: interrupt(request.value, response_schema=request.response_schema)
-        for request in interrupts
-    }
+    batch = _Batch.of(interrupts)
+    answers: dict[str, Any] = {}
+    asked = 0
+    if batch is not None:
+        answers.update(batch.split(interrupt(batch.value())))
+        asked += 1
+    for request in interrupts:
+        if request.id not in answers:
+            answers[request.id] = interrupt(request.value, response_schema=request.response_schema)
+            asked += 1
+    return answers, asked
+
+
+@dataclass(frozen=True)
+class _Approval:
+    """One remote approval interrupt, read as a part of a batch."""
+
+    request: RemoteInterrupt
+    actions: list[Any]
+    configs: list[Any]
+    batched: bool
+    """Answered ``{"decisions": [...]}`` (a batched approval), else by its one decision."""
+
+    @classmethod
+    def of(cls, request: RemoteInterrupt) -> _Approval | None:
+        value = request.value
+        if not isinstance(value, Mapping):
+            return None
+        if value.get("type") == "tool_approval":  # interrupt_mode="per_call"
+            name = value.get("name")
+            action = {k: value[k] for k in ("name", "args", "description") if k in value}
+            allowed = list(allowed_by_schema(request.response_schema))
+            config = {"action_name": name, "allowed_decisions": allowed}
+            return cls(request, [action], [config], batched=False)
+        actions, configs = value.get("action_requests"), value.get("review_configs")
+        if isinstance(actions, list) and actions and isinstance(configs, list):
+            return cls(request, actions, configs, batched=True)
+        return None
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Several remote approvals asked for as one batched approval, and its answer split back.
+
+    Only when each tool's review settings agree across them: a batch names one setting per
+    tool, and a decision one remote graph refuses must not be offered for it."""
+
+    parts: list[_Approval]
+
+    @classmethod
+    def of(cls, interrupts: Sequence[RemoteInterrupt]) -> _Batch | None:
+        parts = [p for p in map(_Approval.of, interrupts) if p is not None]
+        if len(parts) < 2:
+            return None
+        by_tool: dict[Any, Any] = {}
+        for part in parts:
+            for config in part.configs:
+                name = config.get("action_name") if isinstance(config, Mapping) else None
+                if by_tool.setdefault(name, config) != config:
+                    return None
+        return cls(parts)
+
+    def value(self) -> dict[str, Any]:
+        configs: dict[Any, Any] = {}
+        for part in self.parts:
+            for config in part.configs:
+                configs.setdefault(config.get("action_name"), config)
+        actions = [action for part in self.parts for action in part.actions]
+        return {"action_requests": actions, "review_configs": list(configs.values())}
+
+    def split(self, answer: Any) -> dict[str, Any]:
+        """Each remote interrupt's share of ``answer`` (``{"decisions": [...]}``, one per
+        action, in the batch's order)."""
+        decisions = answer.get("decisions") if isinstance(answer, Mapping) else None
+        count = sum(len(part.actions) for part in self.parts)
+        if not isinstance(decisions, list) or len(decisions) != count:
+            raise ValueError(
+                f"The answer to the remote sub-agent's approvals must be {{'decisions': [...]}} "
+                f"with one decision for each of its {count} requests, not {answer!r}: build it "
+                "with nbagents.pending_approvals(...).resume()."
+            )
+        shares: dict[str, Any] = {}
+        start = 0
+        for part in self.parts:
+            mine = decisions[start : start + len(part.actions)]
+            start += len(part.actions)
+            shares[part.request.id] = {"decisions": mine} if part.batched else mine[0]
+        return shares
 
 
 def _parent_configurable() -> Mapping[str, Any] | None:
