@@ -31,7 +31,7 @@ STARTED = re.compile(r"Started background task (\S+) \(")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = Server(tmp_path_factory.mktemp("langgraph-background"))
+    running = Server(tmp_path_factory.mktemp("langgraph-background"), graphs=("worker", "approver"))
     yield running
     running.stop()
 
@@ -144,6 +144,65 @@ def _run_status(url: str, thread_id: str, run_id: str) -> str:
 
     client = get_sync_client(url=url)
     return str(client.runs.get(thread_id, run_id)["status"])
+
+
+def _gated_steps(messages: list[BaseMessage]) -> list[Any]:
+    ids = [m for t in messages if isinstance(t, ToolMessage) for m in STARTED.findall(t.text)]
+    task_id = [*ids, "?"][0]
+    return [
+        call("start_async_task", description="prod", subagent_type="approver"),
+        call("pause", seconds=4),
+        call("check_async_task", task_id=task_id),
+        call("list_async_tasks"),
+        say("it waits"),
+        call("check_async_task", task_id=task_id),
+        say("it is done"),
+    ]
+
+
+def gated_reply(agent: str, messages: list[BaseMessage]) -> Any:
+    return _gated_steps(messages)[sum(isinstance(m, AIMessage) for m in messages)]
+
+
+def test_a_task_that_paused_for_a_decision_is_waiting_not_done(server: Server) -> None:
+    # The server ends a run that stopped at an interrupt as "success", with no answer in its
+    # thread: read as finished, a deploy waiting for approval would be reported as done.
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph_sdk import get_sync_client
+
+    spec = {**background(server.url), "name": "approver", "graph_id": "approver"}
+    agent = create_deep_agent(
+        ScriptedChatModel(responder=gated_reply),
+        [pause],
+        subagents=[spec],  # type: ignore[list-item]
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "waiting-task"}}
+    result = agent.invoke({"messages": [("user", "deploy")]}, config)
+    answers = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    task_id = STARTED.findall(answers[0])[0]
+    (notice,) = [m.text for m in result["messages"] if m.type == "human" and m.name == NOTICE_TOOL]
+    checked, listing = answers[2:4]
+    for told in (notice, checked):
+        assert "finished:" not in told and "succeeded" not in told
+        assert "waiting for a person's decision" in told and "'target': 'prod'" in told
+        assert f"thread {task_id}" in told
+    assert f"{task_id} · approver · waiting · prod" in listing
+    assert result["background_tasks"][task_id]["status"] == "waiting"
+
+    # A person answers it on the server; the agent's next check sees the run it resumed.
+    client = get_sync_client(url=server.url)
+    (waiting,) = client.threads.get_state(task_id)["interrupts"]
+    client.runs.wait(
+        task_id,
+        "approver",
+        command={"resume": {waiting["id"]: {"decisions": [{"type": "approve"}]}}},
+    )
+    result = agent.invoke({"messages": [("user", "and now?")]}, config)
+    last_check = [m.text for m in result["messages"] if isinstance(m, ToolMessage)][-1]
+    assert last_check.startswith(f"Task {task_id} (approver) succeeded. Result:")
+    assert "deployed to prod" in last_check
+    assert result["background_tasks"][task_id]["status"] == "success"
 
 
 def test_a_server_that_is_down_is_an_error_naming_it() -> None:

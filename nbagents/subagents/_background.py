@@ -40,7 +40,8 @@ from langgraph.types import Command
 
 from nbagents._runtime_tools import runtime_tool
 from nbagents.backends._prompt import PromptSection
-from nbagents.subagents._remote import RemoteGraphRunnable
+from nbagents.subagents._remote import RemoteGraphRunnable, _asked
+from nbagents.subagents._remote_pause import waiting_for
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
 
 __all__ = [
@@ -51,7 +52,9 @@ __all__ = [
 ]
 
 BACKGROUND_TASKS_KEY = "background_tasks"
-DONE = frozenset({"success", "error", "timeout", "interrupted", "cancelled"})
+WAITING = "waiting"
+"""A task whose run ended paused: its thread waits for a person's decision on the server."""
+DONE = frozenset({"success", "error", "timeout", "interrupted", "cancelled", WAITING})
 RESULT_CHARS = 20_000
 NOTICE_RESULT_CHARS = 2_000
 """How much of a finished task's result its notice quotes; ``check_async_task`` gives it all."""
@@ -69,7 +72,8 @@ class BackgroundTask(TypedDict):
     """The latest run on the thread (a follow-up starts a new one)."""
     status: str
     """``pending``/``running`` until the run ends, then ``success``, ``error``, ``timeout``,
-    ``interrupted`` or ``cancelled``."""
+    ``interrupted``, ``cancelled``, or ``waiting`` when it paused for a decision (the server
+    says ``success`` then; the thread's state says what it waits for)."""
 
 
 def _merge(
@@ -146,9 +150,8 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
             # An unreachable server is not the agent's business here: check_async_task will
             # name it when the agent asks.
             with suppress(_Refused), _client(server) as client:
-                fresh = _refreshed(client, task)
+                fresh, result = _settled(client, task)
                 if fresh["status"] in DONE:
-                    result = _result(client, fresh) if fresh["status"] == "success" else None
                     finished.append((fresh, result))
         if not finished:
             return None
@@ -256,9 +259,10 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
     def check(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
         with _client(server) as client:
-            task = _refreshed(client, task)
-            result = _result(client, task) if task["status"] == "success" else None
-        if result is not None:
+            task, result = _settled(client, task)
+        if task["status"] == WAITING:
+            text = _waiting_text(task, result)
+        elif result is not None:
             text = f"Task {task_id} ({task['subagent']}) succeeded. Result:\n{result}"
         elif task["status"] in DONE:
             text = f"Task {task_id} ({task['subagent']}) ended: {task['status']}."
@@ -287,7 +291,7 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
     def cancel(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
         with _client(server) as client:
-            task = _refreshed(client, task)
+            task, _ = _settled(client, task)
             if task["status"] not in DONE:
                 client.runs.cancel(task_id, task["run_id"], wait=True)
                 task = BackgroundTask(**{**task, "status": "cancelled"})
@@ -300,7 +304,7 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
         fresh = []
         for task in tasks.values():
             with _client(servers[task["subagent"]]) as client:
-                fresh.append(_refreshed(client, task))
+                fresh.append(_settled(client, task, result=False)[0])
         lines = [
             f"- {t['task_id']} · {t['subagent']} · {t['status']} · {t['description'][:80]}"
             for t in fresh
@@ -382,16 +386,49 @@ def _client(server: _Server) -> Iterator[Any]:
             client.close()
 
 
-def _refreshed(client: Any, task: BackgroundTask) -> BackgroundTask:
-    if task["status"] in DONE:
-        return task
+def _settled(
+    client: Any, task: BackgroundTask, *, result: bool = True
+) -> tuple[BackgroundTask, str | None]:
+    """The task's fresh status, and (with ``result``) what it came to: what the sub-agent
+    answered, or, for a run that ended paused, what it waits for. A task that ended otherwise
+    is not asked about again."""
+    if task["status"] == "success":
+        return task, _last_text(client.threads.get_state(task["task_id"])) if result else None
+    if task["status"] == WAITING:
+        # Still waiting, or answered on the server since: then its latest run says how it went.
+        state = client.threads.get_state(task["task_id"])
+        if waiting_for(state):
+            return _read_end(task, state)
+        runs = client.runs.list(task["task_id"], limit=1)
+        if not runs:
+            return _read_end(task, state)
+        task = BackgroundTask(**{**task, "run_id": str(runs[0]["run_id"]), "status": "pending"})
+    elif task["status"] in DONE:
+        return task, None
     run = client.runs.get(task["task_id"], task["run_id"])
-    return BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
+    fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
+    if fresh["status"] != "success":
+        return fresh, None
+    return _read_end(fresh, client.threads.get_state(task["task_id"]))
 
 
-def _result(client: Any, task: BackgroundTask) -> str:
-    """The last message of the task's thread: what the sub-agent answered."""
-    return _last_text(client.threads.get_state(task["task_id"]))
+def _read_end(task: BackgroundTask, state: Mapping[str, Any]) -> tuple[BackgroundTask, str]:
+    # A run that stopped at an interrupt ends "success" on the server: only the thread's state
+    # tells it from a finished one, and its last message is then no answer at all.
+    waiting = waiting_for(state)
+    if waiting:
+        return BackgroundTask(**{**task, "status": WAITING}), _asked(waiting)
+    return task, _last_text(state)
+
+
+def _waiting_text(task: BackgroundTask, asked: str | None) -> str:
+    return (
+        f"Task {task['task_id']} ({task['subagent']}) is waiting for a person's decision on "
+        f"its server ({asked}). It has stopped and will not go on by itself, so its work is "
+        "not done: tell the user. Background tasks do not pass their pauses on; a person "
+        f"answers it on the server (thread {task['task_id']}), or the job is delegated with "
+        "the task tool, whose pauses come here."
+    )
 
 
 def _last_text(thread_state: Mapping[str, Any]) -> str:
@@ -425,8 +462,7 @@ async def _afinished(server: _Server, task: BackgroundTask) -> tuple[BackgroundT
         fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
         if fresh["status"] != "success":
             return fresh, None
-        state = await client.threads.get_state(task["task_id"])
-        return fresh, _last_text(state)
+        return _read_end(fresh, await client.threads.get_state(task["task_id"]))
     except Exception as error:
         raise _Refused(server.explain(error)) from error
     finally:
@@ -437,6 +473,9 @@ async def _afinished(server: _Server, task: BackgroundTask) -> tuple[BackgroundT
 def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
     lines = []
     for task, result in finished:
+        if task["status"] == WAITING:
+            lines.append(f"Background task: {_waiting_text(task, result)}")
+            continue
         head = f"Background task {task['task_id']} ({task['subagent']}) finished: {task['status']}."
         if result is None:
             lines.append(head)
