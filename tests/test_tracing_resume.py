@@ -210,3 +210,37 @@ async def test_two_agents_paused_on_one_thread_id_each_continue_their_own_tree(
         deploys = [s for s in inside if s.kind == "tool" and s.name == "deploy"]
         assert [s.outputs["content"] for s in deploys] == [f"deployed to {name}"]
         assert [s.kind for s in inside if s.attributes.get("paused")] == ["task", "subagent"]
+
+
+async def test_two_graphs_of_their_own_paused_on_one_thread_id_continue_their_own_roots(
+    run_agent: Any,
+) -> None:
+    # Agents not built by create_deep_agent carry no key of their own: their names tell them
+    # apart.
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+
+    agents = {
+        name: create_agent(
+            ScriptedChatModel(script={name: [call("deploy", target=name), "done"]}),
+            tools=[deploy],
+            middleware=[HumanInTheLoopMiddleware({"deploy": True})],
+            checkpointer=InMemorySaver(),
+            name=name,
+        )
+        for name in ("first", "second")
+    }
+    config = {"configurable": {"thread_id": "shared-by-plain-graphs"}}
+    with recording() as tracer:
+        paused = {
+            name: await run_agent(agent, {"messages": [("user", "go")]}, config)
+            for name, agent in agents.items()
+        }
+        for name in ("second", "first"):
+            requests = pending_approvals(paused[name])
+            requests.approve_all()
+            await run_agent(agents[name], requests.resume(), config)
+    assert [(r.name, r.status) for r in tracer.trace.roots] == [("first", "ok"), ("second", "ok")]
+    for root in tracer.trace.roots:
+        (deployed,) = [s for s in tracer.trace.descendants(root) if s.name == "deploy"]
+        assert deployed.outputs["content"] == f"deployed to {root.name}"

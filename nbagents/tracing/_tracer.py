@@ -113,7 +113,7 @@ class Tracer(BaseCallbackHandler):
             now = runs.now()
             parent = runs.get(parent_run_id)
             kind, agent, node_of = classify_chain(name, md, tags or [], parent)
-            key = _resume_key(kind, parent, md)
+            key = _resume_key(kind, parent, md, name)
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
             if parent is None and is_resume(inputs):
@@ -432,12 +432,15 @@ class Tracer(BaseCallbackHandler):
         self.trace.changed()
 
 
-def _resume_key(kind: SpanKind, parent: RunFrame | None, md: Mapping[str, Any]) -> str | None:
+def _resume_key(
+    kind: SpanKind, parent: RunFrame | None, md: Mapping[str, Any], name: str
+) -> str | None:
     """Under which key a pause leaves this chain's span: a root agent by the agent object that
-    ran it (its thread is the other half of every key), a sub-agent by the ``task`` span it runs
-    under; other chains are never continued."""
+    ran it, or, for a graph not built by ``create_deep_agent``, by its name (its thread is the
+    other half of every key); a sub-agent by the ``task`` span it runs under; other chains are
+    never continued."""
     if kind == "agent" and parent is None:
-        return str(md.get(AGENT_REF) or "")
+        return str(md.get(AGENT_REF) or f"graph:{name}")
     if kind == "subagent" and parent is not None and parent.span.kind == "task":
         return parent.span.id
     return None
