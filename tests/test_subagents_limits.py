@@ -116,7 +116,9 @@ async def test_seconds_limit_stops_a_slow_subagent(run_agent: Any, model_calls: 
     agent = create_deep_agent(model, [ping], subagents=[worker(seconds=0.5)])
     (answer,) = answers(await run_agent(agent, GO))
     assert "the limit seconds=0.5 of sub-agent 'worker' is reached (" in answer.content
-    assert len(model_calls.of("worker")) == 2
+    # The second call starts at about 0.3 s, within the limit, unless a loaded machine (another
+    # test worker) delays it past 0.5 s; the third, at 0.6 s, never does.
+    assert 1 <= len(model_calls.of("worker")) <= 2
 
 
 async def test_parallel_siblings_finish_and_each_run_has_its_own_budget(
