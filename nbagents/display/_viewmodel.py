@@ -217,12 +217,10 @@ class ViewBuilder:
         sid = span.id
         tree = self._tree
         self._horizon = max(self._horizon, span.end if span.end is not None else span.start)
+        # A new child changes its parent's children only, which settle() reports (as kids):
+        # the parent's own record stays, and is not made again.
         if tree.take(span) and not span.hidden:
-            parent = tree.parent[sid]
-            if parent is None:
-                changes.roots = True
-            else:
-                changes.nodes.add(parent)
+            changes.roots |= tree.parent[sid] is None
             changes.agents |= span.kind in AGENT_KINDS
         if not span.hidden:
             changes.nodes.add(sid)
