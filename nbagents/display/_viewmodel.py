@@ -41,6 +41,7 @@ from nbagents.display._records import (
     NodeTexts,
     Segment,
     Stat,
+    Texts,
     TimelineRow,
     View,
     ViewNode,
@@ -478,8 +479,8 @@ class ViewBuilder:
         key = self._tree.key
         view["nodes"] = NodeTexts({key[s]: self._whole_node(s) for s in self._tree.walk()})
         view["agents"] = self._tree.keys(self._tree.agents)
-        view["agent_rows"] = [json.loads(self._row(a)) for a in self._tree.agents]
-        view["timeline"] = [json.loads(self._bar(a)) for a in self._tree.agents]
+        view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
+        view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])
         return view
 
     def patch_json(self, changes: _Changes) -> str:
