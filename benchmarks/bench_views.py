@@ -13,11 +13,14 @@ their model twice, on the scripted model) is recorded, and then:
   with ``--kernel`` also inside a real IPython kernel, the view shown in a cell, so every update
   goes out as a widget message as in a notebook;
 - with ``--cpu``, **the live view's own CPU per span** over a run (:func:`view_cpu`): the figure
-  to compare two versions of the view code by.
+  to compare two versions of the view code by;
+- with ``--build``, **the whole view built once** from the recorded run (:func:`build_cost`):
+  ``update()``, ``view_json()`` and the saved output ``finish()`` writes, each timed apart, and
+  the objects the builder keeps for the garbage collector to walk.
 
 Figures vary with the machine and its load; read them side by side, not against a constant.
 
-    python benchmarks/bench_views.py [--sizes 1000,3000,10000] [--kernel] [--cpu]
+    python benchmarks/bench_views.py [--sizes 1000,3000,10000] [--kernel] [--cpu] [--build]
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from langchain_core.tools import tool
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
+from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.display.live import LiveView
 from nbagents.models import call, delegate, parallel, say
@@ -149,6 +153,43 @@ def view_cpu(agent: Any, *, every: int = 450, repeat: int = 3) -> tuple[float, i
     return best, spans
 
 
+def build_cost(trace: Trace, repeat: int = 7) -> tuple[float, float, float, int]:
+    """Least CPU seconds of a fresh builder's ``update()``, then ``view_json()``, then the saved
+    output (:func:`~nbagents.display._saved.saved_html`), and the objects it keeps that the
+    garbage collector tracks.
+
+    The spans' recorded inputs and outputs are read once first: their conversion is the
+    tracer's, paid once by whichever reader comes first. Thread CPU time, collector off.
+    """
+    for span in trace.spans:
+        _ = span.inputs, span.outputs
+    best = [float("inf")] * 3
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            builder = ViewBuilder(trace)
+            marks = [time.thread_time()]
+            builder.update()
+            marks.append(time.thread_time())
+            builder.view_json()
+            marks.append(time.thread_time())
+            saved_html(builder)
+            marks.append(time.thread_time())
+            best = [min(b, marks[i + 1] - marks[i]) for i, b in enumerate(best)]
+    finally:
+        gc.enable()
+    del builder
+    gc.collect()
+    before = len(gc.get_objects())
+    builder = ViewBuilder(trace)
+    builder.update()
+    builder.view_json()
+    gc.collect()
+    kept = len(gc.get_objects()) - before
+    return best[0], best[1], best[2], kept
+
+
 SENT: list[tuple[int, int, int, float]] = []
 """Per run with a view: widget updates, how many of them were whole views, bytes sent, and the
 seconds ``finish()`` took (the final update and the saved output)."""
@@ -223,6 +264,9 @@ def main() -> None:
     parser.add_argument(
         "--cpu", action="store_true", help="also measure the live view's CPU per span"
     )
+    parser.add_argument(
+        "--build", action="store_true", help="also time one whole build of the view, by part"
+    )
     args = parser.parse_args()
     header = (
         f"{'spans':>6} | {'patch ms':>8} {'patch KB':>8} | {'full ms':>8} {'full KB':>8} | "
@@ -246,6 +290,13 @@ def main() -> None:
             f"{html_s:>6.2f} {len(html) / 1e3:>7.0f} | "
             f"{ours_mb:>8.1f} {peer_mb:>7.1f} | {on:>6.2f} {off:>6.2f} {on / off:>5.2f}"
         )
+        if args.build:
+            update_s, view_s, saved_s, kept = build_cost(trace)
+            print(
+                f"{'':>6}   whole build: update {update_s * 1e3:.0f} ms, view_json "
+                f"{view_s * 1e3:.0f} ms, saved output {saved_s * 1e3:.0f} ms, total "
+                f"{(update_s + view_s + saved_s) * 1e3:.0f} ms; {kept:,} objects kept"
+            )
         if args.cpu:
             cpu, spans = view_cpu(agent)
             print(f"{'':>6}   live view CPU: {cpu:.2f} s, {cpu / spans * 1e6:.0f} µs per span")

@@ -53,10 +53,11 @@ def _turn(
 ) -> TurnView:
     message = entry.message or {}
     content = truncate(entry.content, CONVERSATION_TEXT)
-    calls = [
-        ToolCallView(
-            name=short(c.get("name"), 60), args=truncate(compact_json(c.get("args")), MESSAGE_LIMIT)
-        )
+    calls: list[ToolCallView] = [
+        {
+            "name": short(c.get("name"), 60),
+            "args": truncate(compact_json(c.get("args")), MESSAGE_LIMIT),
+        }
         for c in entry.tool_calls
     ]
     meta = ""

@@ -53,6 +53,11 @@ class CostBook:
         self._total: dict[str, _Sum] = {}
         self._trace = _Sum()
         self._priced: set[str] = set()
+        self._unbooked: dict[str, tuple[Cost, tuple[str, ...], bool]] | None = {}
+        """Calls not added to the sums yet, while no call is priced (no view reads a cost
+        then): a run on a model no table knows, a local or the scripted one, adds up none.
+        ``None`` once the sums are kept."""
+        self._costs: dict[Cost, Cost] = {}
 
     def set(self, call: Span, agents: Sequence[str], *, final: bool = False) -> None:
         """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first.
@@ -60,16 +65,31 @@ class CostBook:
         ``final``: the call will not change again, so its cost is not kept to be taken back.
         """
         cost = priced_call(call, self._prices) if call.usage else Cost()
-        before = self._calls.pop(call.id, None)
-        if before is not None:
-            self._book(*before, sign=-1)
-        if not final:
-            self._calls[call.id] = (cost, tuple(agents))
-        self._book(cost, tuple(agents), sign=1)
         if call.usage and cost.known:
             self._priced.add(call.id)
         else:
             self._priced.discard(call.id)
+        if self._unbooked is not None and not self._priced:
+            # One object per distinct cost: the calls of an unpriced model all cost the same.
+            cost = self._costs.setdefault(cost, cost)
+            self._unbooked[call.id] = (cost, tuple(agents), final)
+            return
+        self._book_unbooked()
+        self._set(call.id, cost, tuple(agents), final)
+
+    def _set(self, call_id: str, cost: Cost, agents: tuple[str, ...], final: bool) -> None:
+        before = self._calls.pop(call_id, None)
+        if before is not None:
+            self._book(*before, sign=-1)
+        if not final:
+            self._calls[call_id] = (cost, agents)
+        self._book(cost, agents, sign=1)
+
+    def _book_unbooked(self) -> None:
+        unbooked, self._unbooked = self._unbooked, None
+        self._costs.clear()
+        for call_id, (cost, agents, final) in (unbooked or {}).items():
+            self._set(call_id, cost, agents, final)
 
     def _book(self, cost: Cost, agents: tuple[str, ...], sign: int) -> None:
         self._trace.add(cost, sign)
@@ -83,14 +103,17 @@ class CostBook:
         return bool(self._priced)
 
     def own(self, agent_id: str) -> Cost:
+        self._book_unbooked()
         found = self._own.get(agent_id)
         return found.cost() if found else Cost()
 
     def total(self, agent_id: str) -> Cost:
+        self._book_unbooked()
         found = self._total.get(agent_id)
         return found.cost() if found else Cost()
 
     def trace(self) -> Cost:
+        self._book_unbooked()
         return self._trace.cost()
 
 

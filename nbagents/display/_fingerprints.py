@@ -42,13 +42,15 @@ class SpanFingerprints:
         self._seen += len(fresh)
         dirty: list[tuple[Span, bool]] = []
         for span in [*self._open.values(), *fresh]:
-            fp = _fingerprint(span)
-            if self._fp.get(span.id) == fp:
-                continue
+            # A call that settled changed since it was last seen (it was open, or is new): most
+            # spans of a wide run are new and settled when first seen, and need no fingerprint.
             if span.end is not None and span.status in _FINAL and span.kind in _SETTLING:
                 self._open.pop(span.id, None)
                 self._fp.pop(span.id, None)
                 dirty.append((span, True))
+                continue
+            fp = _fingerprint(span)
+            if self._fp.get(span.id) == fp:
                 continue
             self._open[span.id] = span
             self._fp[span.id] = fp

@@ -88,15 +88,21 @@ def as_text(value: Any) -> str:
     return pretty_json(value)
 
 
+# One encoder each: ``json.dumps`` with any option makes a new one per call, which cost a view
+# as much as encoding the small values it shows (a tool call's arguments).
+_pretty = json.JSONEncoder(ensure_ascii=False, indent=1, sort_keys=True, default=str).encode
+_compact = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+
+
 def pretty_json(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True, default=str)
+        return _pretty(value)
     except (TypeError, ValueError):
         return str(value)
 
 
 def compact_json(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        return _compact(value)
     except (TypeError, ValueError):
         return str(value)

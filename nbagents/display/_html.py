@@ -263,7 +263,7 @@ def _node(
         budget.details -= len(info)
     elif node.get("details") or "diff" in node:
         budget.without_details += 1
-    kids = [by_id[k] for k in node["children"]] if budget.nodes > 0 else []
+    kids = node["children"] if budget.nodes > 0 else []
     if kids:
         opened = " open" if node["kind"] in ("agent", "subagent", "task") else ""
         out.append(f"<details{opened}><summary>{_line(node)}</summary>")
@@ -273,7 +273,9 @@ def _node(
         for i, kid in enumerate(kids):
             if budget.nodes <= 0:
                 break
-            _node(kid, f"{path}.{i}", by_id, out, budget)
+            # Read (parsed, in a snapshot of a builder) only when drawn: past the budget, a
+            # wide step's hundreds of children are not.
+            _node(by_id[kid], f"{path}.{i}", by_id, out, budget)
         out.append("</ul></details>")
     elif info:
         out.append(f"<details><summary>{_line(node)}</summary>")

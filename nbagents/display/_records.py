@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, NotRequired, TypedDict, cast, get_args, overload
+from typing import Any, Literal, NotRequired, TypedDict, TypeVar, cast, get_args, overload
 
 from nbagents.tracing.model import SpanKind, SpanStatus
 
@@ -31,6 +31,7 @@ __all__ = [
     "Segment",
     "Stat",
     "StateDiffView",
+    "Texts",
     "TimelineRow",
     "ToolCallView",
     "TurnView",
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 VIEW_VERSION = 2
+_Record = TypeVar("_Record")
 KINDS: tuple[str, ...] = get_args(SpanKind)
 STATUSES: tuple[str, ...] = get_args(SpanStatus)
 TURN_KINDS: tuple[str, ...] = ("system", "input", "reply", "tool", "approval", "error", "note")
@@ -239,8 +241,8 @@ class View(ViewSummary):
     """In tree order (depth first)."""
     agents: list[str]
     """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
-    agent_rows: list[AgentRow]
-    timeline: list[TimelineRow]
+    agent_rows: Sequence[AgentRow]
+    timeline: Sequence[TimelineRow]
 
 
 class ViewPatch(ViewSummary):
@@ -283,6 +285,26 @@ class NodeTexts(Sequence[ViewNode]):
         if isinstance(index, slice):
             return [self.by_id[i] for i in self._ids[index]]
         return self.by_id[self._ids[index]]
+
+
+class Texts(Sequence[_Record]):
+    """Records kept as their JSON texts, each parsed when read: a snapshot draws the first
+    :data:`~nbagents.display._html.ROW_LIMIT` agent rows of a wide run, and counts the rest."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self._texts = texts
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    @overload
+    def __getitem__(self, index: int) -> _Record: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_Record]: ...
+    def __getitem__(self, index: int | slice) -> _Record | list[_Record]:
+        if isinstance(index, slice):
+            return [cast(_Record, json.loads(t)) for t in self._texts[index]]
+        return cast(_Record, json.loads(self._texts[index]))
 
 
 class _ParsedById(Mapping[str, ViewNode]):

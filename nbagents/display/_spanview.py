@@ -59,22 +59,22 @@ _ROLES = {
 }
 
 
-def _as_message(value: Any) -> MessageView | None:
-    """A message dict: the tracer's ``{"type", "content", ...}`` or a user's ``{"role", ...}``."""
+def _as_message(value: Any, limit: int) -> MessageView | None:
+    """A message dict: the tracer's ``{"type", "content", ...}`` or a user's ``{"role", ...}``;
+    its content cut at ``limit`` characters."""
     if not isinstance(value, Mapping):
         return None
     if "content" not in value:
         return None
-    role = _role(value)
     calls: list[ToolCallView] = []
     for call in _tool_calls(value):
         name, args = _call_parts(call)
         args = args if isinstance(args, str) else compact_json(args)
-        calls.append(ToolCallView(name=short(name, 60), args=truncate(args, MESSAGE_LIMIT)))
+        calls.append({"name": short(name, 60), "args": truncate(args, MESSAGE_LIMIT)})
     msg: MessageView = {
-        "role": role,
+        "role": _role(value),
         "name": short(value.get("name") or "", 60),
-        "content": _content_text(value.get("content")),
+        "content": truncate(_content_text(value.get("content")), limit),
         "tool_calls": calls,
     }
     if value.get("status") == "error":
@@ -141,12 +141,9 @@ def _found(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     return []
 
 
-def _converted(found: list[Mapping[str, Any]]) -> list[MessageView]:
-    return [m for m in map(_as_message, found) if m is not None]
-
-
-def _messages(value: Any) -> list[MessageView]:
-    return _converted(_found(value))
+def _converted(found: list[Mapping[str, Any]], limit: int) -> list[MessageView]:
+    """The messages ``found``, each content cut at ``limit``."""
+    return [m for m in (_as_message(f, limit) for f in found) if m is not None]
 
 
 def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
@@ -161,15 +158,14 @@ def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
     if hidden:
         label += f" (the last {INPUT_MESSAGES} of {len(rest)}"
         label += " and the system prompt)" if system else ")"
-    shown = _cap_messages(_converted(system), SYSTEM_LIMIT)
-    shown += _cap_messages(_converted(rest[hidden:]), MESSAGE_LIMIT)
+    shown = _converted(system, SYSTEM_LIMIT) + _converted(rest[hidden:], MESSAGE_LIMIT)
     return _field(label, "messages", shown)
 
 
 def whole_input(span: Span) -> tuple[str, list[MessageView]]:
     """A model call's whole input (every message, each cut at ``DETAIL_LIMIT`` with the cut
     said), for the live view to open on demand; and its label, which says any cut."""
-    messages = _cap_messages(_converted(_found(span.inputs)), DETAIL_LIMIT)
+    messages = _converted(_found(span.inputs), DETAIL_LIMIT)
     kept: list[MessageView] = []
     used = 0
     for message in reversed(messages):
@@ -184,10 +180,6 @@ def whole_input(span: Span) -> tuple[str, list[MessageView]]:
         label = f"Whole input (the last {len(kept)} of {len(messages)} messages: the rest would "
         label += "not fit; trace.get(span_id).inputs has them)"
     return label, kept
-
-
-def _cap_messages(messages: list[MessageView], limit: int) -> list[MessageView]:
-    return [{**m, "content": truncate(m["content"], limit)} for m in messages]
 
 
 # -- details ----------------------------------------------------------------------------------
@@ -229,9 +221,9 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         given = _found(span.inputs)
         if given:
             fields.append(_model_inputs(given))
-        outputs = _messages(span.outputs)
+        outputs = _converted(_found(span.outputs), DETAIL_LIMIT)
         if outputs:
-            fields.append(_field("Reply", "messages", _cap_messages(outputs, DETAIL_LIMIT)))
+            fields.append(_field("Reply", "messages", outputs))
         elif span.outputs is not None:
             fields.append(_text_field("Reply", span.outputs, "code"))
         elif streamed := attrs.get(STREAMED):
@@ -241,16 +233,15 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         fields.append(_text_field("Output", _tool_output(span.outputs)))
     else:  # agent
         fields.extend(_skill_fields(attrs))
-        inputs = _messages(span.inputs)
+        inputs = _converted(_found(span.inputs), MESSAGE_LIMIT)
         if inputs:
-            fields.append(_field("Input", "messages", _cap_messages(inputs, MESSAGE_LIMIT)))
+            fields.append(_field("Input", "messages", inputs))
         elif span.inputs is not None:
             fields.append(_text_field("Input", span.inputs, "code"))
-        outputs = _messages(span.outputs)
+        # Only the last is shown: the main agent's final state holds every message of the run.
+        outputs = _converted(_found(span.outputs)[-1:], DETAIL_LIMIT)
         if outputs:
-            fields.append(
-                _field("Final answer", "messages", _cap_messages(outputs[-1:], DETAIL_LIMIT))
-            )
+            fields.append(_field("Final answer", "messages", outputs))
     return [f for f in fields if f is not None]
 
 

@@ -41,6 +41,7 @@ from nbagents.display._records import (
     NodeTexts,
     Segment,
     Stat,
+    Texts,
     TimelineRow,
     View,
     ViewNode,
@@ -217,12 +218,10 @@ class ViewBuilder:
         sid = span.id
         tree = self._tree
         self._horizon = max(self._horizon, span.end if span.end is not None else span.start)
+        # A new child changes its parent's children only, which settle() reports (as kids):
+        # the parent's own record stays, and is not made again.
         if tree.take(span) and not span.hidden:
-            parent = tree.parent[sid]
-            if parent is None:
-                changes.roots = True
-            else:
-                changes.nodes.add(parent)
+            changes.roots |= tree.parent[sid] is None
             changes.agents |= span.kind in AGENT_KINDS
         if not span.hidden:
             changes.nodes.add(sid)
@@ -480,8 +479,8 @@ class ViewBuilder:
         key = self._tree.key
         view["nodes"] = NodeTexts({key[s]: self._whole_node(s) for s in self._tree.walk()})
         view["agents"] = self._tree.keys(self._tree.agents)
-        view["agent_rows"] = [json.loads(self._row(a)) for a in self._tree.agents]
-        view["timeline"] = [json.loads(self._bar(a)) for a in self._tree.agents]
+        view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
+        view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])
         return view
 
     def patch_json(self, changes: _Changes) -> str:
