@@ -238,7 +238,7 @@ def test_snapshot_is_self_contained_and_scoped() -> None:
 
 OUR_STYLE = (
     r"((display|width|height|vertical-align|background-color|white-space|font-size|line-height"
-    r"|overflow-wrap|word-break):[a-z0-9.%#-]+;?)+"
+    r"|overflow|overflow-wrap|word-break):[a-z0-9.%#-]+( !important)?;?)+"
 )
 
 

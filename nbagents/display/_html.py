@@ -6,16 +6,20 @@ VS Code or a browser with JavaScript off. Every text from the trace goes through
 ``html.escape(…, quote=True)``; the only values placed in attributes are ours (kinds and statuses
 from a fixed set, node positions, numbers).
 
-It must read the same where the ``<style>`` element and classes are stripped (an untrusted
-notebook in JupyterLab, whose sanitizer keeps only some inline styles): the timeline's bars are
+It must read the same where the ``<style>`` element is stripped (an untrusted notebook in
+JupyterLab, whose sanitizer keeps classes and only some inline styles): the timeline's bars are
 laid out with inline ``display:inline-block``, ``width`` and ``background-color`` only, which
-Jupyter's and nbconvert's sanitizers both keep; a word too long for its line (a URL, a blob)
-breaks by inline ``overflow-wrap`` and ``word-break``, which Jupyter's keeps. The snapshot is
-bounded (:data:`NODE_LIMIT`, :data:`DETAILS_BUDGET`, :data:`ROW_LIMIT`): past them it says how
-much it left out and where to see it. Wall times vary between runs and costs between price
-tables, so each is wrapped in markup the sanitize rules nbagents ships for nbval recognise
-(``pytest_nbagents``): ``<span class="nba-t">…</span>``, ``<span class="nba-cost">…</span>``,
-and the timeline's ``display:inline-block;width:…%`` and ``data-start``/``-end``/``-horizon``.
+Jupyter's sanitizer keeps; a word too long for its line (a URL, a blob) breaks by inline
+``overflow-wrap`` and ``word-break``, which it keeps too. ``nbconvert --sanitize-html`` drops
+every inline style and escapes ``<style>``, ``<script>``, ``<details>`` and ``<th>`` into
+visible text: there the page's own styles hide the stylesheet (:func:`unseen`) and the rich
+snapshot, and a plain version (``_plain``: header, tree and timeline as lines) shows.
+
+The snapshot is bounded (:data:`NODE_LIMIT`, :data:`DETAILS_BUDGET`, :data:`ROW_LIMIT`): past them
+it says how much it left out and where to see it. Wall times vary between runs and costs between
+price tables, so each is wrapped in markup the sanitize rules nbagents ships for nbval recognise
+(``pytest_nbagents``): ``<span class="nba-t">…</span>``, ``<span class="nba-cost">…</span>``, and
+the timeline's ``display:inline-block;width:…%`` and ``data-start``/``-end``/``-horizon``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from nbagents.display._records import (
     Header,
     MessageView,
     NodeTexts,
+    Stat,
     StateDiffView,
     TimelineRow,
     TurnView,
@@ -60,6 +65,7 @@ __all__ = [
 ]
 
 MINUS = "\u2212"
+NEWLINE = "\n"
 STYLE_OPEN = '<style class="nba-css">'
 """Opens the inline stylesheet; the sanitize file blanks it, so CSS changes never fail nbval."""
 NODE_LIMIT = 400
@@ -68,6 +74,8 @@ DETAILS_BUDGET = 1_000_000
 """Characters of details panes in one snapshot; past it, steps show their line only."""
 ROW_LIMIT = 200
 """Rows of the token table and the timeline."""
+PLAIN_LINES = 60
+"""Steps, and agents of the timeline, in the plain version (``_plain``)."""
 HIDDEN_IN_EXPORTS = "lm-Widget lm-mod-hidden hidden"
 """Classes hidden by JupyterLab's page styles (``.lm-Widget.lm-mod-hidden``) and the classic
 notebook's (``.hidden``), which the pages nbconvert exports carry (see :func:`unseen`)."""
@@ -126,10 +134,17 @@ def render_view(view: View) -> str:
         # saying "costs $5 and $10" is user text, not math.
         f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
         stylesheet(),
-        _header(view["header"]),
     ]
     nodes = view["nodes"]
     by_id = nodes.by_id if isinstance(nodes, NodeTexts) else {n["id"]: n for n in nodes}
+    out.append(_plain(view, by_id))
+    # Shown by its inline style, which outranks the classes that hide it where every inline
+    # style is dropped (see `_plain`); JupyterLab's sanitizer keeps both declarations.
+    out.append(
+        f'<div class="nba-rich {HIDDEN_IN_EXPORTS}" style="display:block !important;'
+        'overflow:visible">'
+    )
+    out.append(_header(view["header"]))
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
     if view["roots"]:
         budget = _Budget(len(nodes))
@@ -157,8 +172,59 @@ def render_view(view: View) -> str:
         out.append('<details class="nba-sec" open><summary>Timeline</summary>')
         out.append(_timeline(view))
         out.append("</details>")
-    out.append("</div>")
+    out.append("</div></div>")
     return "\n".join(out)
+
+
+def _plain(view: View, by_id: Mapping[str, ViewNode]) -> str:
+    """The run as plain lines (header, call tree, timeline drawn in characters) for pages that
+    drop every inline style: ``nbconvert --sanitize-html`` also escapes ``<details>``,
+    ``<summary>`` and ``<th>`` into visible text, so there the rich snapshot is hidden by the
+    page's own styles (:data:`HIDDEN_IN_EXPORTS`) and this shows instead. Only tags that
+    sanitizer keeps; everywhere else its inline ``display:none`` hides it."""
+    header = view["header"]
+    stats = [_e(text) for text in (header["status"], header["title"]) if text]
+    stats += [f"{_e(s['label'])} {_stat_value(s)}".strip() for s in header["stats"]]
+    lines: list[str] = []
+    stack = [(root, 0) for root in reversed(view["roots"])]
+    while stack and len(lines) < PLAIN_LINES:
+        key, level = stack.pop()
+        node = by_id[key]
+        stack.extend((kid, level + 1) for kid in reversed(node.get("children", [])))
+        preview = f" {node['preview'][:80]}" if node["preview"] else ""
+        tokens = f" · {node['tokens']}" if node["tokens"] else ""
+        lines.append(
+            _e(f"{'  ' * level}{node['glyph']} {node['kind_label']} {node['name']}{preview} · ")
+            + _t(node["time"])
+            + _e(tokens)
+        )
+    if len(by_id) > len(lines):
+        lines.append(f"… and {len(by_id) - len(lines):,} more steps")
+    out = [
+        '<div class="nba-plain" style="display:none">',
+        f"<b>{' · '.join(stats)}</b>",
+        f'<pre class="nba-plain-tree">{NEWLINE.join(lines)}</pre>',
+    ]
+    timeline = view["timeline"]
+    if timeline:
+        horizon = view["duration"]
+        rows = [
+            f"{_bar_text(text_bar(row, horizon))} "
+            + _e(f"{'  ' * row['depth']}{row['glyph']} {row['name']} ")
+            + _t(row["time"])
+            for row in timeline[:PLAIN_LINES]
+        ]
+        if len(timeline) > PLAIN_LINES:
+            rows.append(f"… and {len(timeline) - PLAIN_LINES:,} more agents")
+        rows.append(_bar_text(LEGEND))
+        out.append(f'<pre class="nba-plain-tl">{NEWLINE.join(rows)}</pre>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def _bar_text(text: str) -> str:
+    # The markup the sanitize rule "nbagents-timeline-text" masks: bars follow wall times.
+    return f'<code class="nba-tl-text" style="display:none">{_e(text)}</code>'
 
 
 class _Budget:
@@ -216,15 +282,19 @@ def _header(header: Header) -> str:
         stats.append(f'<span class="nba-title">{_e(header["title"])}</span>')
     for stat in header["stats"]:
         cls = {"error": " nba-err", "waiting": " nba-waiting"}.get(stat["emphasis"], "")
-        if stat["label"] == COST_LABEL:
-            value = _cost(stat["value"])
-        else:
-            value = _t(stat["value"]) if stat["varies"] else _e(stat["value"])
+        value = _stat_value(stat)
         label = f"{_e(stat['label'])} " if stat["label"] else ""
         note = f" {_e(stat['note'])}" if stat["note"] else ""
         stats.append(f'<span class="nba-stat{cls}">{label}<b>{value}</b>{note}</span>')
     sep = '<span class="nba-sep"> · </span>'
     return '<div class="nba-header">' + sep.join(stats) + "</div>"
+
+
+def _stat_value(stat: Stat) -> str:
+    """A header figure, wrapped for the sanitize rules when it varies (a time, a cost)."""
+    if stat["label"] == COST_LABEL:
+        return _cost(stat["value"])
+    return _t(stat["value"]) if stat["varies"] else _e(stat["value"])
 
 
 def _line(node: ViewNode) -> str:
@@ -498,7 +568,6 @@ def _timeline(view: View) -> str:
         times = f'data-start="{row["start"]:g}" data-end="{end:g}" data-horizon="{horizon:g}"'
         rows.append(
             f'<div class="nba-tl-row {_status_cls(row["status"])}" {times}>'
-            f'<code class="nba-tl-text" style="display:none">{_e(text_bar(row, horizon))} </code>'
             f'<span class="nba-tl-label">{indent}{_dot(row["status"], row["glyph"])} '
             f"{_e(row['name'])}</span> "
             f'<span class="nba-tl-time">{_t(row["time"])}</span>'
@@ -508,8 +577,7 @@ def _timeline(view: View) -> str:
         )
     extra = len(view["timeline"]) - ROW_LIMIT
     legend = (
-        f'<div class="nba-legend"><code class="nba-tl-text" style="display:none">{LEGEND}</code>'
-        "bar: agent run, "
+        '<div class="nba-legend">bar: agent run, '
         + _swatch("model")
         + " model call, "
         + _swatch("tool")

@@ -1,11 +1,11 @@
 """A timeline bar drawn in characters, for renderers that keep no style at all.
 
 nbconvert's ``--sanitize-html`` (what nbviewer-like sites should use) keeps tags and classes
-but drops every ``style`` attribute, so the snapshot's inline-styled bars collapse to nothing.
-Each timeline row therefore also carries its bar as text, in a ``<code>`` hidden with an inline
-``display:none``: wherever inline styles survive (JupyterLab trusted or not, VS Code, GitHub)
-it stays hidden, and exactly where they are stripped it appears. Characters are proportional
-in a monospace font: :data:`CELLS` cells span the run, so a bar is placed within one cell.
+but drops every ``style`` attribute, so the snapshot's inline-styled bars would collapse to
+nothing. The plain version of the snapshot shown there (``_plain`` in
+:mod:`nbagents.display._html`) draws each agent's bar as text, in a ``<code>`` hidden with an
+inline ``display:none`` wherever inline styles survive. Characters are proportional in a
+monospace font: :data:`CELLS` cells span the run, so a bar is placed within one cell.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A committed tutorial exported with nbconvert (as nbviewer and many sites show notebooks),
 opened in Chromium: with the exporter's HTML sanitizer off (the default) each trace output's
-script draws its view, and with it on (``--sanitize-html``, what nbviewer-like tools should use,
-which strips the stylesheet and keeps only the inline layout) the static snapshot shows; either
-way the timeline bars sit where the saved times say.
+script draws its view; with it on (``--sanitize-html``, what nbviewer-like tools should use,
+which drops every inline style and escapes the stylesheet, the script and the snapshot's
+``<details>`` into text) each output shows its plain version instead, and none of that escaped
+text. Either way the timeline bars sit where the saved times say.
 """
 
 from __future__ import annotations
@@ -70,38 +71,20 @@ def test_an_exported_tutorial_places_its_timeline_by_the_saved_times(
         saved_views = page.locator(".nba-saved .nba-saved-view .nba-root.nba-live")
         outputs = page.locator(".nba-saved").count()
         assert outputs >= 2
-        if sanitize:  # no script: the snapshots show
+        if sanitize:  # no script, no style: each output shows its plain version
             page.locator(".nba-saved > .nba-trace").first.wait_for(state="visible")
             assert saved_views.count() == 0
-            shown = ".nba-saved > .nba-trace"
-        else:  # each output's script draws its view, as the live widget drew it
-            saved_views.first.wait_for(state="visible")
-            assert saved_views.count() == outputs
-            assert not page.locator(".nba-saved > .nba-trace").first.is_visible()
-            shown = ".nba-saved-view"
+            _check_the_plain_version(page, outputs, expected)
+            return
+        # each output's script draws its view, as the live widget drew it
+        saved_views.first.wait_for(state="visible")
+        assert saved_views.count() == outputs
+        assert not page.locator(".nba-saved > .nba-trace").first.is_visible()
+        assert not page.locator(".nba-plain").first.is_visible()
+        shown = ".nba-saved-view"
         rows = page.locator(f"{shown} .nba-tl-row")
         rows.first.wait_for(state="visible")
         assert rows.count() == len(expected)
-        if sanitize:
-            # Every style is gone: the bars are drawn in characters instead.
-            assert page.locator(".nba-trace style, .nba-trace [style]").count() == 0
-            # The stylesheet and the loader, escaped into text, are in the page but not shown.
-            for k in range(outputs):
-                box = page.locator(".nba-saved").nth(k)
-                assert "nba-root {" in box.text_content() and "nba-root {" not in box.inner_text()
-                assert "DecompressionStream" not in box.inner_text()
-                assert "<style" not in box.inner_text() and "<script" not in box.inner_text()
-            for k, (start, end, horizon) in enumerate(expected):
-                text = rows.nth(k).locator(".nba-tl-text")
-                assert text.is_visible(), k
-                cells = text.inner_text().strip().strip("\u2595\u258f")
-                assert len(cells) == CELLS
-                drawn = [i for i, c in enumerate(cells) if c != "\u00b7"]
-                assert abs(drawn[0] / CELLS - start / horizon) <= 1 / CELLS, (k, cells)
-                assert abs((drawn[-1] + 1) / CELLS - end / horizon) <= 1 / CELLS, (k, cells)
-            assert page.locator(f"{shown} .nba-legend .nba-tl-text").first.is_visible()
-            return
-        assert not rows.first.locator(".nba-tl-text").is_visible()  # hidden where styles live
         for k, (start, end, horizon) in enumerate(expected):
             left, width = rows.nth(k).evaluate(
                 """r => {
@@ -116,3 +99,34 @@ def test_an_exported_tutorial_places_its_timeline_by_the_saved_times(
         assert not errors, errors
     finally:
         page.close()
+
+
+def _check_the_plain_version(
+    page: Any, outputs: int, expected: list[tuple[float, float, float]]
+) -> None:
+    """nbconvert's sanitizer drops every style attribute and escapes <style>, <script>,
+    <details> and <th> into text: the page's own styles hide the stylesheet, the loader and
+    the rich snapshot, and the plain version shows the run as lines, its timeline drawn in
+    characters at the saved times."""
+    assert page.locator(".nba-trace style, .nba-trace [style]").count() == 0
+    bars: list[str] = []
+    for k in range(outputs):
+        box = page.locator(".nba-saved").nth(k)
+        shown = box.inner_text()
+        assert "nba-root {" in box.text_content() and "nba-root {" not in shown
+        for escaped in ("DecompressionStream", "<style", "<script", "<details", "<summary", "<th"):
+            assert escaped not in shown, escaped
+        assert not box.locator(".nba-rich").is_visible()
+        plain = box.locator(".nba-plain")
+        assert plain.is_visible()
+        assert "agent main" in plain.locator(".nba-plain-tree").inner_text()
+        texts = plain.locator(".nba-plain-tl .nba-tl-text")
+        bars += [texts.nth(i).inner_text() for i in range(texts.count() - 1)]  # last: legend
+        assert texts.last.inner_text().startswith("\u2591 agent run")
+    assert len(bars) == len(expected)
+    for k, (start, end, horizon) in enumerate(expected):
+        cells = bars[k].strip().strip("\u2595\u258f")
+        assert len(cells) == CELLS
+        drawn = [i for i, c in enumerate(cells) if c != "\u00b7"]
+        assert abs(drawn[0] / CELLS - start / horizon) <= 1 / CELLS, (k, cells)
+        assert abs((drawn[-1] + 1) / CELLS - end / horizon) <= 1 / CELLS, (k, cells)
