@@ -42,6 +42,9 @@ LIVE_LATENCY = 1.5
 POLL_TIMEOUT_S = 60.0
 CELLS = f"{CURRENT_NOTEBOOK} .jp-Notebook .jp-Cell"
 LIVE = ".nba-root.nba-live"
+SECTIONS = ":scope > details.nba-sec, :scope > .nba-rich > details.nba-sec"
+"""The three sections (tree, tokens, timeline) of a view drawn by live.js, or of a snapshot,
+whose rich part is a box of its own (see ``_plain`` in nbagents/display/_html.py)."""
 STATIC = ".nba-root.nba-trace"
 DISPLAYED = '.nba-saved[data-nba-uid=""]'
 """A displayed trace (``t``): saved HTML like a finished live view's, of no widget."""
@@ -432,7 +435,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     static = displayed.locator(f":scope > {STATIC}")
     for part in (shown, static):
         assert part.evaluate(_INJECTED) == []
-        assert part.locator(":scope > details.nba-sec").count() == 3
+        assert part.locator(SECTIONS).count() == 3
     _assert_payloads_are_text(static.evaluate("e => e.textContent"), "static HTML in JupyterLab")
     lab.screenshot("hostile")
     _assert_not_pwned(lab, page, "static HTML in JupyterLab")
@@ -467,7 +470,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
             body = snap.locator(selector)
             body.hover()
             assert body.evaluate(_INJECTED) == []
-            assert body.locator(":scope > details.nba-sec").count() == 3
+            assert body.locator(SECTIONS).count() == 3
             if where:
                 _assert_payloads_are_text(body.evaluate("e => e.textContent"), where)
             snap.wait_for_timeout(300)  # time for an onerror/onload to fire, were there one
