@@ -40,8 +40,8 @@ from langgraph.types import Command
 
 from nbagents._runtime_tools import runtime_tool
 from nbagents.backends._prompt import PromptSection
-from nbagents.subagents._remote import RemoteGraphRunnable, _asked
-from nbagents.subagents._remote_pause import waiting_for
+from nbagents.subagents._remote import RemoteGraphRunnable
+from nbagents.subagents._remote_pause import asked_for, waiting_for
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
 
 __all__ = [
@@ -417,7 +417,7 @@ def _read_end(task: BackgroundTask, state: Mapping[str, Any]) -> tuple[Backgroun
     # tells it from a finished one, and its last message is then no answer at all.
     waiting = waiting_for(state)
     if waiting:
-        return BackgroundTask(**{**task, "status": WAITING}), _asked(waiting)
+        return BackgroundTask(**{**task, "status": WAITING}), asked_for(waiting)
     return task, _last_text(state)
 
 

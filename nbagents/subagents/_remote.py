@@ -35,7 +35,7 @@ import ssl
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
@@ -44,15 +44,14 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 from langgraph.errors import GraphInterrupt
-from langgraph.types import Interrupt
 
-from nbagents._interrupts import pending_approvals
 from nbagents.subagents._remote_pause import (
     ANSWERED_KEY,
     RemoteInterrupt,
     ThreadKey,
     answered_before,
     ask_parent,
+    asked_for,
     waiting_for,
 )
 from nbagents.subagents._remote_run import (
@@ -355,7 +354,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         if key is None:
             raise RemoteSubAgentError(
                 f"LangGraph server {self.url}: the run of graph {self.graph_id!r} paused for "
-                f"a decision ({_asked(run.interrupts)}) on thread {run.thread_id}. Only a run "
+                f"a decision ({asked_for(run.interrupts)}) on thread {run.thread_id}. Only a run "
                 f"with a checkpointer can pause for it and resume the remote run: give the "
                 f"main agent one (create_deep_agent(..., checkpointer=InMemorySaver())) and a "
                 f"thread_id in the config."
@@ -588,13 +587,6 @@ def _no_reconnect(response: Any) -> None:
 
 async def _ano_reconnect(response: Any) -> None:
     _no_reconnect(response)
-
-
-def _asked(interrupts: Sequence[RemoteInterrupt]) -> str:
-    approvals = pending_approvals([Interrupt(i.value, i.id) for i in interrupts])
-    if approvals:
-        return ", ".join(f"approve {r.tool}({_short(repr(r.args), 80)})" for r in approvals)
-    return ", ".join(_short(repr(i.value), 80) for i in interrupts) or "an interrupt"
 
 
 def _http_status(error: BaseException) -> int | None:

@@ -35,10 +35,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
-from langgraph.types import interrupt
+from langgraph.types import Interrupt, interrupt
 
 from nbagents._contract import read_spawn
-from nbagents._interrupts import allowed_by_schema
+from nbagents._interrupts import allowed_by_schema, pending_approvals
 
 __all__ = [
     "ANSWERED_KEY",
@@ -46,6 +46,7 @@ __all__ = [
     "ThreadKey",
     "answered_before",
     "ask_parent",
+    "asked_for",
     "waiting_for",
 ]
 
@@ -112,6 +113,18 @@ def waiting_for(state: Mapping[str, Any]) -> tuple[RemoteInterrupt, ...]:
     listed = found if isinstance(found, list) else []
     read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
     return tuple(_interrupt(key, read[key]) for key in sorted(read))
+
+
+def asked_for(interrupts: Sequence[RemoteInterrupt]) -> str:
+    """What a paused remote run asks, in a line: ``approve deploy({'target': 'prod'})``."""
+    approvals = pending_approvals([Interrupt(i.value, i.id) for i in interrupts])
+    if approvals:
+        return ", ".join(f"approve {r.tool}({_cut(repr(r.args))})" for r in approvals)
+    return ", ".join(_cut(repr(i.value)) for i in interrupts) or "an interrupt"
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def answered_before(thread: Mapping[str, Any]) -> int:
