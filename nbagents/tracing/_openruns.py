@@ -8,7 +8,6 @@ change happens under the trace's lock.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +17,7 @@ from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
 from nbagents.tracing._jsonready import MAX_CHARS, deferred
+from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
@@ -37,7 +37,7 @@ class OpenRuns:
         self._origin: float | None = None
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> TraceLock:
         return self.trace.lock
 
     def now(self) -> float:

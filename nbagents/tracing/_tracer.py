@@ -13,7 +13,6 @@ which LangChain fixes; each body is a few lines.)
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
@@ -45,6 +44,7 @@ from nbagents.tracing._extract import (
     tool_outcome,
 )
 from nbagents.tracing._jsonready import jsonready, shape
+from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._openruns import OpenRuns, new_span, recorded
 from nbagents.tracing._pending import AGENT, THREAD, is_resume, thread_of
 from nbagents.tracing._runs import RunFrame
@@ -79,7 +79,7 @@ class Tracer(BaseCallbackHandler):
         self._runs = OpenRuns(self.trace)
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> TraceLock:
         return self.trace.lock
 
     def __repr__(self) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,6 +17,7 @@ from nbagents._guard import Guard
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._failures import count_failures, trace_failures
+from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._records import SubAgentRecord, subagent_records
 from nbagents.tracing._span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
 
@@ -68,7 +68,7 @@ class Trace:
     def __init__(self, spans: list[Span] | None = None, *, title: str = "") -> None:
         self._spans: dict[str, Span] = {}
         self._children: dict[str | None, list[str]] = {}
-        self._lock = threading.RLock()
+        self._lock = TraceLock()
         self._listeners: list[Listener] = []
         self._listener_guard = Guard("A trace listener failed: {name}; the run goes on.")
         self.title = title
@@ -115,7 +115,7 @@ class Trace:
         return self._recorder
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> TraceLock:
         """Hold it to read several spans consistently while the run goes on."""
         return self._lock
 
