@@ -40,6 +40,7 @@ from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
+from nbagents.display._gcpause import collections_paused
 from nbagents.display._html import render_view, static_text, trace_css
 from nbagents.display._saved import saved_html
 from nbagents.display._spanview import whole_input
@@ -188,7 +189,7 @@ class LiveView:
 
         ``whole`` sends the whole view instead of a patch.
         """
-        with self._sync_lock:
+        with self._sync_lock, collections_paused():
             changes = self.builder.update()
             first = self._base_size == 0
             if not (changes or first or whole):
@@ -210,13 +211,30 @@ class LiveView:
             self._last_size = len(text)
             self.sent_bytes += len(text)
             self.updates += 1
-            agent = approvals.resumable_agent(self.trace) if self.builder.waiting else None
-            if agent is not None:
-                # The view keeps the paused agent alive: its output can resume it later even
-                # when the notebook dropped its own reference.
-                self._paused_agent = agent
-            self.widget.answerable = agent is not None
+            self._check_answerable()
             return True
+
+    def _check_answerable(self) -> None:
+        agent = approvals.resumable_agent(self.trace) if self.builder.waiting else None
+        if agent is not None:
+            # The view keeps the paused agent alive: its output can resume it later even when
+            # the notebook dropped its own reference.
+            self._paused_agent = agent
+        self.widget.answerable = agent is not None
+
+    def _last_update(self) -> None:
+        """Take in the run's last changes. A displayed widget that the saved output is about to
+        replace is not sent them: at 500 sub-agents that last patch was ~1 MB of JSON, built
+        and sent while the cell waited, for a widget closed right after."""
+        if self.display_id is None:
+            self.sync()
+        else:
+            with self._sync_lock, collections_paused():
+                self.builder.update()
+                self._check_answerable()
+        if self.widget.answerable:
+            # The run waits for decisions made in the view: the widget stays to take them.
+            self.sync(whole=True)
 
     # -- answering a paused run ----------------------------------------------------------------
 
@@ -337,11 +355,8 @@ class LiveView:
             self._thread.join(timeout=5)
         if self._unregister_cell_hook is not None:
             self._unregister_cell_hook()
-        self._guard(self.sync)
-        if self.widget.answerable:
-            # The run waits for decisions made in the view: the widget stays to take them.
-            self._guard(lambda: self.sync(whole=True))
-        else:
+        self._guard(self._last_update)
+        if not self.widget.answerable:
             self._saved = True
         if self.display_id is not None:
             self._guard(self._refresh)
@@ -370,7 +385,7 @@ class LiveView:
 
     def _bundle(self) -> dict[str, Any]:
         if self._saved:
-            with self._sync_lock:
+            with self._sync_lock, collections_paused():
                 html = saved_html(self.builder, self.widget.uid)
             return {
                 "text/plain": LIVE_TEXT_PREFIX + self.trace.summary(),
