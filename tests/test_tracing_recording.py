@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
 from nbagents._contract import describe_size
 from nbagents.models import delegate, say
-from nbagents.tracing import recording
+from nbagents.tracing import Span, recording
 from nbagents.tracing._jsonready import MAX_ITEMS, MAX_STRING, jsonready
 
 
@@ -270,3 +270,25 @@ def test_span_data_is_converted_once_when_read() -> None:
     assert isinstance(first, list) and first[-1] == {"type": "human", "content": "go"}
     assert model.inputs is first  # the same converted value, not a new conversion
     assert Trace.from_json(tracer.trace.to_json()).get(model.id).inputs == first
+
+
+def test_a_trace_says_whether_it_holds_a_span_or_its_id() -> None:
+    trace = Trace()
+    span = Span(id="a1", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
+    assert span not in trace and "a1" not in trace
+    trace.add(span)
+    assert span in trace and "a1" in trace and "b2" not in trace
+
+
+def test_a_listener_that_unsubscribes_while_the_trace_changes_is_not_called_again() -> None:
+    trace = Trace()
+    heard: list[int] = []
+
+    def once(changed: Trace) -> None:
+        heard.append(len(changed))
+        unsubscribe()
+
+    unsubscribe = trace.subscribe(once)
+    trace.changed()
+    trace.changed()
+    assert heard == [0]

@@ -90,12 +90,10 @@ class OpenRuns:
 
     def publish(self, span: Span) -> None:
         """Add a new span to the trace, or tell it that a reopened one changed."""
-        try:
-            self.trace.get(span.id)
-        except KeyError:
-            self.trace.add(span)
-        else:
+        if span.id in self.trace:
             self.trace.changed()
+        else:
+            self.trace.add(span)
 
     # -- what agents did: their skills, and where their tool calls sit ---------------------------
 

@@ -69,7 +69,8 @@ class Trace:
         self._spans: dict[str, Span] = {}
         self._children: dict[str | None, list[str]] = {}
         self._lock = TraceLock()
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()
+        """Replaced whole, never changed in place: every callback reads it, without the lock."""
         self._listener_guard = Guard("A trace listener failed: {name}; the run goes on.")
         self.title = title
         self.finished = False
@@ -92,20 +93,20 @@ class Trace:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(trace)`` after every change; returns a function that unsubscribes."""
         with self._lock:
-            self._listeners.append(listener)
+            self._listeners = (*self._listeners, listener)
 
         def unsubscribe() -> None:
             with self._lock:
                 if listener in self._listeners:
-                    self._listeners.remove(listener)
+                    kept = list(self._listeners)
+                    kept.remove(listener)
+                    self._listeners = tuple(kept)
 
         return unsubscribe
 
     def changed(self) -> None:
         """Tell listeners the trace changed. A failing listener never breaks the traced run."""
-        with self._lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
+        for listener in self._listeners:
             self._listener_guard.run(listener, self)
 
     @property
@@ -142,6 +143,11 @@ class Trace:
     def get(self, span_id: str) -> Span:
         """The span with this id (``KeyError`` if none)."""
         return self._spans[span_id]
+
+    def __contains__(self, span: object) -> bool:
+        """Whether a span, or a span with this id, is in the trace (``span in trace``,
+        ``"3f2a..." in trace``)."""
+        return (span.id if isinstance(span, Span) else span) in self._spans
 
     @property
     def roots(self) -> list[Span]:
