@@ -80,3 +80,25 @@ def test_a_trace_guards_its_spans_with_it() -> None:
     assert isinstance(trace.lock, TraceLock)
     with trace.lock:
         assert trace.spans == []  # the trace's own reads take it again on the same thread
+
+
+def test_a_timed_take_gives_up_when_another_thread_keeps_it() -> None:
+    lock = TraceLock()
+    held = threading.Event()
+    done = threading.Event()
+
+    def hold() -> None:
+        with lock:
+            held.set()
+            done.wait(timeout=10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(timeout=10)
+    try:
+        assert lock.acquire(timeout=0.05) is False
+    finally:
+        done.set()
+        holder.join(timeout=10)
+    assert lock.acquire(timeout=5)
+    lock.release()

@@ -31,14 +31,21 @@ class TraceLock:
     def __init__(self) -> None:
         self._lock = threading.RLock()
 
-    def acquire(self, blocking: bool = True) -> bool:
-        """Take the lock; with ``blocking=False`` only if it is free. True when taken."""
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock, as ``RLock.acquire``: with ``blocking=False`` only if it is free,
+        with a ``timeout`` (seconds) waiting at most that long. True when taken."""
         if self._lock.acquire(False):
             return True
         if not blocking:
             return False
+        deadline = None if timeout < 0 else time.monotonic() + timeout
         nap = _FIRST_NAP
         while True:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                nap = min(nap, left)
             time.sleep(nap)
             if self._lock.acquire(False):
                 return True
