@@ -32,6 +32,7 @@ __all__ = [
     "read_remote",
     "read_spawn",
     "skill_of_path",
+    "spawn_call_id",
 ]
 
 TASK_TOOL = "task"
@@ -127,6 +128,17 @@ def read_spawn(metadata: Mapping[str, Any]) -> SpawnRecord | None:
     )
 
 
+def spawn_call_id(metadata: Mapping[str, Any]) -> str | None:
+    """The ``task`` call id of the spawn record in a run's metadata (``read_spawn(...)``'s
+    ``tool_call_id``), without building the record: every run inside a sub-agent inherits its
+    metadata, and the tracer asks this of each."""
+    found = metadata.get(SPAWN_KEY)
+    if found is None or not isinstance(found, Mapping):
+        return None
+    call_id = found.get("tool_call_id")
+    return None if call_id is None else str(call_id)
+
+
 def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -162,6 +174,10 @@ def read_remote(metadata: Mapping[str, Any]) -> RemoteRecord | None:
 
 def describe_size(value: Any) -> str:
     """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``."""
+    cls = type(value)
+    if cls is list or cls is dict:  # most state values; spares the abstract-class checks
+        n = len(value)
+        return f"{n} item" if n == 1 else f"{n} items"
     if isinstance(value, str):
         return f"{len(value)} chars"
     if isinstance(value, bytes):

@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 from langchain_core.messages import AIMessage
 from langchain_core.messages.ai import UsageMetadata
 
-__all__ = ["TokenCounts", "TokenUsage"]
+__all__ = ["NO_TOKENS", "TokenCounts", "TokenUsage"]
 
 
 class TokenCounts(TypedDict):
@@ -89,3 +89,8 @@ class TokenUsage:
     def counts(self) -> TokenCounts:
         """As an artifact carries them (no cache details)."""
         return TokenCounts(input=self.input, output=self.output, total=self.total)
+
+
+NO_TOKENS = TokenUsage()
+"""Zero tokens: the usage of every span that is not a model call. Shared, as a frozen value
+can be, rather than made for each span."""

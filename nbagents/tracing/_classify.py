@@ -29,8 +29,8 @@ from nbagents._contract import (
     READ_FILE_TOOL,
     TASK_TOOL,
     LimitReached,
-    read_spawn,
     skill_of_path,
+    spawn_call_id,
 )
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import SpanKind, SpanStatus
@@ -55,8 +55,7 @@ def classify_chain(
 ) -> tuple[SpanKind, AgentFrame, AgentFrame | None]:
     """The kind of a chain run, the agent it belongs to, and the graph it is a node of."""
     create_agent_graph = bool(md.get("ls_integration"))
-    spawn = read_spawn(md)
-    spawn_id = spawn["tool_call_id"] if spawn is not None else None
+    spawn_id = spawn_call_id(md)
     if parent is None:
         agent = AgentFrame(
             None,

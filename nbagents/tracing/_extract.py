@@ -187,9 +187,9 @@ def offered_skills(state: Any) -> SpanAttributes | None:
 def tool_call_of(inputs: Any) -> str | None:
     """The tool call id a LangGraph ``tools`` node run was sent (one ``Send`` per call)."""
     item = inputs
-    if isinstance(item, list | tuple) and len(item) == 1:
+    if type(item) is not dict and isinstance(item, list | tuple) and len(item) == 1:
         item = item[0]
-    if isinstance(item, Mapping):
+    if type(item) is dict or isinstance(item, Mapping):
         if item.get("__type") == "tool_call_with_context":
             item = item.get("tool_call")
         if isinstance(item, Mapping) and item.get("type") == "tool_call" and item.get("id"):

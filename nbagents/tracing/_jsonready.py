@@ -106,6 +106,9 @@ _PENDING = object()
 
 def deferred(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
     """``value`` to be converted when read (see :class:`Deferred`); plain scalars at once."""
+    cls = type(value)
+    if cls is dict or cls is list:
+        return Deferred(value, max_chars)
     if value is None or isinstance(value, bool | int | float):
         return jsonready(value)
     if isinstance(value, str) and len(value) <= MAX_STRING:

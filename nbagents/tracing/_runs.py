@@ -10,7 +10,7 @@ from nbagents.tracing.model import Span
 __all__ = ["AgentFrame", "RunFrame"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class AgentFrame:
     """What the tracer knows about one running agent (or sub-agent, or root run)."""
 
@@ -32,7 +32,7 @@ class AgentFrame:
         self.updates = []
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RunFrame:
     span: Span
     agent: AgentFrame

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final, Literal
 
-from nbagents._tokens import TokenUsage
+from nbagents._tokens import NO_TOKENS, TokenUsage
 from nbagents.tracing._attributes import SpanAttributes, typed_attributes
 from nbagents.tracing._jsonready import Deferred
 
@@ -85,7 +85,7 @@ class Span:
     """What the step was given, as bounded JSON data."""
     outputs: Any = _JsonData()
     """What the step returned, as bounded JSON data."""
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: TokenUsage = NO_TOKENS
     """Tokens of a model call (zero for other kinds: see ``Trace.own_usage`` for an agent's)."""
     model: str | None = None
     """The model a model call named, as the provider reported it."""

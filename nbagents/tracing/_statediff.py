@@ -17,16 +17,24 @@ __all__ = ["infer_diff", "node_updates"]
 
 def node_updates(output: Any) -> list[Mapping[str, Any]]:
     """The state updates a node's output carries (dicts, ``Command.update``, lists of them)."""
-    if isinstance(output, Mapping):
+    cls = type(output)
+    # Exact types first: node outputs are dicts, lists of messages and Commands, and a check
+    # against an abstract class, or a missing attribute of a message, costs far more.
+    if cls is dict:
         return [output]
-    if isinstance(output, list | tuple):
+    if cls is list or cls is tuple:
         return [u for item in output for u in node_updates(item)]
-    update = getattr(output, "update", None)
-    if type(output).__name__ == "Command" and update is not None:
+    if cls.__name__ == "Command":
+        update = getattr(output, "update", None)
         if isinstance(update, Mapping):
             return [update]
         if isinstance(update, list | tuple):
             return [dict(update)] if all(isinstance(p, tuple) for p in update) else []
+        return []
+    if isinstance(output, Mapping):
+        return [output]
+    if isinstance(output, list | tuple):
+        return [u for item in output for u in node_updates(item)]
     return []
 
 
