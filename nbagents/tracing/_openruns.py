@@ -22,7 +22,7 @@ from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
 
-__all__ = ["OpenRuns", "new_span", "recorded"]
+__all__ = ["OpenRuns", "containers_copied", "new_span", "recorded"]
 
 
 class OpenRuns:
@@ -35,14 +35,20 @@ class OpenRuns:
         self._calls: dict[tuple[str | None, str], tuple[str, int]] = {}
         """(agent span id, tool call id) → (model span id, position in its tool calls)."""
         self._origin: float | None = None
+        self._lock = trace.lock
+        self.clock: float | None = None
+        """When the event being applied happened (``time.perf_counter()``); ``None`` between
+        events, when the time is now."""
 
     @property
     def lock(self) -> TraceLock:
         return self.trace.lock
 
     def now(self) -> float:
-        """Seconds since the first run started."""
-        now = time.perf_counter()
+        """Seconds since the first run started, at the event being applied (or now)."""
+        now = self.clock
+        if now is None:
+            now = time.perf_counter()
         if self._origin is None:
             self._origin = now
         return round(now - self._origin, 6)
@@ -67,7 +73,7 @@ class OpenRuns:
     ) -> RunFrame:
         """Register a model, tool or retriever run with a new span (not yet added to the trace),
         or with the one a pause left under ``resume_key`` (a ``task`` call's id), reopened."""
-        with self.lock:
+        with self._lock:
             parent = self.get(parent_run_id)
             agent = agent_of(md, name, parent)
             if resume_key is not None:
@@ -144,7 +150,7 @@ class OpenRuns:
 
     def fail(self, run_id: UUID, error: BaseException) -> None:
         """The run raised ``error``: a failure, a stop, or a pause for a human."""
-        with self.lock:
+        with self._lock:
             run = self._runs.get(run_id)
             if run is None:
                 return
@@ -176,7 +182,7 @@ class OpenRuns:
 
     def finish(self) -> None:
         """Mark what still runs ``interrupted``: the traced block ended first."""
-        with self.lock:
+        with self._lock:
             for run in self._runs.values():
                 if run.span.status == "running":
                     run.span.status = "interrupted"
@@ -190,17 +196,18 @@ def recorded(value: Any, parent: RunFrame | None, *, max_chars: int = MAX_CHARS)
     the caller's, who may change them afterwards (append to ``result["messages"]``), so their
     containers are copied now (the messages in them are not: nobody edits a sent message)."""
     if parent is None:
-        value = _containers_copied(value)
+        value = containers_copied(value)
     return deferred(value, max_chars=max_chars)
 
 
-def _containers_copied(value: Any, depth: int = 0) -> Any:
+def containers_copied(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
     if depth > 3:
         return value
     if isinstance(value, Mapping):
-        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
+        return {k: containers_copied(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_containers_copied(v, depth + 1) for v in value]
+        return [containers_copied(v, depth + 1) for v in value]
     return value
 
 

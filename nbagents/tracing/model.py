@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
+from collections import deque
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +46,8 @@ __all__ = [
 
 
 Listener = Callable[["Trace"], None]
+Applier = Callable[[float, Callable[..., None], tuple[Any, ...]], None]
+"""Applies one queued event: ``apply(when, event, args)``."""
 Costing = Callable[["Trace", Any, Literal["agent", "spawn"]], "pd.DataFrame"]
 """``trace_cost(trace, prices, per)``: token usage with cost columns."""
 _costing: Costing | None = None
@@ -76,13 +80,36 @@ class Trace:
         self.finished = False
         """True once the traced block or run has ended."""
         self._recorder: Tracer | None = None
+        self._queued: deque[tuple[Applier, float, Callable[..., None], tuple[Any, ...]]] = deque()
+        """Events a tracer took down and the trace has not applied yet (see ``_catch_up``)."""
+        self._applying: int | None = None
+        """The thread applying queued events, if one is: it tells no listener, who heard of
+        each event when it was queued (and a listener that reads would be called inside)."""
         for span in spans or []:
             self.add(span)
 
     # -- building (the tracer calls these) -----------------------------------------------------
 
+    def _catch_up(self) -> None:
+        """Apply the events the tracer queued, in order: every read starts here, so a reader
+        sees the trace as it is (``nbagents.tracing._tracer`` says why they wait)."""
+        queued = self._queued
+        if not queued:
+            return
+        with self._lock:
+            if self._applying is not None:  # applying an event reads the trace too
+                return
+            self._applying = threading.get_ident()
+            try:
+                while queued:
+                    apply, at, event, args = queued.popleft()
+                    apply(at, event, args)
+            finally:
+                self._applying = None
+
     def add(self, span: Span) -> None:
         """Add a span (its parent may come later) and tell the listeners. For tracers."""
+        self._catch_up()  # after what a tracer took down before it
         with self._lock:
             if span.id in self._spans:
                 raise ValueError(f"A span with id {span.id!r} is already in the trace.")
@@ -106,6 +133,8 @@ class Trace:
 
     def changed(self) -> None:
         """Tell listeners the trace changed. A failing listener never breaks the traced run."""
+        if self._applying is not None and self._applying == threading.get_ident():
+            return
         for listener in self._listeners:
             self._listener_guard.run(listener, self)
 
@@ -125,16 +154,19 @@ class Trace:
     @property
     def spans(self) -> list[Span]:
         """Every span, in the order they started."""
+        self._catch_up()
         with self._lock:
             return list(self._spans.values())
 
     def spans_from(self, start: int) -> list[Span]:
         """The spans after the first ``start``, in the order they started: with ``len(trace)``
         remembered, a reader takes only what was added since it last looked."""
+        self._catch_up()
         with self._lock:
             return list(itertools.islice(self._spans.values(), start, None))
 
     def __len__(self) -> int:
+        self._catch_up()
         return len(self._spans)
 
     def __iter__(self) -> Iterator[Span]:
@@ -142,11 +174,13 @@ class Trace:
 
     def get(self, span_id: str) -> Span:
         """The span with this id (``KeyError`` if none)."""
+        self._catch_up()
         return self._spans[span_id]
 
     def __contains__(self, span: object) -> bool:
         """Whether a span, or a span with this id, is in the trace (``span in trace``,
         ``"3f2a..." in trace``)."""
+        self._catch_up()
         return (span.id if isinstance(span, Span) else span) in self._spans
 
     @property
@@ -157,6 +191,7 @@ class Trace:
     def children(self, span: Span | str | None) -> list[Span]:
         """Direct children of ``span`` (all of them, hidden plumbing included), in call order."""
         key = span.id if isinstance(span, Span) else span
+        self._catch_up()
         with self._lock:
             kids = [self._spans[i] for i in self._children.get(key, [])]
         return call_order(kids)
@@ -197,6 +232,7 @@ class Trace:
 
     def parent(self, span: Span) -> Span | None:
         """The span ``span`` ran under, or ``None`` for a root."""
+        self._catch_up()
         return self._spans.get(span.parent_id) if span.parent_id else None
 
     @property

@@ -1,0 +1,300 @@
+"""What each LangChain callback means for the trace: the work a :class:`Tracer` queues.
+
+The tracer's callbacks only take down what happened and when; the trace applies their events
+here, in the order they happened, when something reads it (see ``Trace`` and ``Tracer``).
+The open runs and the life of their spans are :class:`~nbagents.tracing._openruns.OpenRuns`;
+which kind a run is lives in :mod:`nbagents.tracing._classify`; what is read out of a
+callback's payload lives in :mod:`nbagents.tracing._extract`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import UUID
+
+from nbagents._guard import Guard, guarded
+from nbagents._resumable import AGENT_REF
+from nbagents.tracing._classify import (
+    AGENT_KINDS,
+    chain_end_status,
+    classify_chain,
+    is_visible_node,
+    step_of,
+    tool_kind,
+)
+from nbagents.tracing._extract import (
+    ModelResult,
+    model_request,
+    offered_skills,
+    returned_keys,
+    run_name,
+    skill_arguments,
+    subagent_attributes,
+    task_arguments,
+    tool_call_of,
+    tool_outcome,
+)
+from nbagents.tracing._jsonready import jsonready, shape
+from nbagents.tracing._openruns import OpenRuns, new_span, recorded
+from nbagents.tracing._pending import AGENT, THREAD, is_resume, thread_of
+from nbagents.tracing._runs import RunFrame
+from nbagents.tracing.model import STREAMED, STREAMED_CHARS, SpanKind, Trace
+
+__all__ = ["VISIBLE_CHARS", "TraceWriter"]
+
+VISIBLE_CHARS = 200_000
+
+
+class TraceWriter:
+    """Applies a tracer's events to ``trace``; every change happens under the trace's lock."""
+
+    def __init__(self, trace: Trace, guard: Guard) -> None:
+        self.trace = trace
+        self.guard = guard
+        self._runs = OpenRuns(trace)
+        self._lock = trace.lock  # taken several times per event: no property hops
+
+    def apply(self, at: float, event: Callable[..., None], args: tuple[Any, ...]) -> None:
+        """Apply one queued event, which happened at ``at`` (``time.perf_counter()``)."""
+        self._runs.clock = at
+        try:
+            event(*args)
+        finally:
+            self._runs.clock = None
+
+    # -- chains: graphs, nodes, sequences --------------------------------------------------------
+
+    @guarded
+    def chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        tags: list[str] | None,
+        metadata: dict[str, Any] | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        name = run_name(serialized, kwargs, "chain")
+        md = metadata or {}
+        runs = self._runs
+        with self._lock:
+            now = runs.now()
+            parent = runs.get(parent_run_id)
+            kind, agent, node_of = classify_chain(name, md, tags or [], parent)
+            key = _resume_key(kind, parent, md, name)
+            # New input on a paused thread starts a new run; only Command(resume=...) continues.
+            continues = key is not None and (parent is not None or is_resume(inputs))
+            if parent is None and is_resume(inputs):
+                runs.pauses.answered(thread_of(md), inputs.resume)
+            reopened = runs.reopen(md, kind, key, now) if continues and key is not None else None
+            span = reopened
+            if span is None:
+                span = new_span(run_id, parent, kind, name, agent, now)
+                span.hidden = kind == "chain" and not is_visible_node(kind, name, md, node_of)
+            if key is not None:
+                runs.pauses.resumable(span, thread_of(md), key)
+                if parent is None and thread_of(md) is not None:
+                    span.attributes[THREAD] = thread_of(md)
+                    if md.get(AGENT_REF):
+                        span.attributes[AGENT] = str(md[AGENT_REF])
+            run = RunFrame(span, agent, step_of(md, parent), node_of=node_of, parent=parent)
+            if kind in AGENT_KINDS:
+                agent.span_id = span.id
+                agent.state_input = inputs
+                span.attributes.update(offered_skills(inputs) or {})  # a resumed thread's
+                if kind == "subagent" and parent is not None:
+                    span.attributes.update(subagent_attributes(agent, md, parent, inputs))
+            elif kind == "chain" and node_of is not None:
+                span.attributes.update(runs.call_position(agent, tool_call_of(inputs)))
+            if parent is not None and parent.span.kind == "task" and kind == "subagent":
+                parent.subagent = span
+            runs.add(run_id, run)
+        if reopened is None:  # a continued span keeps what it was first given
+            span.inputs = (
+                shape(inputs) if span.hidden else recorded(inputs, parent, max_chars=VISIBLE_CHARS)
+            )
+        runs.publish(span)
+
+    @guarded
+    def chain_end(self, outputs: Any, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
+                run.node_of.updates.append((run.step, outputs))
+                self._runs.agent_offered(run.node_of, outputs)
+            status = chain_end_status(run, outputs)
+            converted = (
+                shape(outputs)
+                if run.span.hidden
+                else recorded(outputs, run.parent, max_chars=VISIBLE_CHARS)
+            )
+            self._runs.end(run, status, None, converted)
+            if run.span.kind in AGENT_KINDS:
+                run.agent.forget_state()
+        self.trace.changed()
+
+    @guarded
+    def failed(self, error: BaseException, run_id: UUID) -> None:
+        """A chain, model, tool or retriever run raised ``error``."""
+        self._runs.fail(run_id, error)
+
+    # -- models ----------------------------------------------------------------------------------
+
+    @guarded
+    def model_start(
+        self,
+        serialized: dict[str, Any] | None,
+        prompt: Any,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        metadata: dict[str, Any] | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        md = metadata or {}
+        model, tools = model_request(md, kwargs)
+        span = self._runs.open(
+            run_id, parent_run_id, md, "model", run_name(serialized, kwargs, "model"), prompt
+        ).span
+        span.model = model
+        if tools:
+            span.attributes["tools"] = tools
+        self.trace.add(span)
+
+    @guarded
+    def model_end(self, result: ModelResult, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            outputs = jsonready(result.produced)
+            self._runs.calls_made(run, result.calls)
+            run.span.usage = result.usage
+            run.span.attributes.pop(STREAMED, None)
+            if result.model:
+                run.span.model = result.model
+            self._runs.end(run, "ok", None, outputs)
+        self.trace.changed()
+
+    @guarded
+    def new_token(self, token: str, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None or run.span.status != "running":
+                return
+            attrs = run.span.attributes
+            text = attrs.get(STREAMED, "") + token
+            attrs[STREAMED] = text[-STREAMED_CHARS:]
+        self.trace.changed()
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    @guarded
+    def tool_start(
+        self,
+        serialized: dict[str, Any] | None,
+        input_str: str,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        metadata: dict[str, Any] | None,
+        inputs: dict[str, Any] | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        name = run_name(serialized, kwargs, "tool")
+        kind = tool_kind(name, inputs)
+        args = inputs if inputs is not None else input_str
+        skill = skill_arguments(inputs) if kind == "skill" else None
+        # A skill load is named by the skill it opens; the tool stays in its attributes.
+        span_name = skill["skill"] if skill else name
+        call_id = kwargs.get("tool_call_id")
+        resume_key = _task_key(metadata or {}, call_id) if kind == "task" and call_id else None
+        runs = self._runs
+        run = runs.open(
+            run_id, parent_run_id, metadata or {}, kind, span_name, args, resume_key=resume_key
+        )
+        span = run.span
+        with self._lock:
+            if call_id:
+                span.attributes["tool_call_id"] = str(call_id)
+                span.attributes.update(runs.call_position(run.agent, str(call_id)))
+            if kind == "task":
+                span.attributes.update(task_arguments(inputs))
+            if skill is not None:
+                span.attributes.update(skill, tool=name)
+                runs.agent_opened(run.agent, skill["skill"])
+        runs.publish(span)
+
+    @guarded
+    def tool_end(self, output: Any, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
+            sub = run.subagent
+            if run.span.kind == "task" and sub is not None:
+                sub.attributes["returned"] = returned_keys(output)
+                sub.attributes["result"] = outcome.text
+            self._runs.end(run, outcome.status, outcome.error, recorded(output, run.parent))
+        self.trace.changed()
+
+    # -- retrievers (shown as tools) ---------------------------------------------------------------
+
+    @guarded
+    def retriever_start(
+        self,
+        serialized: dict[str, Any] | None,
+        query: str,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        metadata: dict[str, Any] | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        name = run_name(serialized, kwargs, "retriever")
+        span = self._runs.open(run_id, parent_run_id, metadata or {}, "tool", name, query).span
+        span.attributes["retriever"] = True
+        self.trace.add(span)
+
+    @guarded
+    def retriever_end(self, documents: Any, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            self._runs.end(run, "ok", None, recorded(documents, run.parent))
+        self.trace.changed()
+
+    # -- ending the trace --------------------------------------------------------------------------
+
+    @guarded
+    def finish(self) -> None:
+        """Mark the trace finished; spans still running are marked ``interrupted``."""
+        with self._lock:
+            self._runs.finish()
+            self.trace.finished = True
+        self.trace.changed()
+
+
+def _resume_key(
+    kind: SpanKind, parent: RunFrame | None, md: Mapping[str, Any], name: str
+) -> str | None:
+    """Under which key a pause leaves this chain's span: a root agent by the agent object that
+    ran it, or, for a graph not built by ``create_deep_agent``, by its name (its thread is the
+    other half of every key); a sub-agent by the ``task`` span it runs under; other chains are
+    never continued."""
+    if kind == "agent" and parent is None:
+        return str(md.get(AGENT_REF) or f"graph:{name}")
+    if kind == "subagent" and parent is not None and parent.span.kind == "task":
+        return parent.span.id
+    return None
+
+
+def _task_key(md: Mapping[str, Any], call_id: Any) -> str:
+    """Under which key a pause leaves a ``task`` span: its tool call id, which scripted models
+    repeat across agents, with the step's checkpoint namespace, which LangGraph derives from
+    the checkpoint the step ran from, so it is the same for the resumed call and for no other
+    conversation's."""
+    return f"{md.get('checkpoint_ns', '')}|{call_id}"
