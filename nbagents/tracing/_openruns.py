@@ -17,7 +17,6 @@ from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
 from nbagents.tracing._jsonready import MAX_CHARS, deferred
-from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
@@ -39,10 +38,6 @@ class OpenRuns:
         self.clock: float | None = None
         """When the event being applied happened (``time.perf_counter()``); ``None`` between
         events, when the time is now."""
-
-    @property
-    def lock(self) -> TraceLock:
-        return self.trace.lock
 
     def now(self) -> float:
         """Seconds since the first run started, at the event being applied (or now)."""
