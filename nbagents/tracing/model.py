@@ -118,7 +118,13 @@ class Trace:
         self.changed()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener(trace)`` after every change; returns a function that unsubscribes."""
+        """Call ``listener(trace)`` after every change; returns a function that unsubscribes.
+
+        A tracer calls it on the run's thread as each event is taken down, before the trace
+        has applied it: what the listener reads of the trace includes it. Keep it cheap (wake a
+        thread of your own that reads); reading in the listener does the trace's work on the
+        run's thread, one event at a time.
+        """
         with self._lock:
             self._listeners = (*self._listeners, listener)
 
