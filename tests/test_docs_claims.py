@@ -95,8 +95,11 @@ def test_getting_started_turn_counts() -> None:
     trace = namespace["t"]
     subagents = [s for s in trace.spans if s.kind == "subagent"]
     assert len(subagents) == 3
-    # The three sub-agents overlap: each starts before every other one ends.
-    assert max(s.start for s in subagents) < min(s.end for s in subagents)
+    # The sub-agents ran at the same time: one after another, their durations could not add up
+    # to more than the stretch from the first start to the last end. (Not "each starts before
+    # any ends": on a loaded machine one thread may start a few hundred ms late.)
+    window = max(s.end for s in subagents) - min(s.start for s in subagents)
+    assert sum(s.end - s.start for s in subagents) > window * 1.2
 
     def model_turns(agent_span_id: str) -> int:
         own = [s for s in trace.spans if s.kind == "model"]
