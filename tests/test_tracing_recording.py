@@ -129,7 +129,7 @@ def test_a_failing_tracer_never_breaks_the_run(
     def explode(value: Any, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("tracer bug")
 
-    monkeypatch.setattr(writer_module, "recorded", explode)
+    monkeypatch.setattr(writer_module, "deferred", explode)
     tracer = Tracer()
     with caplog.at_level(logging.ERROR, logger="nbagents.tracing"):
         result = small_agent().invoke(PAYLOAD, {"callbacks": [tracer]})

@@ -16,12 +16,12 @@ from uuid import UUID
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
-from nbagents.tracing._jsonready import MAX_CHARS, deferred
+from nbagents.tracing._jsonready import deferred
 from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
 
-__all__ = ["OpenRuns", "containers_copied", "new_span", "recorded"]
+__all__ = ["OpenRuns", "new_span"]
 
 
 class OpenRuns:
@@ -78,7 +78,7 @@ class OpenRuns:
                     self._runs[run_id] = frame
                     return frame
             span = new_span(run_id, parent, kind, name, agent, self.now())
-            span.inputs = recorded(inputs, parent)
+            span.inputs = deferred(inputs)
             if resume_key is not None:
                 self.pauses.resumable(span, thread_of(md), resume_key)
             frame = RunFrame(span, agent, step_of(md, parent), parent=parent)
@@ -182,28 +182,6 @@ class OpenRuns:
                 if run.span.status == "running":
                     run.span.status = "interrupted"
                     run.span.error = "still running when the trace ended"
-
-
-def recorded(value: Any, parent: RunFrame | None, *, max_chars: int = MAX_CHARS) -> Any:
-    """What a span keeps of a run's input or output: a reference converted when read
-    (:class:`~nbagents.tracing._jsonready.Deferred`). Inside the run LangChain and LangGraph
-    make new messages and states rather than change them; a root run's input and output are
-    the caller's, who may change them afterwards (append to ``result["messages"]``), so their
-    containers are copied now (the messages in them are not: nobody edits a sent message)."""
-    if parent is None:
-        value = containers_copied(value)
-    return deferred(value, max_chars=max_chars)
-
-
-def containers_copied(value: Any, depth: int = 0) -> Any:
-    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
-    if depth > 3:
-        return value
-    if isinstance(value, Mapping):
-        return {k: containers_copied(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [containers_copied(v, depth + 1) for v in value]
-    return value
 
 
 def new_span(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -30,7 +30,6 @@ from langchain_core.outputs import LLMResult
 from nbagents._guard import Guard, guarded
 from nbagents.tracing._extract import model_result
 from nbagents.tracing._lock import TraceLock
-from nbagents.tracing._openruns import containers_copied
 from nbagents.tracing._writer import TraceWriter
 from nbagents.tracing.model import Trace
 
@@ -320,7 +319,20 @@ class Tracer(BaseCallbackHandler):
 
 
 def _as_given(value: Any, parent_run_id: UUID | None) -> Any:
-    """A root run's input or output belongs to its caller, who may change it once the call
-    returns (append to ``result["messages"]``): its containers are copied now. Inside a run,
-    LangChain and LangGraph make new messages and states rather than change them."""
-    return containers_copied(value) if parent_run_id is None else value
+    """What a span keeps of a run's input or output, before it is converted when read. A root
+    run's belongs to its caller, who may change it once the call returns (append to
+    ``result["messages"]``): its containers are copied now (the messages in them are not:
+    nobody edits a sent message). Inside a run, LangChain and LangGraph make new messages and
+    states rather than change them: a reference is kept."""
+    return _containers_copied(value) if parent_run_id is None else value
+
+
+def _containers_copied(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
+    if depth > 3:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_containers_copied(v, depth + 1) for v in value]
+    return value

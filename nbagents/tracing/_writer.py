@@ -35,8 +35,8 @@ from nbagents.tracing._extract import (
     tool_call_of,
     tool_outcome,
 )
-from nbagents.tracing._jsonready import jsonready, shape
-from nbagents.tracing._openruns import OpenRuns, new_span, recorded
+from nbagents.tracing._jsonready import deferred, jsonready, shape
+from nbagents.tracing._openruns import OpenRuns, new_span
 from nbagents.tracing._pending import AGENT, THREAD, is_resume, thread_of
 from nbagents.tracing._runs import RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, SpanKind, Trace
@@ -113,7 +113,7 @@ class TraceWriter:
             runs.add(run_id, run)
         if reopened is None:  # a continued span keeps what it was first given
             span.inputs = (
-                shape(inputs) if span.hidden else recorded(inputs, parent, max_chars=VISIBLE_CHARS)
+                shape(inputs) if span.hidden else deferred(inputs, max_chars=VISIBLE_CHARS)
             )
         runs.publish(span)
 
@@ -128,9 +128,7 @@ class TraceWriter:
                 self._runs.agent_offered(run.node_of, outputs)
             status = chain_end_status(run, outputs)
             converted = (
-                shape(outputs)
-                if run.span.hidden
-                else recorded(outputs, run.parent, max_chars=VISIBLE_CHARS)
+                shape(outputs) if run.span.hidden else deferred(outputs, max_chars=VISIBLE_CHARS)
             )
             self._runs.end(run, status, None, converted)
             if run.span.kind in AGENT_KINDS:
@@ -238,7 +236,7 @@ class TraceWriter:
             if run.span.kind == "task" and sub is not None:
                 sub.attributes["returned"] = returned_keys(output)
                 sub.attributes["result"] = outcome.text
-            self._runs.end(run, outcome.status, outcome.error, recorded(output, run.parent))
+            self._runs.end(run, outcome.status, outcome.error, deferred(output))
         self.trace.changed()
 
     # -- retrievers (shown as tools) ---------------------------------------------------------------
@@ -264,7 +262,7 @@ class TraceWriter:
             run = self._runs.get(run_id)
             if run is None:
                 return
-            self._runs.end(run, "ok", None, recorded(documents, run.parent))
+            self._runs.end(run, "ok", None, deferred(documents))
         self.trace.changed()
 
     # -- ending the trace --------------------------------------------------------------------------
