@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +20,7 @@ from langchain_core.tools import tool
 
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
 from nbagents.models import call, delegate, parallel
+from nbagents.subagents._stop import BUSY
 
 WORKER = {"name": "w", "description": "Works.", "system_prompt": "Work."}
 HELD_FOR = 30.0
@@ -55,9 +57,20 @@ def held(python_sigint: None) -> Iterator[Held]:
     h = Held()
     yield h
     h.release.set()
-    for thread in threading.enumerate():
-        if thread.name == "nbagents-subagent":
-            thread.join(HELD_FOR)
+    _wait_until_no_subagent_runs()
+
+
+def _busy() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == BUSY]
+
+
+def _wait_until_no_subagent_runs() -> None:
+    """Sub-agents' threads are kept for the next run when theirs ends: wait for that, not for
+    the threads to end."""
+    deadline = time.monotonic() + HELD_FOR
+    while _busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _busy(), "a sub-agent left behind never stopped"
 
 
 def _three_workers() -> ScriptedChatModel:
@@ -98,11 +111,9 @@ def test_subagents_left_behind_stop_before_their_next_model_call(held: Held) -> 
     _ctrl_c_once(held, entered=3)
     with pytest.raises(KeyboardInterrupt):
         agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
+    assert len(_busy()) >= 3, "the sub-agents ran on the invoking thread's workers, not their own"
     held.release.set()
-    left = [t for t in threading.enumerate() if t.name == "nbagents-subagent"]
-    assert left, "the sub-agents ran on the invoking thread's workers, not their own threads"
-    for thread in left:
-        thread.join(HELD_FOR)
+    _wait_until_no_subagent_runs()
     assert held.finished == 3
     workers = [s for s in tracer.trace.spans if s.kind == "subagent"]
     assert len(workers) == 3
