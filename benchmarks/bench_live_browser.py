@@ -7,7 +7,9 @@ and with ``display=False``, alternated, best of three each; a run with the view 
 renders every update on the same cores as the kernel, as on a laptop. Beside it, the same runs
 in a kernel with no browser attached (``bench_views.kernel_walls``): the difference is what the
 front end costs the kernel (the widget messages it must send and the page's work competing for
-the CPU).
+the CPU). Last, the floor: the run with no view plus one whole build of its view and saved
+output (``bench_views.view_floor``), the least any view of the run costs, since the notebook
+saved from it holds the whole view.
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 3]
 
@@ -180,6 +182,13 @@ def main() -> None:
         )
     koff, kon = bench_views.kernel_walls(args.workers, repeat=args.repeat)
     print(f"{'a kernel, no browser attached':<34} {kon:>9.2f}s {koff:>13.2f}s {kon / koff:>5.2f}x")
+    off, build = bench_views.view_floor(args.workers, repeat=args.repeat)
+    floor = f"{off + build:>9.2f}s {off:>13.2f}s {(off + build) / off:>5.2f}x"
+    print(f"{'floor: the view built once, saved':<34} {floor}")
+    print(
+        f"  (this process, no kernel: the run with no view, plus the CPU of one whole build of "
+        f"its view and saved output, {build:.2f} s, which any view of the run must spend)"
+    )
 
 
 if __name__ == "__main__":

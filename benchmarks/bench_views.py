@@ -190,6 +190,36 @@ def build_cost(trace: Trace, repeat: int = 7) -> tuple[float, float, float, int]
     return best[0], best[1], best[2], kept
 
 
+def view_floor(workers: int, repeat: int = 3) -> tuple[float, float]:
+    """Least wall seconds of a run with no view, and the least CPU seconds of what any view of
+    it must do once: read the recorded inputs and outputs (the tracer left them unconverted),
+    build the whole view and make the saved output ``finish()`` writes.
+
+    A live view does at least this: a notebook saved from it holds the whole view. Its ratio
+    to the run is the floor of the live view's cost, with no update sent while the run went.
+    Each run is fresh (a trace's values are converted once); thread CPU, collector off.
+    """
+    agent = build_agent(workers)
+    wall(agent, live=False)
+    walls, builds = [], []
+    for _ in range(repeat):
+        gc.collect()
+        tracer = Tracer(Trace())
+        started = time.perf_counter()
+        agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
+        walls.append(time.perf_counter() - started)
+        gc.disable()
+        try:
+            cpu = time.thread_time()
+            builder = ViewBuilder(tracer.trace)
+            builder.update()
+            saved_html(builder)
+            builds.append(time.thread_time() - cpu)
+        finally:
+            gc.enable()
+    return min(walls), min(builds)
+
+
 SENT: list[tuple[int, int, int, float]] = []
 """Per run with a view: widget updates, how many of them were whole views, bytes sent, and the
 seconds ``finish()`` took (the final update and the saved output)."""
