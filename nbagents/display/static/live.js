@@ -1293,8 +1293,14 @@ function showSaved(box, viewJson, css) {
   const el = h("div", "nba-saved-view");
   initialize({ model });
   render({ model, el });
+  // The snapshot goes: hidden, a 500-way run's kept ~24,000 elements in the page, and every
+  // later change of the notebook made the browser walk them. Its stylesheet stays, the view's.
   const snapshot = box.querySelector(":scope > .nba-trace");
-  if (snapshot) snapshot.style.display = "none";
+  if (snapshot) {
+    const sheet = snapshot.querySelector("style.nba-css");
+    if (sheet) box.append(sheet);
+    snapshot.remove();
+  }
   box.append(style, el);
 }
 
