@@ -8,6 +8,7 @@ sub-agent instead, and end when none comes.
 
 from __future__ import annotations
 
+import contextvars
 import multiprocessing
 import threading
 import time
@@ -101,6 +102,29 @@ def test_a_wider_run_than_the_threads_kept_starts_more(fresh_workers: None) -> N
     _wait_for(lambda: kept <= _named(IDLE), "finished sub-agents' threads were not kept")
     wider = set(_run(5).threads)
     assert kept < wider and len(wider) == 5
+
+
+_LEFT: contextvars.ContextVar[str] = contextvars.ContextVar("left_by_a_sub_agent", default="")
+
+
+def test_a_reused_thread_carries_nothing_of_the_sub_agent_before(fresh_workers: None) -> None:
+    # The run's config and callbacks live in context variables: a thread kept from one run
+    # must give the next sub-agent the context of its own caller, not what the last one left.
+    def first() -> tuple[int, str]:
+        _LEFT.set("secret of run 1")
+        return threading.get_ident(), _LEFT.get()
+
+    def second() -> tuple[int, str]:
+        return threading.get_ident(), _LEFT.get()
+
+    with _stop.ctrl_c_stops_subagents():
+        thread_1, value_1 = _stop.run_stoppable(first)
+        _wait_for(lambda: thread_1 in _named(IDLE), "the sub-agent's thread was not kept")
+        thread_2, value_2 = _stop.run_stoppable(second)
+    assert thread_1 == thread_2, "the second sub-agent did not reuse the first one's thread"
+    assert value_1 == "secret of run 1"
+    assert value_2 == ""
+    assert _LEFT.get() == ""
 
 
 def _in_child(queue: multiprocessing.Queue[str]) -> None:
