@@ -182,13 +182,22 @@ class ViewBuilder:
 
     def update(self) -> _Changes:
         """Take in what changed in the trace since the last call; returns what it touched."""
-        changes = _Changes()
         trace = self.trace
         with trace.lock:
             dirty = self._fingerprints.changed(trace)
-            self._status = _status(trace.status)
-            self._finished = bool(trace.finished)
-            self._title = trace.title
+            status, finished, title = trace.status, bool(trace.finished), trace.title
+        return self.take_in(dirty, status, finished, title)
+
+    def take_in(
+        self, dirty: list[tuple[Span, bool]], status: str, finished: bool, title: str
+    ) -> _Changes:
+        """Take in spans new or changed (each with whether it is final: it will not change
+        again) and the trace's state: :meth:`update` with what changed found elsewhere (a
+        copy of the trace kept in another process, :mod:`nbagents.display._viewworker`)."""
+        changes = _Changes()
+        self._status = _status(status)
+        self._finished = finished
+        self._title = title
         talking: set[str] = set()
         for span, final in dirty:
             self._take(span, changes, final, talking)

@@ -41,10 +41,16 @@ from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
 from nbagents.display._gcpause import collections_paused
-from nbagents.display._html import render_view, static_text, trace_css
-from nbagents.display._saved import saved_html
+from nbagents.display._html import static_text, trace_css
 from nbagents.display._spanview import whole_input
-from nbagents.display._viewmodel import ViewBuilder
+from nbagents.display._viewsource import (
+    OFFLOAD_SPANS,
+    LocalSource,
+    RemoteSource,
+    ViewSource,
+    WorkerError,
+    view_worker,
+)
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -126,7 +132,12 @@ class LiveView:
         """How many of the updates sent the whole view."""
         self.sent_bytes = 0
         """Bytes of widget state sent so far (whole views and patches)."""
-        self.builder = ViewBuilder(trace)
+        self.source: ViewSource = LocalSource(trace)
+        """Where the view's records are built: here, or once the run grows large, in the
+        view worker beside the kernel (:mod:`nbagents.display._viewsource`)."""
+        self._in_kernel = False
+        """Whether this view stays in the kernel (no worker, or it failed)."""
+        self._saved_html: str | None = None
         self.display_id: str | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -179,10 +190,11 @@ class LiveView:
             if delay > 0 and self._stop.wait(delay):
                 return  # finish() makes the final update
             self._wake.clear()
-            started = time.monotonic()
+            started = time.thread_time()
             self._guard(self.sync)
             last = time.monotonic()  # spacing counted from the send: <= max_rate messages/s
-            cost = last - started
+            # What this thread took from the agent's: waiting for the worker holds no GIL.
+            cost = time.thread_time() - started
 
     def sync(self, *, whole: bool = False) -> bool:
         """Send what changed in the trace to the widget; False when nothing did.
@@ -190,22 +202,22 @@ class LiveView:
         ``whole`` sends the whole view instead of a patch.
         """
         with self._sync_lock, collections_paused():
-            changes = self.builder.update()
+            changed = self._update()
             first = self._base_size == 0
-            if not (changes or first or whole):
+            if not (changed or first or whole):
                 return False
             rebase = (
                 self._since_base > max(REBASE * self._base_size, 64_000)
                 and time.monotonic() - self._base_time >= REBASE_SECONDS
             )
             if first or whole or rebase:
-                text = self.builder.view_json()
+                text = self._built(lambda source: source.view_json())
                 self.widget.view_json = text
                 self._base_size, self._since_base = len(text), 0
                 self._base_time = time.monotonic()
                 self.wholes += 1
             else:
-                text = self.builder.patch_json(changes)
+                text = self._built(lambda source: source.patch_json())
                 self.widget.patch_json = text
                 self._since_base += len(text)
             self._last_size = len(text)
@@ -214,8 +226,48 @@ class LiveView:
             self._check_answerable()
             return True
 
+    def _update(self) -> bool:
+        """The source takes in the trace's changes (moved to the worker first once the run is
+        large); whether the view changed. Under ``_sync_lock``."""
+        if not self._in_kernel and isinstance(self.source, LocalSource):
+            self._offload()
+        try:
+            return self.source.update()
+        except WorkerError as error:
+            self._back_in_kernel(error)
+            return self.source.update()
+
+    def _offload(self) -> None:
+        if len(self.trace) < OFFLOAD_SPANS:
+            return
+        worker = view_worker()
+        if worker is None:
+            self._in_kernel = True
+        elif worker.ready.is_set():
+            try:
+                self.source = RemoteSource(self.trace, worker, rev=self.source.rev)
+            except WorkerError as error:
+                self._back_in_kernel(error)
+                return
+            self._base_size = 0  # a new builder: the widget gets its whole view first
+
+    def _back_in_kernel(self, error: WorkerError) -> None:
+        logger.warning("%s", error)
+        self.source = LocalSource(self.trace, rev=self.source.rev + 1)
+        self._in_kernel = True
+        self._base_size = 0
+
+    def _built(self, text: Callable[[ViewSource], str]) -> str:
+        """``text`` of the source; built again in the kernel when the worker failed."""
+        try:
+            return text(self.source)
+        except WorkerError as error:
+            self._back_in_kernel(error)
+            self.source.update()
+            return text(self.source)
+
     def _check_answerable(self) -> None:
-        agent = approvals.resumable_agent(self.trace) if self.builder.waiting else None
+        agent = approvals.resumable_agent(self.trace) if self.source.waiting else None
         if agent is not None:
             # The view keeps the paused agent alive: its output can resume it later even when
             # the notebook dropped its own reference.
@@ -230,7 +282,7 @@ class LiveView:
             self.sync()
         else:
             with self._sync_lock, collections_paused():
-                self.builder.update()
+                self._update()
                 self._check_answerable()
         if self.widget.answerable:
             # The run waits for decisions made in the view: the widget stays to take them.
@@ -292,7 +344,8 @@ class LiveView:
         if not isinstance(key, str):
             return
         with self._sync_lock:
-            span = self.builder.span_of(key)
+            span_id = self._built(lambda source: source.span_id(key) or "")
+        span = self.trace.get(span_id) if span_id in self.trace else None
         if span is None or span.kind != "model":
             return
         label, messages = whole_input(span)
@@ -304,6 +357,9 @@ class LiveView:
             # The output became the saved HTML and its widget was closed: a new widget, sent
             # the whole view first, takes the output back while the run goes on.
             self._saved = False
+            self._saved_html = None
+            self.source = LocalSource(self.trace, rev=self.source.rev + 1)
+            self._in_kernel = False
             self.widget = TraceWidget()
             self.widget.on_msg(self._on_msg)
             self._base_size = 0
@@ -358,6 +414,7 @@ class LiveView:
         self._guard(self._last_update)
         if not self.widget.answerable:
             self._saved = True
+            self._guard(self._save)
         if self.display_id is not None:
             self._guard(self._refresh)
         if self._saved:
@@ -380,13 +437,22 @@ class LiveView:
         # Through sync(), so the widget gets every change the snapshot shows.
         self._guard(self.sync)
         with self._sync_lock:
-            view = self.builder.snapshot_view()
-        return LIVE_HTML_START + render_view(view) + LIVE_HTML_END
+            html = self._built(lambda source: source.snapshot_html())
+        return LIVE_HTML_START + html + LIVE_HTML_END
+
+    def _save(self) -> None:
+        """Make the saved output once, and let the source go: the output no longer changes
+        (a resumed run starts a new one), and a worker's copy of the trace is freed."""
+        with self._sync_lock, collections_paused():
+            uid = self.widget.uid
+            self._saved_html = self._built(lambda source: source.saved_html(uid))
+            self.source.close()
 
     def _bundle(self) -> dict[str, Any]:
         if self._saved:
-            with self._sync_lock, collections_paused():
-                html = saved_html(self.builder, self.widget.uid)
+            if self._saved_html is None:
+                self._save()
+            html = self._saved_html or ""
             return {
                 "text/plain": LIVE_TEXT_PREFIX + self.trace.summary(),
                 "text/html": LIVE_HTML_START + html + LIVE_HTML_END,
