@@ -28,6 +28,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nbagents.display._fingerprints import SpanFingerprints, copy_span
+from nbagents.display._gcpause import collections_paused
 from nbagents.display._html import render_view
 from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder, _Changes
@@ -110,21 +111,27 @@ class LocalSource:
     def waiting(self) -> bool:
         return self.builder.waiting
 
+    # The builder's work runs with the collector paused (nbagents.display._gcpause says why).
     def update(self) -> bool:
-        self._changes = self.builder.update()
+        with collections_paused():
+            self._changes = self.builder.update()
         return bool(self._changes)
 
     def view_json(self) -> str:
-        return self.builder.view_json()
+        with collections_paused():
+            return self.builder.view_json()
 
     def patch_json(self) -> str:
-        return self.builder.patch_json(self._changes)
+        with collections_paused():
+            return self.builder.patch_json(self._changes)
 
     def snapshot_html(self) -> str:
-        return render_view(self.builder.snapshot_view())
+        with collections_paused():
+            return render_view(self.builder.snapshot_view())
 
     def saved_html(self, uid: str) -> str:
-        return saved_html(self.builder, uid)
+        with collections_paused():
+            return saved_html(self.builder, uid)
 
     def span_id(self, key: str) -> str | None:
         span = self.builder.span_of(key)

@@ -40,7 +40,6 @@ from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
-from nbagents.display._gcpause import collections_paused
 from nbagents.display._html import static_text, trace_css
 from nbagents.display._spanview import whole_input
 from nbagents.display._viewsource import (
@@ -201,7 +200,7 @@ class LiveView:
 
         ``whole`` sends the whole view instead of a patch.
         """
-        with self._sync_lock, collections_paused():
+        with self._sync_lock:
             changed = self._update()
             first = self._base_size == 0
             if not (changed or first or whole):
@@ -281,7 +280,7 @@ class LiveView:
         if self.display_id is None:
             self.sync()
         else:
-            with self._sync_lock, collections_paused():
+            with self._sync_lock:
                 self._update()
                 self._check_answerable()
         if self.widget.answerable:
@@ -443,7 +442,7 @@ class LiveView:
     def _save(self) -> None:
         """Make the saved output once, and let the source go: the output no longer changes
         (a resumed run starts a new one), and a worker's copy of the trace is freed."""
-        with self._sync_lock, collections_paused():
+        with self._sync_lock:
             uid = self.widget.uid
             self._saved_html = self._built(lambda source: source.saved_html(uid))
             self.source.close()
