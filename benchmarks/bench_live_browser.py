@@ -52,18 +52,22 @@ CPU at 500-way) after the run, which would otherwise slow the next one."""
 class BrowserRun:
     off: float
     on: float
-    """Best wall seconds of the runs without and with the view."""
+    in_kernel: float
+    """Best wall seconds of the runs without the view, with it (built by the view worker once
+    the run is large), and with it built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``)."""
     kernel_cpu_off: float
     kernel_cpu_on: float
-    """The kernel's CPU seconds in those same runs."""
+    kernel_cpu_in_kernel: float
+    """The kernel's CPU seconds in those same runs (the worker's are its own)."""
     cpu: dict[str, float]
     """CPU seconds of each process while the measured cell ran."""
     messages: int
     megabytes: float
     """What the page received on its websockets."""
-    sent: list[tuple[int, int, int, float]]
-    """Per run with the view: widget updates, whole views among them, bytes of view state, and
-    the seconds its ``finish()`` took (inside the run's wall time: the cell waits for it)."""
+    sent: list[tuple[int, int, int, float, str]]
+    """Per run with the view: widget updates, whole views among them, bytes of view state, the
+    seconds its ``finish()`` took (inside the run's wall time: the cell waits for it), and where
+    the view was built."""
 
 
 def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
@@ -87,6 +91,7 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         "import bench_views as b\n"
         f"agent = b.build_agent({workers})\n"
         "b.wall(agent, live=False)  # warm: imports, first compilations\n"
+        "b.view_worker().ready.wait(60)  # started once per kernel, on the other core\n"
         "'ready'"
     )
     # Alternated, with the kernel's own CPU seconds per run: a run that takes longer while the
@@ -97,11 +102,12 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         "rows = []\n"
         "if globals().get('armed'):\n"
         f"    for _ in range({repeat}):\n"
-        "        for live in (False, True):\n"
+        "        for arm in ('off', 'worker', 'kernel'):\n"
         f"            time.sleep({SETTLE_SECONDS})  # the page is done with the last run\n"
         "            cpu = time.process_time()\n"
-        "            seconds = b.wall(agent, live=live, show=live)\n"
-        "            rows.append((live, seconds, time.process_time() - cpu))\n"
+        "            live = arm != 'off'\n"
+        "            seconds = b.wall(agent, live=live, show=live, worker=arm != 'kernel')\n"
+        "            rows.append((arm, seconds, time.process_time() - cpu))\n"
         "armed = True\n"
         "print(json.dumps([rows, b.SENT]))"
     )
@@ -126,9 +132,18 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
                 lab.wait_for_kernel_idle()
                 me = psutil.Process()
                 lab_proc = psutil.Process(server.process.pid)
-                kernels = lab_proc.children(recursive=True)
+                kernels, workers = [], []
+                for proc in lab_proc.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        is_worker = "_viewworker" in " ".join(proc.cmdline())
+                        (workers if is_worker else kernels).append(proc)
                 pages = [p for p in me.children(recursive=True) if "chrom" in p.name().lower()]
-                processes = {"kernel": kernels, "JupyterLab server": [lab_proc], "Chromium": pages}
+                processes = {
+                    "kernel": kernels,
+                    "view worker": workers,
+                    "JupyterLab server": [lab_proc],
+                    "Chromium": pages,
+                }
                 # The setup cell ran; the measured cell runs again, alone, with CPU counted.
                 before = _cpu(processes)
                 traffic.update(messages=0, bytes=0)
@@ -142,17 +157,20 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
             finally:
                 browser.close()
     rows, sent = json.loads(text)
-    off = [r for r in rows if not r[0]]
-    on = [r for r in rows if r[0]]
+    off = [r for r in rows if r[0] == "off"]
+    on = [r for r in rows if r[0] == "worker"]
+    in_kernel = [r for r in rows if r[0] == "kernel"]
     return BrowserRun(
         off=min(r[1] for r in off),
         on=min(r[1] for r in on),
+        in_kernel=min(r[1] for r in in_kernel),
         kernel_cpu_off=min(r[2] for r in off),
         kernel_cpu_on=min(r[2] for r in on),
+        kernel_cpu_in_kernel=min(r[2] for r in in_kernel),
         cpu={name: after[name] - before[name] for name in after},
         messages=traffic["messages"],
         megabytes=traffic["bytes"] / 1e6,
-        sent=[(int(u), int(w), int(n), float(f)) for u, w, n, f in sent],
+        sent=[(int(u), int(w), int(n), float(f), str(where)) for u, w, n, f, where in sent],
     )
 
 
@@ -172,13 +190,21 @@ def main() -> None:
         f"{'  the kernel CPU in those runs':<34} {run.kernel_cpu_on:>9.2f}s "
         f"{run.kernel_cpu_off:>13.2f}s {run.kernel_cpu_on / run.kernel_cpu_off:>5.2f}x"
     )
+    print(
+        f"{'  the view built in the kernel':<34} {run.in_kernel:>9.2f}s "
+        f"{run.off:>13.2f}s {run.in_kernel / run.off:>5.2f}x"
+    )
+    print(
+        f"{'    its kernel CPU':<34} {run.kernel_cpu_in_kernel:>9.2f}s "
+        f"{run.kernel_cpu_off:>13.2f}s {run.kernel_cpu_in_kernel / run.kernel_cpu_off:>5.2f}x"
+    )
     busy = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.cpu.items())
     print(f"  CPU while the {2 * args.repeat} runs went: {busy}")
     print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")
-    for updates, wholes, sent, finish in run.sent:
+    for updates, wholes, sent, finish, where in run.sent:
         print(
-            f"  a run with the view: {updates} updates, {wholes} whole views, {sent / 1e6:.1f} MB,"
-            f" finish() {finish:.2f} s"
+            f"  a run with the view built in the {where}: {updates} updates, {wholes} whole "
+            f"views, {sent / 1e6:.1f} MB, finish() {finish:.2f} s"
         )
     koff, kon = bench_views.kernel_walls(args.workers, repeat=args.repeat)
     print(f"{'a kernel, no browser attached':<34} {kon:>9.2f}s {koff:>13.2f}s {kon / koff:>5.2f}x")

@@ -29,6 +29,7 @@ import argparse
 import gc
 import itertools
 import json
+import os
 import sys
 import time
 import tracemalloc
@@ -42,6 +43,8 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from nbagents import ScriptedChatModel, Tracer, create_deep_agent
 from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder
+from nbagents.display._viewsource import ENV as VIEW_WORKER_ENV
+from nbagents.display._viewsource import RemoteSource, view_worker
 from nbagents.display.live import LiveView
 from nbagents.models import call, delegate, parallel, say
 from nbagents.tracing import Trace
@@ -220,14 +223,24 @@ def view_floor(workers: int, repeat: int = 3) -> tuple[float, float]:
     return min(walls), min(builds)
 
 
-SENT: list[tuple[int, int, int, float]] = []
-"""Per run with a view: widget updates, how many of them were whole views, bytes sent, and the
-seconds ``finish()`` took (the final update and the saved output)."""
+SENT: list[tuple[int, int, int, float, str]] = []
+"""Per run with a view: widget updates, how many of them were whole views, bytes sent, the
+seconds ``finish()`` took (the final update and the saved output), and where the view was
+built (``worker`` or ``kernel``)."""
 
 
-def wall(agent: Any, live: bool, show: bool = False) -> float:
-    """Seconds of one run, the view's ``finish()`` included: the cell ends only after it."""
+def wall(agent: Any, live: bool, show: bool = False, *, worker: bool = True) -> float:
+    """Seconds of one run, the view's ``finish()`` included: the cell ends only after it.
+
+    ``worker=False`` keeps the view in this process (``NBAGENTS_VIEW_WORKER=0``) however
+    large the run grows.
+    """
     gc.collect()  # each run starts from the same heap: garbage of the last one costs it nothing
+    os.environ[VIEW_WORKER_ENV] = "1" if worker else "0"
+    if live and worker:
+        started = view_worker()
+        if started is not None:  # up before the run: its start-up is once per kernel
+            started.ready.wait(60)
     tracer = Tracer(Trace())
     view = None
     if live:
@@ -240,7 +253,8 @@ def wall(agent: Any, live: bool, show: bool = False) -> float:
         view.finish()
     ended = time.perf_counter()
     if view is not None:
-        SENT.append((view.updates, view.wholes, view.sent_bytes, ended - finishing))
+        where = "worker" if isinstance(view.source, RemoteSource) else "kernel"
+        SENT.append((view.updates, view.wholes, view.sent_bytes, ended - finishing, where))
         # A displayed widget lives as long as its output; keeping these would make every
         # later run's garbage collections walk their traces.
         view.widget.close()

@@ -81,11 +81,21 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[ViewWorker]:
     started.close()
 
 
+REVS: list[int] = []
+"""The revision of every view and patch the last ``_run``'s widget was sent, in order."""
+
+
 def _run(agent: Any, payload: Any = None) -> tuple[LiveView, Trace, Any]:
     """A run with the view following it; ``payload`` rides in the user's message, so every
     model call's input holds it."""
     tracer = Tracer(Trace())
-    view = LiveView(tracer.trace).start()
+    view = LiveView(tracer.trace)
+    REVS.clear()
+    view.widget.observe(
+        lambda change: REVS.append(json.loads(change["new"])["rev"]),
+        names=["view_json", "patch_json"],
+    )
+    view.start()
     mirror = follow(view)
     message = HumanMessage("go", additional_kwargs={} if payload is None else {"extra": payload})
     agent.invoke({"messages": [message]}, {"callbacks": [tracer]})
@@ -109,7 +119,8 @@ def test_a_large_run_is_built_by_the_worker_into_the_view_the_kernel_would_build
     assert _comparable(saved_view(view._bundle()["text/html"])) == expected
     # Its revisions go on from the kernel's: a page's last patch is never applied to the
     # worker's first view.
-    assert view.source.rev > view.wholes
+    assert view.wholes >= 2 and len(REVS) == view.updates
+    assert REVS == sorted(set(REVS)), REVS
 
 
 def test_a_small_run_stays_in_the_kernel(worker: ViewWorker) -> None:

@@ -126,6 +126,18 @@ class _Changes:
     def __bool__(self) -> bool:
         return bool(self.nodes or self.agent_rows or self.timeline or self.roots or self.agents)
 
+    def merge(self, other: _Changes) -> None:
+        """Add what ``other`` (a later update) touched: one patch then covers both."""
+        self.nodes |= other.nodes
+        for sid, parts in other.parts.items():
+            self.parts.setdefault(sid, set()).update(parts)
+        self.kids |= other.kids
+        self.agent_rows |= other.agent_rows
+        self.timeline |= other.timeline
+        self.roots |= other.roots
+        self.agents |= other.agents
+        self.columns |= other.columns
+
 
 class ViewBuilder:
     """The view of one trace, updated incrementally (see the module docstring).

@@ -74,14 +74,22 @@ class ViewSource(Protocol):
         """Whether the run is paused for decisions, as of the last update."""
         ...
 
+    @property
+    def cheap_updates(self) -> bool:
+        """Whether taking in changes costs the kernel little (then it is done often, and the
+        widget is sent what changed only as often as the page can draw it)."""
+        ...
+
     def update(self) -> bool:
         """Take in what changed in the trace; whether the view changed."""
         ...
 
-    def view_json(self) -> str: ...
+    def view_json(self) -> str:
+        """The whole view; the next patch starts from it."""
+        ...
 
     def patch_json(self) -> str:
-        """What the last :meth:`update` changed."""
+        """What the updates since the last patch or whole view changed."""
         ...
 
     def snapshot_html(self) -> str: ...
@@ -97,6 +105,8 @@ class ViewSource(Protocol):
 
 class LocalSource:
     """The records built in this process."""
+
+    cheap_updates = False
 
     def __init__(self, trace: Trace, rev: int = 0) -> None:
         self.builder = ViewBuilder(trace)
@@ -114,16 +124,19 @@ class LocalSource:
     # The builder's work runs with the collector paused (nbagents.display._gcpause says why).
     def update(self) -> bool:
         with collections_paused():
-            self._changes = self.builder.update()
-        return bool(self._changes)
+            changes = self.builder.update()
+        self._changes.merge(changes)
+        return bool(changes)
 
     def view_json(self) -> str:
+        self._changes = _Changes()
         with collections_paused():
             return self.builder.view_json()
 
     def patch_json(self) -> str:
+        changes, self._changes = self._changes, _Changes()
         with collections_paused():
-            return self.builder.patch_json(self._changes)
+            return self.builder.patch_json(changes)
 
     def snapshot_html(self) -> str:
         with collections_paused():
@@ -143,6 +156,8 @@ class LocalSource:
 
 class RemoteSource:
     """The records built by the worker, from the spans this process sends it as they change."""
+
+    cheap_updates = True
 
     def __init__(self, trace: Trace, worker: ViewWorker, rev: int = 0) -> None:
         self.trace = trace

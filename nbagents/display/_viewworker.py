@@ -26,7 +26,7 @@ import traceback
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nbagents.display._viewmodel import ViewBuilder, _Changes
+    from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing.model import Trace
 
 __all__ = ["NICENESS", "read_frame", "write_frame"]
@@ -61,13 +61,14 @@ class _Replica:
     """One view's copy of its trace, and the builder that follows it."""
 
     def __init__(self, rev: int) -> None:
-        from nbagents.display._viewmodel import ViewBuilder
+        from nbagents.display._viewmodel import ViewBuilder, _Changes
         from nbagents.tracing.model import Trace
 
         self.trace: Trace = Trace()
         self.builder: ViewBuilder = ViewBuilder(self.trace)
         self.builder.rev = rev
-        self.changes: _Changes | None = None
+        self.changes = _Changes()
+        """What the updates since the last patch or whole view changed."""
 
     def update(self, spans: bytes, status: str, finished: bool, title: str) -> Any:
         try:
@@ -78,8 +79,9 @@ class _Replica:
             self.trace.put(span)
         self.trace.finished = finished
         self.trace.title = title
-        self.changes = self.builder.take_in(dirty, status, finished, title)
-        return bool(self.changes), self.builder.waiting, self.builder.rev
+        changes = self.builder.take_in(dirty, status, finished, title)
+        self.changes.merge(changes)
+        return bool(changes), self.builder.waiting, self.builder.rev
 
 
 _released: list[_Replica | None] = []
@@ -90,6 +92,8 @@ class _Unreadable(Exception):
 
 
 def _handle(replicas: dict[int, _Replica], request: tuple[Any, ...]) -> Any:
+    from nbagents.display._viewmodel import _Changes
+
     op, view, *args = request
     if op == "open":
         replicas[view] = _Replica(*args)
@@ -103,10 +107,11 @@ def _handle(replicas: dict[int, _Replica], request: tuple[Any, ...]) -> Any:
     if op == "update":
         return replica.update(*args)
     if op == "whole":
+        replica.changes = _Changes()
         return builder.view_json()
     if op == "patch":
-        assert replica.changes is not None, "a patch is asked for after an update"
-        return builder.patch_json(replica.changes)
+        changes, replica.changes = replica.changes, _Changes()
+        return builder.patch_json(changes)
     if op == "snapshot":
         from nbagents.display._html import render_view
 

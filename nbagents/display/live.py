@@ -64,7 +64,8 @@ that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
 MAX_DUTY = 20
-"""The flusher waits at least this many times as long as its last view took to build."""
+"""The flusher waits at least this many times as long as its last update took (built in the
+kernel, or waited for from the view worker)."""
 REBASE = 3
 """Patches adding up to this many times the last whole view's size make the next update a
 whole view (after :data:`REBASE_SECONDS`). Higher sends fewer whole views of a growing run
@@ -146,7 +147,10 @@ class LiveView:
         self._base_size = 0
         self._since_base = 0
         self._base_time = 0.0
-        self._last_size = 0
+        self._send_at = 0.0
+        """When the widget is next due an update from the flusher."""
+        self._unsent = False
+        """Whether the source took in changes the widget has not been sent."""
         self._finished = False
         self._saved = False
         """The run is over and not waiting for the view: the output is the saved HTML."""
@@ -176,54 +180,76 @@ class LiveView:
 
     def _flush_loop(self) -> None:
         last = 0.0
-        cost = 0.0
         while not self._stop.is_set():
             self._wake.wait()
             if self._stop.is_set():
                 return
-            # Large traces are sent less often: at most ~BYTES_PER_SECOND of widget state, and
-            # building the view may take at most 1/MAX_DUTY of the time, since it holds the GIL
-            # the agent's threads need.
-            interval = max(self.min_interval, self._last_size / BYTES_PER_SECOND, cost * MAX_DUTY)
-            delay = last + interval - time.monotonic()
+            # A view built in the kernel takes in changes only when the widget is due an
+            # update (building holds the GIL the agent's threads need); one built by the view
+            # worker takes them in at max_rate, so that little is left for finish().
+            due = last + self.min_interval
+            if not self.source.cheap_updates:
+                due = max(due, self._send_at)
+            delay = due - time.monotonic()
             if delay > 0 and self._stop.wait(delay):
                 return  # finish() makes the final update
             self._wake.clear()
-            started = time.thread_time()
-            self._guard(self.sync)
-            last = time.monotonic()  # spacing counted from the send: <= max_rate messages/s
-            # What this thread took from the agent's: waiting for the worker holds no GIL.
-            cost = time.thread_time() - started
+            self._guard(self._tick)
+            last = time.monotonic()
+            if self._unsent:
+                self._wake.set()  # taken in, not sent yet: come back when it is due
+
+    def _tick(self) -> None:
+        with self._sync_lock:
+            started = time.monotonic()
+            changed = self._update()
+            if started >= self._send_at or self._base_size == 0:
+                self._send(changed, whole=False, started=started)
+            else:
+                self._unsent |= changed
 
     def sync(self, *, whole: bool = False) -> bool:
-        """Send what changed in the trace to the widget; False when nothing did.
+        """Send what changed in the trace to the widget now; False when nothing did.
 
         ``whole`` sends the whole view instead of a patch.
         """
         with self._sync_lock:
-            changed = self._update()
-            first = self._base_size == 0
-            if not (changed or first or whole):
-                return False
-            rebase = (
-                self._since_base > max(REBASE * self._base_size, 64_000)
-                and time.monotonic() - self._base_time >= REBASE_SECONDS
-            )
-            if first or whole or rebase:
-                text = self._built(lambda source: source.view_json())
-                self.widget.view_json = text
-                self._base_size, self._since_base = len(text), 0
-                self._base_time = time.monotonic()
-                self.wholes += 1
-            else:
-                text = self._built(lambda source: source.patch_json())
-                self.widget.patch_json = text
-                self._since_base += len(text)
-            self._last_size = len(text)
-            self.sent_bytes += len(text)
-            self.updates += 1
-            self._check_answerable()
-            return True
+            started = time.monotonic()
+            return self._send(self._update(), whole=whole, started=started)
+
+    def _send(self, changed: bool, *, whole: bool, started: float) -> bool:
+        """Send the widget what changed since its last update. Under ``_sync_lock``."""
+        changed |= self._unsent
+        first = self._base_size == 0
+        if not (changed or first or whole):
+            return False
+        rebase = (
+            self._since_base > max(REBASE * self._base_size, 64_000)
+            and time.monotonic() - self._base_time >= REBASE_SECONDS
+        )
+        if first or whole or rebase:
+            text = self._built(lambda source: source.view_json())
+            self.widget.view_json = text
+            self._base_size, self._since_base = len(text), 0
+            self._base_time = time.monotonic()
+            self.wholes += 1
+        else:
+            text = self._built(lambda source: source.patch_json())
+            self.widget.patch_json = text
+            self._since_base += len(text)
+        self._unsent = False
+        self.sent_bytes += len(text)
+        self.updates += 1
+        self._check_answerable()
+        # Large views are sent less often: at most ~BYTES_PER_SECOND of widget state, and an
+        # update may take at most 1/MAX_DUTY of the time. Its wall time also when the worker
+        # built it: how long it took says how much changed, which the page has to draw.
+        ended = time.monotonic()
+        cost = ended - started
+        self._send_at = ended + max(
+            self.min_interval, len(text) / BYTES_PER_SECOND, cost * MAX_DUTY
+        )
+        return True
 
     def _update(self) -> bool:
         """The source takes in the trace's changes (moved to the worker first once the run is
