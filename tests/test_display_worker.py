@@ -120,7 +120,7 @@ def test_a_large_run_is_built_by_the_worker_into_the_view_the_kernel_would_build
     # Its revisions go on from the kernel's: a page's last patch is never applied to the
     # worker's first view.
     assert view.wholes >= 2 and len(REVS) == view.updates
-    assert REVS == sorted(set(REVS)), REVS
+    assert sorted(set(REVS)) == REVS, REVS
 
 
 def test_a_small_run_stays_in_the_kernel(worker: ViewWorker) -> None:
