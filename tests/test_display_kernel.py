@@ -3,6 +3,7 @@ snapshot, ``%load_ext nbagents`` and ``%%trace`` — checked at the kernel proto
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -323,3 +324,32 @@ def test_interrupting_the_kernel_stops_an_invoke_while_subagents_are_busy(
     check = kernel.run("print(len(finished), held.status)\nrelease.set()", after_error=True)
     text = "".join(m["content"]["text"] for m in check if m["msg_type"] == "stream")
     assert text.strip() == "0 interrupted", "the cell ended only after the held tools returned"
+
+
+def test_a_wide_run_in_a_kernel_is_built_by_the_view_worker(kernel: Kernel) -> None:
+    kernel.run(
+        "import json, os\n"
+        "from test_display_worker import _wide_agent\n"
+        "from nbagents.display._viewsource import RemoteSource, view_worker\n"
+        "from nbagents.display._viewmodel import build_view\n"
+        "from nbagents.display.live import LiveView\n"
+        "wide = _wide_agent()\n"
+        "assert view_worker().ready.wait(60)\n",
+        timeout=120,
+    )
+    kernel.run("%load_ext nbagents")
+    messages = kernel.run("%%trace wide_run\nwide.invoke({'messages': [('user', 'go')]})\n")
+    refreshed = [m for m in messages if m["msg_type"] == "update_display_data"]
+    assert len(refreshed) == 1
+    saved = saved_view(refreshed[0]["content"]["data"]["text/html"])
+    checks = kernel.run(
+        "view = LiveView.of(wide_run)\n"
+        "print(json.dumps([type(view.source).__name__, view_worker().pid != os.getpid(),\n"
+        "                  json.loads(json.dumps(build_view(wide_run)))]))\n"
+    )
+    text = "".join(m["content"]["text"] for m in checks if m["msg_type"] == "stream")
+    where, elsewhere, built = json.loads(text)
+    assert where == "RemoteSource" and elsewhere
+    assert {k: v for k, v in saved.items() if k != "rev"} == {
+        k: v for k, v in built.items() if k != "rev"
+    }
