@@ -1,8 +1,11 @@
 """What the live view costs a run in a real notebook: JupyterLab in Chromium on this machine.
 
 A notebook runs the same 500-way fan-out (``bench_views.build_agent``: each sub-agent calls a
-tool and its model twice, zero latency, about 4,500 spans) with the live view shown in the cell
-and with ``display=False``, alternated, best of three each; a run with the view counts its
+tool and its model twice, zero latency, about 4,500 spans) with ``display=False``, with the live
+view shown in the cell (built by the view worker beside the kernel, started once before), and
+with the view built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), alternated, best of
+three each; the CPU of every process (kernel, view worker, server, Chromium) is printed. A run
+with the view counts its
 ``finish()`` (the final update and the saved output), since the cell waits for it. The browser
 renders every update on the same cores as the kernel, as on a laptop. Beside it, the same runs
 in a kernel with no browser attached (``bench_views.kernel_walls``): the difference is what the

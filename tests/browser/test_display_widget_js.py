@@ -747,7 +747,7 @@ def test_a_model_calls_whole_input_opens_on_request(page: Any) -> None:
     live.sync()
     sent: list[Any] = []
     live.widget.send = sent.append  # what the kernel would send the view
-    _set(page, live.builder.view())
+    _set(page, json.loads(live.source.view_json()))
     main_calls = page.locator("#host .nba-k-agent > ul > li.nba-k-model > .nba-row")
     main_calls.last.click()  # main's last model call: six messages in, four shown
     pane = page.locator("#host .nba-live-details")
