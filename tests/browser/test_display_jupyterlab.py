@@ -16,6 +16,10 @@ pytestmark = pytest.mark.browser
 
 TESTS = Path(__file__).parent.parent
 ROWS = ".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live .nba-row"
+ANIMATED_IN_VIEWS = (
+    "() => document.getAnimations().filter(a => a.playState === 'running' && a.effect"
+    " && a.effect.target && a.effect.target.closest('.nba-root')).length"
+)
 
 
 def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any) -> None:
@@ -34,6 +38,7 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
     lab.run_all(wait=False)
     lab.wait_for_selector(ROWS, timeout=60_000)
     seen: list[tuple[float, int, bool]] = []
+    animated: list[int] = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         busy = lab.page.evaluate(
@@ -41,6 +46,8 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
             ".jp-CodeCell .jp-InputPrompt')].some(p => p.textContent.includes('[*]'))"
         )
         seen.append((time.monotonic(), lab.page.locator(ROWS).count(), busy))
+        if busy:
+            animated.append(lab.page.evaluate(ANIMATED_IN_VIEWS))
         if not busy and len(seen) > 3:
             break
         time.sleep(0.1)
@@ -53,6 +60,9 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
     assert len(while_busy) >= 2, seen
     assert lab.page.locator(ROWS).count() == 18
     assert while_busy[0] < 18, seen
+    # Nothing in the view animates while the run goes on: one pulsing badge cost the page a
+    # style pass and a repaint per frame, seconds of CPU taken from the kernel's cores.
+    assert animated and not any(animated), animated
     live = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .nba-root.nba-live")
     assert live.locator(".nba-badge").inner_text() == "ok"
     assert live.count() == 1  # one view: the saved output's, its snapshot hidden
