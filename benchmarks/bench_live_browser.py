@@ -15,6 +15,11 @@ output (``bench_views.view_floor``), the least any view of the run costs, since 
 saved from it holds the whole view.
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 3]
+    python benchmarks/bench_live_browser.py --page off,worker,off,worker
+
+``--page`` measures only what the page does: each arm run once in the same cell, its output
+replaced each time, with Chromium's CPU and Chrome's counters for its main thread (busy,
+scripts, layout, style and the number of style passes).
 
 Needs the test extra (JupyterLab, Playwright) and Debian's Chromium (``NBAGENTS_CHROMIUM``).
 """
@@ -24,8 +29,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import statistics
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +78,9 @@ class BrowserRun:
     """Per run with the view: widget updates, whole views among them, bytes of view state, the
     seconds its ``finish()`` took (inside the run's wall time: the cell waits for it), and where
     the view was built."""
+    rounds: list[tuple[float, float]]
+    """Per round (the three arms run back to back): the run with the view built by the worker,
+    and the one built in the kernel, each over the run with no view of that round."""
 
 
 def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
@@ -135,15 +145,16 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
                 lab.wait_for_kernel_idle()
                 me = psutil.Process()
                 lab_proc = psutil.Process(server.process.pid)
-                kernels, workers = [], []
+                kernels: list[psutil.Process] = []
+                view_workers: list[psutil.Process] = []
                 for proc in lab_proc.children(recursive=True):
                     with contextlib.suppress(psutil.Error):
                         is_worker = "_viewworker" in " ".join(proc.cmdline())
-                        (workers if is_worker else kernels).append(proc)
+                        (view_workers if is_worker else kernels).append(proc)
                 pages = [p for p in me.children(recursive=True) if "chrom" in p.name().lower()]
                 processes = {
                     "kernel": kernels,
-                    "view worker": workers,
+                    "view worker": view_workers,
                     "JupyterLab server": [lab_proc],
                     "Chromium": pages,
                 }
@@ -174,6 +185,96 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         messages=traffic["messages"],
         megabytes=traffic["bytes"] / 1e6,
         sent=[(int(u), int(w), int(n), float(f), str(where)) for u, w, n, f, where in sent],
+        rounds=[(w[1] / o[1], k[1] / o[1]) for o, w, k in zip(off, on, in_kernel, strict=True)],
+    )
+
+
+PAGE_METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
+"""Chrome's own counters (``Performance.getMetrics``): seconds of the page's main thread busy,
+running scripts, laying out and restyling."""
+
+
+def page_costs(workers: int, arms: list[str]) -> list[tuple[str, float, float, dict[str, float]]]:
+    """Each arm (``off``, ``worker`` or ``kernel``) run once in the same cell, its output
+    replaced each time as when a user runs the cell again: the run's wall seconds, Chromium's
+    CPU seconds meanwhile, and the change of :data:`PAGE_METRICS` and the number of style
+    passes (``RecalcStyleCount``). What the page does per run, with no earlier output to
+    restyle: where ``browser_walls`` keeps every run's output, this finds what one view costs."""
+    from playwright.sync_api import sync_playwright
+
+    out = []
+    with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
+        arm_file = Path(base) / "arm"
+        arm_file.write_text("off")
+        setup = (
+            f"import sys, json, pathlib; sys.path.insert(0, {str(HERE)!r})\n"
+            "import bench_views as b\n"
+            f"agent = b.build_agent({workers})\n"
+            "b.wall(agent, live=False)\n"
+            "b.view_worker().ready.wait(60)\n"
+            "'ready'"
+        )
+        measure = (
+            "if globals().get('armed'):\n"
+            f"    arm = pathlib.Path({str(arm_file)!r}).read_text()\n"
+            "    live = arm != 'off'\n"
+            "    print(json.dumps(b.wall(agent, live=live, show=live, worker=arm != 'kernel')))\n"
+            "armed = True"
+        )
+        path = server.add_notebook("bench_page.ipynb", [setup, measure])
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                lab = LabPage(page, server, "bench_page")
+                lab.open_notebook(path)
+                lab.run_all(timeout=RUN_TIMEOUT_MS)
+                lab.wait_for_kernel_idle()
+                cdp = page.context.new_cdp_session(page)
+                cdp.send("Performance.enable")
+                me = psutil.Process()
+                chromium = {
+                    "Chromium": [
+                        p for p in me.children(recursive=True) if "chrom" in p.name().lower()
+                    ]
+                }
+
+                def metrics() -> dict[str, float]:
+                    return {
+                        m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]
+                    }
+
+                stdout = page.locator("[data-mime-type='application/vnd.jupyter.stdout']")
+                for arm in arms:
+                    arm_file.write_text(arm)
+                    time.sleep(SETTLE_SECONDS)
+                    before, cpu = metrics(), _cpu(chromium)["Chromium"]
+                    lab.page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell .jp-InputPrompt").nth(1).click()
+                    lab.page.keyboard.press("Control+Enter")
+                    lab.wait_for_running()
+                    lab.wait_for_idle(timeout=RUN_TIMEOUT_MS)
+                    cpu = _cpu(chromium)["Chromium"] - cpu
+                    after = metrics()
+                    seconds = float(lab.outputs(1).and_(stdout).inner_text().strip())
+                    names = (*PAGE_METRICS, "RecalcStyleCount")
+                    out.append((arm, seconds, cpu, {n: after[n] - before[n] for n in names}))
+            finally:
+                browser.close()
+    return out
+
+
+def print_page_costs(workers: int, arms: list[str]) -> None:
+    print(f"{workers} parallel sub-agents, one run per arm, the cell's output replaced each time")
+    head = " ".join(f"{n.removesuffix('Duration'):>10}" for n in PAGE_METRICS)
+    print(f"{'arm':<8} {'wall':>7} {'Chromium CPU':>13} {head} {'style passes':>13}")
+    for arm, seconds, cpu, deltas in page_costs(workers, arms):
+        cells = " ".join(f"{deltas[n]:>9.2f}s" for n in PAGE_METRICS)
+        passes = int(deltas["RecalcStyleCount"])
+        print(f"{arm:<8} {seconds:>6.2f}s {cpu:>12.2f}s {cells} {passes:>13}")
+    print(
+        "  (Chromium's CPU: all its processes, until the cell is idle; the rest: its main thread)"
     )
 
 
@@ -181,7 +282,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--page",
+        metavar="ARMS",
+        help="only what the page does per run, e.g. off,worker,off,worker (see page_costs)",
+    )
     args = parser.parse_args()
+    if args.page:
+        arms = args.page.split(",")
+        unknown = sorted(set(arms) - {"off", "worker", "kernel"})
+        if unknown:
+            parser.error(f"arms are off, worker or kernel, not {', '.join(unknown)}")
+        print_page_costs(args.workers, arms)
+        return
     spans = args.workers * bench_views.SPANS_PER_WORKER
     best = f"best of {args.repeat}"
     print(f"{args.workers} parallel sub-agents (~{spans:,} spans), zero latency, {best}")
@@ -201,6 +314,12 @@ def main() -> None:
         f"{'    its kernel CPU':<34} {run.kernel_cpu_in_kernel:>9.2f}s "
         f"{run.kernel_cpu_off:>13.2f}s {run.kernel_cpu_in_kernel / run.kernel_cpu_off:>5.2f}x"
     )
+    # The best of each arm can pair one lucky run with another: the ratios of runs made back to
+    # back, and their median, say how steady the figure is on a machine this noisy.
+    for i, name in ((0, "the view built by the worker"), (1, "the view built in the kernel")):
+        ratios = sorted(r[i] for r in run.rounds)
+        listed = ", ".join(f"{r[i]:.2f}" for r in run.rounds)
+        print(f"  {name}, round by round: {listed}x; median {statistics.median(ratios):.2f}x")
     busy = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.cpu.items())
     print(f"  CPU while the {2 * args.repeat} runs went: {busy}")
     print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")
