@@ -154,6 +154,11 @@ def main() -> None:
     # reason). Reference counting frees everything else.
     gc.disable()
     import nbagents.display._saved  # noqa: F401  (the imports are the start-up time)
+    from nbagents.display._costview import load_prices
+
+    # The price table imports genai-prices' data: done before "ready", not when the first
+    # view opens, where it held up a wide run's first update from the worker by 0.5-2 s.
+    load_prices()
 
     replicas: dict[int, _Replica] = {}
     write_frame(channel, ("ready", os.getpid()))
