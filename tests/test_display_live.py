@@ -516,6 +516,8 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
                 updates += 1
                 if updates % 5 == 0:
                     builder.view_json()  # whole views mid-run fill the caches
+                elif updates % 3 == 0:
+                    builder.prepare()  # as the view worker does between requests
 
         tracer.trace.subscribe(follow_run)
         agent.invoke(INPUT)

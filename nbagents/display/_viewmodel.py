@@ -487,6 +487,17 @@ class ViewBuilder:
             ],
         )
 
+    def prepare(self) -> None:
+        """Make now the records of what changed that :meth:`view_json` would make (it keeps
+        them). The view worker does it between requests, while the run goes on: at the run's
+        end the saved output then has only the last changes left to make (at 500 sub-agents,
+        every node's record was made there, ~60 ms of the cell's wait)."""
+        for sid in self._tree.walk():
+            self._whole_node(sid)
+        for agent in self._tree.agents:
+            self._row(agent)
+            self._bar(agent)
+
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`."""
         return cast(View, json.loads(self.view_json()))

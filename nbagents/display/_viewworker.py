@@ -18,6 +18,7 @@ prints goes to stderr, never into the frames. The process ends when its stdin cl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import struct
@@ -175,6 +176,10 @@ def main() -> None:
             reply = ("error", traceback.format_exc())
         write_frame(channel, reply)
         _released.clear()
+        if request[0] == "update" and request[1] in replicas:
+            # A failure here is reported by the next request that needs these records.
+            with contextlib.suppress(Exception):
+                replicas[request[1]].builder.prepare()
         if not replicas:
             gc.collect()
 
