@@ -45,7 +45,7 @@ def _comparable(view: dict[str, Any]) -> dict[str, Any]:
     return same
 
 
-def _wide_agent(workers: int = WORKERS) -> Any:
+def _wide_agent(workers: int = WORKERS, latency: float = 0.0) -> Any:
     @tool
     def lookup(key: str) -> str:
         """Look a key up."""
@@ -58,7 +58,8 @@ def _wide_agent(workers: int = WORKERS) -> Any:
                 say("done"),
             ],
             "worker": [call("lookup", key="k"), say("found it")],
-        }
+        },
+        latency=latency,
     )
     worker: SubAgent = {
         "name": "worker",
@@ -171,7 +172,9 @@ def test_inputs_that_cannot_be_pickled_are_sent_converted(worker: ViewWorker) ->
 def test_a_worker_that_dies_leaves_the_view_in_the_kernel_whole(
     worker: ViewWorker, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent = _wide_agent()
+    # Model calls that take a second: the run is still going when the view moves to the worker
+    # (the flusher's first look past OFFLOAD_SPANS can come late on a loaded machine).
+    agent = _wide_agent(latency=1.0)
     tracer = Tracer(Trace())
     view = LiveView(tracer.trace).start()
     killed = threading.Event()

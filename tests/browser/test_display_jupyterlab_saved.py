@@ -149,6 +149,8 @@ def test_a_tutorial_trusted_as_make_lab_does_draws_its_saved_views_without_runni
     lab.open_notebook(signed.name)
     views = lab.page.locator(f"{OUT} .nba-saved .nba-saved-view .nba-root.nba-live")
     views.first.wait_for(state="visible")
+    # JupyterLab draws a notebook's cells a batch at a time: the second output may come later.
+    views.nth(1).wait_for(state="attached")
     assert views.count() == lab.page.locator(f"{OUT} .nba-saved").count() >= 2  # live, then t
     _no_widget_error(lab)
     # (a page of its own: JupyterLab asks before leaving a notebook it opened)
