@@ -33,8 +33,10 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -95,18 +97,59 @@ def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
     return out
 
 
-def browser_walls(workers: int, repeat: int) -> BrowserRun:
-    """The runs with the notebook open in Chromium, and what each process did meanwhile."""
-    from playwright.sync_api import sync_playwright
-
-    setup = (
-        f"import sys, json; sys.path.insert(0, {str(HERE)!r})\n"
+def _setup_cell(workers: int) -> str:
+    return (
+        f"import sys, json, pathlib; sys.path.insert(0, {str(HERE)!r})\n"
         "import bench_views as b\n"
         f"agent = b.build_agent({workers})\n"
         "b.wall(agent, live=False)  # warm: imports, first compilations\n"
         "b.view_worker().ready.wait(60)  # started once per kernel, on the other core\n"
         "'ready'"
     )
+
+
+@contextlib.contextmanager
+def _opened(
+    server: Any, name: str, cells: list[str], watch: Callable[[Any], None] = lambda page: None
+) -> Iterator[LabPage]:
+    """The notebook of ``cells`` open in Chromium with Run All done: the setup cell ran, the
+    measured cell (the second) only armed itself. ``watch`` gets the page before the notebook
+    opens (its websockets start then)."""
+    from playwright.sync_api import sync_playwright
+
+    path = server.add_notebook(f"{name}.ipynb", cells)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            watch(page)
+            lab = LabPage(page, server, name)
+            lab.open_notebook(path)
+            lab.run_all(timeout=RUN_TIMEOUT_MS)
+            lab.wait_for_kernel_idle()
+            yield lab
+        finally:
+            browser.close()
+
+
+def _run_measured_cell(lab: LabPage) -> str:
+    """Run the measured cell again, in place (no new cell below); its last line of stdout."""
+    lab.page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell .jp-InputPrompt").nth(1).click()
+    lab.page.keyboard.press("Control+Enter")
+    lab.wait_for_running()
+    lab.wait_for_idle(timeout=RUN_TIMEOUT_MS)
+    stdout = lab.page.locator("[data-mime-type='application/vnd.jupyter.stdout']")
+    return str(lab.outputs(1).and_(stdout).inner_text().strip().splitlines()[-1])
+
+
+def _chromium() -> list[psutil.Process]:
+    me = psutil.Process()
+    return [p for p in me.children(recursive=True) if "chrom" in p.name().lower()]
+
+
+def browser_walls(workers: int, repeat: int) -> BrowserRun:
+    """The runs with the notebook open in Chromium, and what each process did meanwhile."""
+    setup = _setup_cell(workers)
     # Alternated, with the kernel's own CPU seconds per run: a run that takes longer while the
     # kernel did not work more was kept waiting by the other processes (page, server). Run All
     # only arms the cell; the benchmark runs it again, alone, with the processes' CPU counted.
@@ -124,52 +167,38 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         "armed = True\n"
         "print(json.dumps([rows, b.SENT]))"
     )
-    with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
-        path = server.add_notebook("bench_live.ipynb", [setup, measure])
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                traffic = {"messages": 0, "bytes": 0}
+    traffic = {"messages": 0, "bytes": 0}
 
-                def count(frame: str | bytes) -> None:
-                    traffic["messages"] += 1
-                    traffic["bytes"] += len(frame)
+    def count(frame: str | bytes) -> None:
+        traffic["messages"] += 1
+        traffic["bytes"] += len(frame)
 
-                page.on("websocket", lambda ws: ws.on("framereceived", count))
-                lab = LabPage(page, server, "bench_live")
-                lab.open_notebook(path)
-                lab.run_all(timeout=RUN_TIMEOUT_MS)
-                lab.wait_for_kernel_idle()
-                me = psutil.Process()
-                lab_proc = psutil.Process(server.process.pid)
-                kernels: list[psutil.Process] = []
-                view_workers: list[psutil.Process] = []
-                for proc in lab_proc.children(recursive=True):
-                    with contextlib.suppress(psutil.Error):
-                        is_worker = "_viewworker" in " ".join(proc.cmdline())
-                        (view_workers if is_worker else kernels).append(proc)
-                pages = [p for p in me.children(recursive=True) if "chrom" in p.name().lower()]
-                processes = {
-                    "kernel": kernels,
-                    "view worker": view_workers,
-                    "JupyterLab server": [lab_proc],
-                    "Chromium": pages,
-                }
-                # The setup cell ran; the measured cell runs again, alone, with CPU counted.
-                before = _cpu(processes)
-                traffic.update(messages=0, bytes=0)
-                lab.page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell .jp-InputPrompt").nth(1).click()
-                lab.page.keyboard.press("Control+Enter")  # run in place: no new cell below
-                lab.wait_for_running()
-                lab.wait_for_idle(timeout=RUN_TIMEOUT_MS)
-                after = _cpu(processes)
-                stdout = page.locator("[data-mime-type='application/vnd.jupyter.stdout']")
-                text = lab.outputs(1).and_(stdout).inner_text().strip().splitlines()[-1]
-            finally:
-                browser.close()
+    def watch(page: Any) -> None:
+        page.on("websocket", lambda ws: ws.on("framereceived", count))
+
+    with (
+        tempfile.TemporaryDirectory() as base,
+        running_lab(Path(base), None) as server,
+        _opened(server, "bench_live", [setup, measure], watch) as lab,
+    ):
+        lab_proc = psutil.Process(server.process.pid)
+        kernels: list[psutil.Process] = []
+        view_workers: list[psutil.Process] = []
+        for proc in lab_proc.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                is_worker = "_viewworker" in " ".join(proc.cmdline())
+                (view_workers if is_worker else kernels).append(proc)
+        processes = {
+            "kernel": kernels,
+            "view worker": view_workers,
+            "JupyterLab server": [lab_proc],
+            "Chromium": _chromium(),
+        }
+        # The setup cell ran; the measured cell runs again, alone, with CPU counted.
+        before = _cpu(processes)
+        traffic.update(messages=0, bytes=0)
+        text = _run_measured_cell(lab)
+        after = _cpu(processes)
     rows, sent = json.loads(text)
     off = [r for r in rows if r[0] == "off"]
     on = [r for r in rows if r[0] == "worker"]
@@ -200,20 +229,10 @@ def page_costs(workers: int, arms: list[str]) -> list[tuple[str, float, float, d
     CPU seconds meanwhile, and the change of :data:`PAGE_METRICS` and the number of style
     passes (``RecalcStyleCount``). What the page does per run, with no earlier output to
     restyle: where ``browser_walls`` keeps every run's output, this finds what one view costs."""
-    from playwright.sync_api import sync_playwright
-
     out = []
     with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
         arm_file = Path(base) / "arm"
         arm_file.write_text("off")
-        setup = (
-            f"import sys, json, pathlib; sys.path.insert(0, {str(HERE)!r})\n"
-            "import bench_views as b\n"
-            f"agent = b.build_agent({workers})\n"
-            "b.wall(agent, live=False)\n"
-            "b.view_worker().ready.wait(60)\n"
-            "'ready'"
-        )
         measure = (
             "if globals().get('armed'):\n"
             f"    arm = pathlib.Path({str(arm_file)!r}).read_text()\n"
@@ -221,47 +240,24 @@ def page_costs(workers: int, arms: list[str]) -> list[tuple[str, float, float, d
             "    print(json.dumps(b.wall(agent, live=live, show=live, worker=arm != 'kernel')))\n"
             "armed = True"
         )
-        path = server.add_notebook("bench_page.ipynb", [setup, measure])
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                lab = LabPage(page, server, "bench_page")
-                lab.open_notebook(path)
-                lab.run_all(timeout=RUN_TIMEOUT_MS)
-                lab.wait_for_kernel_idle()
-                cdp = page.context.new_cdp_session(page)
-                cdp.send("Performance.enable")
-                me = psutil.Process()
-                chromium = {
-                    "Chromium": [
-                        p for p in me.children(recursive=True) if "chrom" in p.name().lower()
-                    ]
-                }
+        with _opened(server, "bench_page", [_setup_cell(workers), measure]) as lab:
+            cdp = lab.page.context.new_cdp_session(lab.page)
+            cdp.send("Performance.enable")
+            chromium = {"Chromium": _chromium()}
 
-                def metrics() -> dict[str, float]:
-                    return {
-                        m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]
-                    }
+            def metrics() -> dict[str, float]:
+                got = cdp.send("Performance.getMetrics")["metrics"]
+                return {m["name"]: m["value"] for m in got}
 
-                stdout = page.locator("[data-mime-type='application/vnd.jupyter.stdout']")
-                for arm in arms:
-                    arm_file.write_text(arm)
-                    time.sleep(SETTLE_SECONDS)
-                    before, cpu = metrics(), _cpu(chromium)["Chromium"]
-                    lab.page.locator(f"{CURRENT_NOTEBOOK} .jp-Cell .jp-InputPrompt").nth(1).click()
-                    lab.page.keyboard.press("Control+Enter")
-                    lab.wait_for_running()
-                    lab.wait_for_idle(timeout=RUN_TIMEOUT_MS)
-                    cpu = _cpu(chromium)["Chromium"] - cpu
-                    after = metrics()
-                    seconds = float(lab.outputs(1).and_(stdout).inner_text().strip())
-                    names = (*PAGE_METRICS, "RecalcStyleCount")
-                    out.append((arm, seconds, cpu, {n: after[n] - before[n] for n in names}))
-            finally:
-                browser.close()
+            names = (*PAGE_METRICS, "RecalcStyleCount")
+            for arm in arms:
+                arm_file.write_text(arm)
+                time.sleep(SETTLE_SECONDS)
+                before, cpu = metrics(), _cpu(chromium)["Chromium"]
+                seconds = float(_run_measured_cell(lab))
+                cpu = _cpu(chromium)["Chromium"] - cpu
+                after = metrics()
+                out.append((arm, seconds, cpu, {n: after[n] - before[n] for n in names}))
     return out
 
 
