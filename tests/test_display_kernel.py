@@ -83,7 +83,10 @@ def kernel() -> Iterator[Kernel]:
     try:
         k = Kernel(km, kc)
         k.run(f"import sys; sys.path.insert(0, {str(TESTS)!r})")
-        k.run("from support.display_fixtures import make_agent\nagent = make_agent(latency=0.15)")
+        k.run(
+            "import nbagents\nfrom support.display_fixtures import make_agent\n"
+            "agent = make_agent(latency=0.15)"
+        )
         yield k
     finally:
         kc.stop_channels()

@@ -13,8 +13,11 @@ import pytest
 from support.display_fixtures import build_trace, make_agent
 from support.view_mirror import final_view, follow, saved_view, stat
 
+import nbagents.display._fingerprints as fingerprints
 import nbagents.display.live as live
+from nbagents.display._fingerprints import QUIET_SECONDS, SpanFingerprints
 from nbagents.display._format import format_tokens
+from nbagents.display._html import draw_ahead, render_view, trace_html
 from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
@@ -499,9 +502,11 @@ def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
 
 
 def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
-    # The builder keeps each record's text from update to update: a whole view made after
-    # patches (tokens rolling up into running agents, children arriving out of order, results
-    # landing) must not show any record as it was before.
+    # The builder keeps each record's text from update to update, and the snapshot keeps what
+    # it drew of each node: a whole view or a snapshot made after patches (tokens rolling up
+    # into running agents, children arriving out of order, results landing) must not show any
+    # record as it was before. The updates mid-run are the live view's periodic ones, which
+    # look at ended agents only now and then; the last is thorough, as finish() makes it.
     agent = make_agent(latency=0.05, fail_writer=True)
     updates = 0
     with recording() as tracer:
@@ -512,18 +517,79 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
         def follow_run(trace: Trace) -> None:
             nonlocal updates
             with one_at_a_time:
-                builder.update()
+                builder.update(thorough=False)
                 updates += 1
                 if updates % 5 == 0:
                     builder.view_json()  # whole views mid-run fill the caches
                 elif updates % 3 == 0:
                     builder.prepare()  # as the view worker does between requests
+                    draw_ahead(builder.snapshot_view())
 
         tracer.trace.subscribe(follow_run)
         agent.invoke(INPUT)
     builder.update()
     assert updates > 20
     assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
+    assert render_view(builder.snapshot_view()) == trace_html(tracer.trace)
+
+
+def test_a_late_change_to_an_ended_sub_agent_is_found_within_a_second_or_by_a_thorough_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The live view's periodic updates look at ended agents, tasks and sub-agents once a
+    # second; what sync() and the final update see is complete.
+    clock = [100.0]
+    monkeypatch.setattr(fingerprints.time, "monotonic", lambda: clock[0])
+    trace = Trace(
+        [
+            Span(
+                id="main",
+                parent_id=None,
+                kind="agent",
+                name="main",
+                agent="main",
+                depth=0,
+                start=0.0,
+            )
+        ]
+    )
+    sub = Span(
+        id="sub",
+        parent_id="main",
+        kind="subagent",
+        name="worker",
+        agent="worker",
+        depth=1,
+        start=0.1,
+        end=0.5,
+        status="ok",
+    )
+    trace.add(sub)
+    looks = SpanFingerprints()
+
+    def changed(thorough: bool = False) -> list[str]:
+        with trace.lock:
+            return [span.id for span, _final in looks.changed(trace, thorough=thorough)]
+
+    assert changed() == ["main", "sub"]
+    clock[0] += 0.1
+    assert changed() == []  # seen unchanged after its end: quiet from now on
+    sub.attributes["result"] = "found it"
+    clock[0] += 0.1
+    assert changed() == []  # not looked at yet
+    assert changed(thorough=True) == ["sub"]
+    clock[0] += 0.1
+    assert changed() == []  # unchanged since: quiet again
+    sub.attributes["result"] = "found it again"
+    clock[0] += 0.1
+    assert changed() == []
+    clock[0] += QUIET_SECONDS
+    assert changed() == ["sub"]  # a second on, the periodic look finds it
+    sub.status, sub.end = "running", None  # resumed: looked at every time again
+    clock[0] += QUIET_SECONDS
+    assert changed() == ["sub"]
+    sub.attributes["step"] = 1
+    assert changed() == ["sub"]
 
 
 def test_a_closed_view_does_not_keep_its_trace_alive() -> None:

@@ -24,7 +24,7 @@ the timeline's ``display:inline-block;width:…%`` and ``data-start``/``-end``/`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Sequence
 from functools import cache
 from html import escape
 from importlib.resources import files
@@ -37,6 +37,7 @@ from nbagents.display._records import (
     ConversationView,
     DetailField,
     Header,
+    KeptNode,
     MessageView,
     NodeTexts,
     Stat,
@@ -56,6 +57,7 @@ __all__ = [
     "DETAILS_BUDGET",
     "NODE_LIMIT",
     "ROW_LIMIT",
+    "draw_ahead",
     "render_view",
     "static_text",
     "stylesheet",
@@ -136,8 +138,8 @@ def render_view(view: View) -> str:
         stylesheet(),
     ]
     nodes = view["nodes"]
-    by_id = nodes.by_id if isinstance(nodes, NodeTexts) else {n["id"]: n for n in nodes}
-    out.append(_plain(view, by_id))
+    entry = _entries(nodes)
+    out.append(_plain(view, entry))
     # Shown by its inline style, which outranks the classes that hide it where every inline
     # style is dropped (see `_plain`); JupyterLab's sanitizer keeps both declarations.
     out.append(
@@ -147,11 +149,7 @@ def render_view(view: View) -> str:
     out.append(_header(view["header"]))
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
     if view["roots"]:
-        budget = _Budget(len(nodes))
-        out.append('<ul class="nba-tree">')
-        for i, root in enumerate(view["roots"]):
-            _node(by_id[root], str(i), by_id, out, budget)
-        out.append("</ul>")
+        budget = _tree(view, entry, out)
         if budget.left_out:
             out.append(_left_out(budget.left_out, len(nodes), "steps"))
         if budget.without_details:
@@ -176,7 +174,35 @@ def render_view(view: View) -> str:
     return "\n".join(out)
 
 
-def _plain(view: View, by_id: Mapping[str, ViewNode]) -> str:
+def draw_ahead(view: View) -> None:
+    """Draw the call tree the next snapshot of ``view``'s builder will draw, keeping the lines
+    and details in the builder (``NodeTexts``), so that the snapshot itself draws only the
+    steps that change after this. The view worker calls it between requests, while the run
+    goes on."""
+    if view["roots"]:
+        _tree(view, _entries(view["nodes"]), [])
+
+
+def _entries(nodes: Sequence[ViewNode]) -> Callable[[str], KeptNode]:
+    """The view's nodes by id, with what was drawn of them (kept by the builder when the
+    nodes are its texts)."""
+    if isinstance(nodes, NodeTexts):
+        return nodes.entry
+    kept = {n["id"]: KeptNode("", n) for n in nodes}
+    return kept.__getitem__
+
+
+def _tree(view: View, entry: Callable[[str], KeptNode], out: list[str]) -> _Budget:
+    """The call tree's list into ``out``; what its budget left out."""
+    budget = _Budget(len(view["nodes"]))
+    out.append('<ul class="nba-tree">')
+    for i, root in enumerate(view["roots"]):
+        _node(entry(root), str(i), entry, out, budget)
+    out.append("</ul>")
+    return budget
+
+
+def _plain(view: View, entry: Callable[[str], KeptNode]) -> str:
     """The run as plain lines (header, call tree, timeline drawn in characters) for pages that
     drop every inline style: ``nbconvert --sanitize-html`` also escapes ``<details>``,
     ``<summary>`` and ``<th>`` into visible text, so there the rich snapshot is hidden by the
@@ -189,7 +215,7 @@ def _plain(view: View, by_id: Mapping[str, ViewNode]) -> str:
     stack = [(root, 0) for root in reversed(view["roots"])]
     while stack and len(lines) < PLAIN_LINES:
         key, level = stack.pop()
-        node = by_id[key]
+        node = entry(key).node
         stack.extend((kid, level + 1) for kid in reversed(node.get("children", [])))
         preview = f" {node['preview'][:80]}" if node["preview"] else ""
         tokens = f" · {node['tokens']}" if node["tokens"] else ""
@@ -198,8 +224,8 @@ def _plain(view: View, by_id: Mapping[str, ViewNode]) -> str:
             + _t(node["time"])
             + _e(tokens)
         )
-    if len(by_id) > len(lines):
-        lines.append(f"… and {len(by_id) - len(lines):,} more steps")
+    if len(view["nodes"]) > len(lines):
+        lines.append(f"… and {len(view['nodes']) - len(lines):,} more steps")
     out = [
         '<div class="nba-plain" style="display:none">',
         f"<b>{' · '.join(stats)}</b>",
@@ -320,8 +346,13 @@ def _line(node: ViewNode) -> str:
 
 
 def _node(
-    node: ViewNode, path: str, by_id: Mapping[str, ViewNode], out: list[str], budget: _Budget
+    kept: KeptNode,
+    path: str,
+    entry: Callable[[str], KeptNode],
+    out: list[str],
+    budget: _Budget,
 ) -> None:
+    node = kept.node
     budget.nodes -= 1
     budget.left_out -= 1
     classes = f"nba-node {_kind_cls(node['kind'])} {_status_cls(node['status'])}"
@@ -329,14 +360,19 @@ def _node(
     out.append(f'<li class="{classes}" data-node="{path}">')
     info = ""
     if budget.details > 0:
-        info = _info(node)
+        if kept.info is None:
+            kept.info = _info(node)
+        info = kept.info
         budget.details -= len(info)
     elif node.get("details") or "diff" in node:
         budget.without_details += 1
+    if kept.line is None:
+        kept.line = _line(node)
+    line = kept.line
     kids = node["children"] if budget.nodes > 0 else []
     if kids:
         opened = " open" if node["kind"] in ("agent", "subagent", "task") else ""
-        out.append(f"<details{opened}><summary>{_line(node)}</summary>")
+        out.append(f"<details{opened}><summary>{line}</summary>")
         if info:
             out.append(f'<details class="nba-info"><summary>details</summary>{info}</details>')
         out.append("<ul>")
@@ -345,13 +381,13 @@ def _node(
                 break
             # Read (parsed, in a snapshot of a builder) only when drawn: past the budget, a
             # wide step's hundreds of children are not.
-            _node(by_id[kid], f"{path}.{i}", by_id, out, budget)
+            _node(entry(kid), f"{path}.{i}", entry, out, budget)
         out.append("</ul></details>")
     elif info:
-        out.append(f"<details><summary>{_line(node)}</summary>")
+        out.append(f"<details><summary>{line}</summary>")
         out.append(f'<div class="nba-info">{info}</div></details>')
     else:
-        out.append(_line(node))
+        out.append(line)
     out.append("</li>")
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "DetailField",
     "FieldType",
     "Header",
+    "KeptNode",
     "MessageView",
     "NodeTexts",
     "PendingView",
@@ -262,17 +263,42 @@ class ViewPatch(ViewSummary):
     columns: NotRequired[list[str]]
 
 
+class KeptNode:
+    """One node's JSON text, what it parses to, and the snapshot's HTML of it once drawn
+    (``line``: its tree line, ``info``: its details), kept while the text stays the same."""
+
+    __slots__ = ("info", "line", "node", "text")
+
+    def __init__(self, text: str, node: ViewNode | None = None) -> None:
+        self.text = text
+        self.node = cast(ViewNode, json.loads(text)) if node is None else node
+        self.line: str | None = None
+        self.info: str | None = None
+
+
 class NodeTexts(Sequence[ViewNode]):
     """A view's nodes kept as their JSON texts, each parsed when read.
 
     The builder holds every node as text; the snapshot draws a few hundred of a wide run's
     thousands, which parsing the whole view (4 MB at 500 sub-agents) would read all of.
+    ``kept`` is the builder's, from one snapshot to the next: a node whose text did not change
+    is not parsed or drawn again (at 500 sub-agents that was most of the saved output's wait).
     """
 
-    def __init__(self, texts: Mapping[str, str]) -> None:
+    def __init__(self, texts: Mapping[str, str], kept: dict[str, KeptNode] | None = None) -> None:
         self._ids = list(texts)
-        self.by_id: Mapping[str, ViewNode] = _ParsedById(texts)
+        self._texts = texts
+        self._kept: dict[str, KeptNode] = {} if kept is None else kept
+        self.by_id: Mapping[str, ViewNode] = _ParsedById(self)
         """The nodes by id, parsed when read."""
+
+    def entry(self, node_id: str) -> KeptNode:
+        """The node ``node_id`` and what was drawn of it, parsed again only if it changed."""
+        text = self._texts[node_id]
+        kept = self._kept.get(node_id)
+        if kept is None or (kept.text is not text and kept.text != text):
+            kept = self._kept[node_id] = KeptNode(text)
+        return kept
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -308,14 +334,14 @@ class Texts(Sequence[_Record]):
 
 
 class _ParsedById(Mapping[str, ViewNode]):
-    def __init__(self, texts: Mapping[str, str]) -> None:
-        self._texts = texts
+    def __init__(self, nodes: NodeTexts) -> None:
+        self._nodes = nodes
 
     def __getitem__(self, node_id: str) -> ViewNode:
-        return cast(ViewNode, json.loads(self._texts[node_id]))
+        return self._nodes.entry(node_id).node
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._texts)
+        return iter(self._nodes._ids)
 
     def __len__(self) -> int:
-        return len(self._texts)
+        return len(self._nodes)

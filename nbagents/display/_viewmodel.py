@@ -38,6 +38,7 @@ from nbagents.display._records import (
     VIEW_VERSION,
     AgentRow,
     Header,
+    KeptNode,
     NodeTexts,
     Segment,
     Stat,
@@ -166,6 +167,8 @@ class ViewBuilder:
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
         """Whole records as JSON text, dropped when they change and made again when asked."""
+        self._kept: dict[str, KeptNode] = {}
+        """What snapshots parsed and drew of each node (:class:`NodeTexts`), by node id."""
         self._errors: set[str] = set()
         self._horizon = 0.0
         self._priced = False
@@ -192,11 +195,15 @@ class ViewBuilder:
 
     # -- reading the trace ---------------------------------------------------------------------
 
-    def update(self) -> _Changes:
-        """Take in what changed in the trace since the last call; returns what it touched."""
+    def update(self, *, thorough: bool = True) -> _Changes:
+        """Take in what changed in the trace since the last call; returns what it touched.
+
+        Not ``thorough``: a change to a step that ended a while ago may be left for a later
+        update (:mod:`nbagents.display._fingerprints`), as the live view's periodic ones do.
+        """
         trace = self.trace
         with trace.lock:
-            dirty = self._fingerprints.changed(trace)
+            dirty = self._fingerprints.changed(trace, thorough=thorough)
             status, finished, title = trace.status, bool(trace.finished), trace.title
         return self.take_in(dirty, status, finished, title)
 
@@ -509,7 +516,8 @@ class ViewBuilder:
         view["columns"] = self._columns()
         view["roots"] = self._tree.keys(self._tree.kids[None])
         key = self._tree.key
-        view["nodes"] = NodeTexts({key[s]: self._whole_node(s) for s in self._tree.walk()})
+        texts = {key[s]: self._whole_node(s) for s in self._tree.walk()}
+        view["nodes"] = NodeTexts(texts, self._kept)
         view["agents"] = self._tree.keys(self._tree.agents)
         view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
         view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])

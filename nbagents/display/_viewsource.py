@@ -80,8 +80,9 @@ class ViewSource(Protocol):
         widget is sent what changed only as often as the page can draw it)."""
         ...
 
-    def update(self) -> bool:
-        """Take in what changed in the trace; whether the view changed."""
+    def update(self, *, thorough: bool = True) -> bool:
+        """Take in what changed in the trace; whether the view changed. Not ``thorough``: a
+        change to a step that ended a while ago may be left for a later update."""
         ...
 
     def view_json(self) -> str:
@@ -122,9 +123,9 @@ class LocalSource:
         return self.builder.waiting
 
     # The builder's work runs with the collector paused (nbagents.display._gcpause says why).
-    def update(self) -> bool:
+    def update(self, *, thorough: bool = True) -> bool:
         with collections_paused():
-            changes = self.builder.update()
+            changes = self.builder.update(thorough=thorough)
         self._changes.merge(changes)
         return bool(changes)
 
@@ -178,10 +179,10 @@ class RemoteSource:
     def waiting(self) -> bool:
         return self._waiting
 
-    def update(self) -> bool:
+    def update(self, *, thorough: bool = True) -> bool:
         trace = self.trace
         with trace.lock:
-            dirty = self._fingerprints.changed(trace)
+            dirty = self._fingerprints.changed(trace, thorough=thorough)
             state = (trace.status, bool(trace.finished), trace.title)
         payload = None
         if not self._converting:

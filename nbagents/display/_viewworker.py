@@ -23,6 +23,7 @@ import os
 import pickle
 import struct
 import sys
+import time
 import traceback
 from typing import IO, TYPE_CHECKING, Any
 
@@ -30,11 +31,12 @@ if TYPE_CHECKING:
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing.model import Trace
 
-__all__ = ["NICENESS", "read_frame", "write_frame"]
+__all__ = ["DRAW_AHEAD_SECONDS", "NICENESS", "read_frame", "write_frame"]
 
 NICENESS = 10
 """How much lower this process's priority is than the kernel's where the idle scheduling class
 is not available: the agent's own work comes first, the view takes the cores' spare time."""
+DRAW_AHEAD_SECONDS = 0.5
 _HEADER = struct.Struct("<Q")
 
 
@@ -70,6 +72,21 @@ class _Replica:
         self.builder.rev = rev
         self.changes = _Changes()
         """What the updates since the last patch or whole view changed."""
+        self.drawn_at = 0.0
+        """When the snapshot's call tree was last drawn ahead (:meth:`prepare`)."""
+
+    def prepare(self) -> None:
+        """Between requests: make the records the next whole view or saved output needs, and
+        draw the snapshot's call tree ahead at most every :data:`DRAW_AHEAD_SECONDS` (at 500
+        sub-agents the steps that are still running change at every update, and drawing
+        them at each would double this process's work)."""
+        from nbagents.display._html import draw_ahead
+
+        self.builder.prepare()
+        now = time.monotonic()
+        if now - self.drawn_at >= DRAW_AHEAD_SECONDS:
+            self.drawn_at = now
+            draw_ahead(self.builder.snapshot_view())
 
     def update(self, spans: bytes, status: str, finished: bool, title: str) -> Any:
         try:
@@ -179,7 +196,7 @@ def main() -> None:
         if request[0] == "update" and request[1] in replicas:
             # A failure here is reported by the next request that needs these records.
             with contextlib.suppress(Exception):
-                replicas[request[1]].builder.prepare()
+                replicas[request[1]].prepare()
         if not replicas:
             gc.collect()
 

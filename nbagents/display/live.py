@@ -202,7 +202,7 @@ class LiveView:
     def _tick(self) -> None:
         with self._sync_lock:
             started = time.monotonic()
-            changed = self._update()
+            changed = self._update(thorough=False)
             if started >= self._send_at or self._base_size == 0:
                 self._send(changed, whole=False, started=started)
             else:
@@ -251,13 +251,15 @@ class LiveView:
         )
         return True
 
-    def _update(self) -> bool:
+    def _update(self, *, thorough: bool = True) -> bool:
         """The source takes in the trace's changes (moved to the worker first once the run is
-        large); whether the view changed. Under ``_sync_lock``."""
+        large); whether the view changed. Under ``_sync_lock``. The flusher's periodic updates
+        are not ``thorough`` (a late change to a step that ended is taken within a second);
+        ``sync()`` and the final update are."""
         if not self._in_kernel and isinstance(self.source, LocalSource):
             self._offload()
         try:
-            return self.source.update()
+            return self.source.update(thorough=thorough)
         except WorkerError as error:
             self._back_in_kernel(error)
             return self.source.update()
