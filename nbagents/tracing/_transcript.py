@@ -37,6 +37,7 @@ from langchain_core.messages import (
 )
 
 from nbagents._tokens import TokenUsage
+from nbagents.tracing._attributes import typed_attribute
 from nbagents.tracing._span import STREAMED, Span, SpanStatus
 
 if TYPE_CHECKING:
@@ -329,7 +330,7 @@ class _Builder:
         self.entries: list[TranscriptEntry] = []
         self.by_call_id: dict[str, Span] = {}
         for span in calls:
-            call_id = span.typed_attributes().get("tool_call_id")
+            call_id = typed_attribute(span.attributes, "tool_call_id")
             if call_id:
                 self.by_call_id[call_id] = span
         self.seen: list[Mapping[str, Any]] = []
@@ -440,7 +441,7 @@ class _Builder:
         self.answered.add(_call_id(message))
         skill = None
         if span is not None and span.kind == "skill":
-            skill = span.typed_attributes().get("skill")
+            skill = typed_attribute(span.attributes, "skill")
         subagent = None
         if span is not None and span.kind == "task":
             subagent = _spawned(self.trace, span)
@@ -573,7 +574,7 @@ def _title(trace: Trace, span_id: str | None) -> str:
     if span_id is None:
         return ""
     span = trace.get(span_id)
-    task = span.typed_attributes().get("description")
+    task = typed_attribute(span.attributes, "description")
     return f"{span.name}: {task}" if task else span.name
 
 
