@@ -14,11 +14,12 @@ from support.display_fixtures import build_trace, make_agent
 from support.view_mirror import final_view, follow, saved_view, stat
 
 import nbagents.display._fingerprints as fingerprints
+import nbagents.display._viewmodel as viewmodel
 import nbagents.display.live as live
 from nbagents.display._fingerprints import QUIET_SECONDS, SpanFingerprints
 from nbagents.display._format import format_tokens
 from nbagents.display._html import draw_ahead, render_view, trace_html
-from nbagents.display._viewmodel import ViewBuilder, build_view
+from nbagents.display._viewmodel import CONVERSE_SECONDS, ViewBuilder, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
 
@@ -590,6 +591,54 @@ def test_a_late_change_to_an_ended_sub_agent_is_found_within_a_second_or_by_a_th
     assert changed() == ["sub"]
     sub.attributes["step"] = 1
     assert changed() == ["sub"]
+
+
+def test_periodic_updates_rebuild_a_conversation_once_a_second_and_a_thorough_one_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(viewmodel.time, "monotonic", lambda: clock[0])
+    main = Span(
+        id="main", parent_id=None, kind="agent", name="main", agent="main", depth=0, start=0
+    )
+    trace = Trace([main])
+    builder = ViewBuilder(trace)
+
+    def model_call(n: int) -> None:
+        question = {"type": "human", "content": "go"}
+        call = Span(
+            id=f"m{n}",
+            parent_id="main",
+            kind="model",
+            name="model",
+            agent="main",
+            depth=0,
+            start=n,
+            end=n + 0.5,
+            status="ok",
+        )
+        call.inputs = [question]
+        call.outputs = {"type": "ai", "content": f"reply {n}"}
+        trace.add(call)
+
+    def calls_in_conversation() -> int:
+        node = next(n for n in builder.view()["nodes"] if n["name"] == "main")
+        return node["conversation"]["model_calls"]
+
+    model_call(1)
+    builder.update(thorough=False)
+    assert calls_in_conversation() == 1
+    model_call(2)
+    clock[0] += 0.3
+    builder.update(thorough=False)
+    assert calls_in_conversation() == 1  # rebuilt at most once a second
+    clock[0] += CONVERSE_SECONDS
+    builder.update(thorough=False)
+    assert calls_in_conversation() == 2  # its turn came, with no new step
+    model_call(3)
+    clock[0] += 0.1
+    builder.update()
+    assert calls_in_conversation() == 3  # a thorough update (sync, the last one) at once
 
 
 def test_a_closed_view_does_not_keep_its_trace_alive() -> None:

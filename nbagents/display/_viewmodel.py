@@ -23,6 +23,7 @@ order, depths) is kept by :mod:`nbagents.display._tree`, the token and cost sums
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -59,7 +60,13 @@ from nbagents.tracing.model import count_failures
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes, Trace
 
-__all__ = ["ViewBuilder", "build_view"]
+__all__ = ["CONVERSE_SECONDS", "ViewBuilder", "build_view"]
+
+CONVERSE_SECONDS = 1.0
+"""How often an update that is not thorough rebuilds the conversations of the agents whose
+steps changed. A main agent's conversation holds a result per sub-agent: at 500 sub-agents it
+took ~20 ms to rebuild, and the live view's ten updates a second rebuilt it at nearly every one
+(~1 s of CPU per run)."""
 
 COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
 COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
@@ -167,6 +174,9 @@ class ViewBuilder:
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
         """Whole records as JSON text, dropped when they change and made again when asked."""
+        self._talking: set[str] = set()
+        """Agents whose own steps changed since their conversations were last rebuilt."""
+        self._conversed_at = 0.0
         self._kept: dict[str, KeptNode] = {}
         """What snapshots parsed and drew of each node (:class:`NodeTexts`), by node id."""
         self._errors: set[str] = set()
@@ -198,17 +208,24 @@ class ViewBuilder:
     def update(self, *, thorough: bool = True) -> _Changes:
         """Take in what changed in the trace since the last call; returns what it touched.
 
-        Not ``thorough``: a change to a step that ended a while ago may be left for a later
-        update (:mod:`nbagents.display._fingerprints`), as the live view's periodic ones do.
+        Not ``thorough``, as the live view's periodic updates are: a change to a step that
+        ended a while ago may be left for a later update (:mod:`nbagents.display._fingerprints`),
+        and agents' conversations are rebuilt at most every :data:`CONVERSE_SECONDS`.
         """
         trace = self.trace
         with trace.lock:
             dirty = self._fingerprints.changed(trace, thorough=thorough)
             status, finished, title = trace.status, bool(trace.finished), trace.title
-        return self.take_in(dirty, status, finished, title)
+        return self.take_in(dirty, status, finished, title, thorough=thorough)
 
     def take_in(
-        self, dirty: list[tuple[Span, bool]], status: str, finished: bool, title: str
+        self,
+        dirty: list[tuple[Span, bool]],
+        status: str,
+        finished: bool,
+        title: str,
+        *,
+        thorough: bool = True,
     ) -> _Changes:
         """Take in spans new or changed (each with whether it is final: it will not change
         again) and the trace's state: :meth:`update` with what changed found elsewhere (a
@@ -220,7 +237,12 @@ class ViewBuilder:
         talking: set[str] = set()
         for span, final in dirty:
             self._take(span, changes, final, talking)
-        self._converse(talking, changes)
+        self._talking |= talking
+        now = time.monotonic()
+        if thorough or now - self._conversed_at >= CONVERSE_SECONDS:
+            self._converse(self._talking, changes)
+            self._talking = set()
+            self._conversed_at = now
         changes.kids.update(p for p in self._tree.settle() if p is not None)
         for sid in changes.nodes:
             self._heads.pop(sid, None)

@@ -183,7 +183,7 @@ class RemoteSource:
         trace = self.trace
         with trace.lock:
             dirty = self._fingerprints.changed(trace, thorough=thorough)
-            state = (trace.status, bool(trace.finished), trace.title)
+            state = (trace.status, bool(trace.finished), trace.title, thorough)
         payload = None
         if not self._converting:
             try:

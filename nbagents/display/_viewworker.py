@@ -88,7 +88,9 @@ class _Replica:
             self.drawn_at = now
             draw_ahead(self.builder.snapshot_view())
 
-    def update(self, spans: bytes, status: str, finished: bool, title: str) -> Any:
+    def update(
+        self, spans: bytes, status: str, finished: bool, title: str, thorough: bool = True
+    ) -> Any:
         try:
             dirty = pickle.loads(spans)
         except Exception as error:  # a class only the kernel knows (defined in the notebook)
@@ -97,7 +99,7 @@ class _Replica:
             self.trace.put(span)
         self.trace.finished = finished
         self.trace.title = title
-        changes = self.builder.take_in(dirty, status, finished, title)
+        changes = self.builder.take_in(dirty, status, finished, title, thorough=thorough)
         self.changes.merge(changes)
         return bool(changes), self.builder.waiting, self.builder.rev
 
