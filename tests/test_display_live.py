@@ -114,6 +114,9 @@ def test_a_page_loaded_anew_catches_up_with_a_whole_view_not_sooner_than_rebase_
     # a whole view is sent again once the patches add up to more than it, but at most every
     # REBASE_SECONDS (views in a page that is open follow every patch in its store).
     monkeypatch.setattr(live, "REBASE_SECONDS", seconds)
+    # In the kernel throughout: a view moving to the view worker (at 300 steps, once the worker
+    # is up, which depends on the machine's load) starts over with a whole view.
+    monkeypatch.setenv("NBAGENTS_VIEW_WORKER", "0")
     step = {"agent": "main", "depth": 0, "start": 0.0}
     trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
     view = LiveView(trace)
