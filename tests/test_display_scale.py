@@ -6,11 +6,13 @@ import json
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from nbagents.display._html import NODE_LIMIT
 from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.models import ScriptedChatModel
 from nbagents.tracing import Span, Trace, recording
+from nbagents.tracing._jsonready import jsonready
 from nbagents.tracing.model import STREAMED
 
 
@@ -110,6 +112,26 @@ def test_a_late_model_call_shows_the_system_prompt_and_the_last_messages() -> No
     assert [m["role"] for m in shown] == ["system", "human", "ai", "human", "ai"]
     assert [m["content"] for m in shown[1:]] == [f"message {i}" for i in range(6, 10)]
     assert len(shown[0]["content"]) < len(system["content"])  # the prompt is cut
+
+
+def test_an_agent_past_the_tracers_bounds_shows_its_final_answer_and_latest_input() -> None:
+    # A 200-way fan-out's main agent ends with 400+ messages, more than the tracer keeps of a
+    # list: the view still shows its final answer and its last call's newest messages.
+    raw: list[Any] = [HumanMessage("go")]
+    for i in range(150):
+        raw.append(AIMessage("", tool_calls=[{"name": "task", "args": {}, "id": f"c{i}"}]))
+        raw.append(ToolMessage(f"result {i}", tool_call_id=f"c{i}"))
+    raw.append(AIMessage("done"))
+    agent = _span("a", None, "agent", 0.0, end=2.0, status="ok")
+    agent.outputs = jsonready({"messages": raw})
+    model = _span("m", "a", "model", 1.0, end=2.0, status="ok")
+    model.inputs = jsonready({"messages": [raw[:-1]]})
+    nodes = {n["name"]: n for n in build_view(Trace([agent, model]))["nodes"]}
+    [answer] = [f for f in nodes["a"]["details"] if f["label"] == "Final answer"]
+    assert [m["content"] for m in answer["value"]] == ["done"]
+    [given] = [f for f in nodes["m"]["details"] if f["type"] == "messages"]
+    assert given["label"] == "Input messages (the last 4 of 301)"
+    assert [m["content"] for m in given["value"]][-2:] == ["", "result 149"]
 
 
 def test_a_patch_carries_a_nodes_details_and_conversation_only_when_they_changed() -> None:

@@ -18,7 +18,13 @@ from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
 from nbagents._contract import describe_size
 from nbagents.models import delegate, say
 from nbagents.tracing import Span, recording
-from nbagents.tracing._jsonready import MAX_ITEMS, MAX_STRING, jsonready
+from nbagents.tracing._jsonready import (
+    HEAD_ITEMS,
+    MAX_ITEMS,
+    MAX_STRING,
+    items_left_out,
+    jsonready,
+)
 
 
 def small_agent() -> Any:
@@ -223,7 +229,9 @@ def test_jsonready_is_bounded() -> None:
     text = jsonready(huge)
     assert text.startswith("x" * MAX_STRING) and text.endswith(f"[{MAX_STRING * 2} more chars]")
     items = jsonready(list(range(MAX_ITEMS + 50)))
-    assert len(items) == MAX_ITEMS + 1 and items[-1] == "… 50 more items"
+    head, tail = list(range(HEAD_ITEMS)), list(range(HEAD_ITEMS + 50, MAX_ITEMS + 50))
+    assert items == [*head, "… 50 more items", *tail]
+    assert items_left_out(items) == 50 and items_left_out(list(range(3))) == 0
     nested: Any = "leaf"
     for _ in range(50):
         nested = [nested]
@@ -234,6 +242,26 @@ def test_jsonready_is_bounded() -> None:
     assert depth < 20 and isinstance(out, str)
     budget = jsonready([huge] * 100, max_chars=50_000)
     assert sum(len(s) for s in budget) < 80_000
+
+
+def test_a_long_conversation_keeps_its_newest_messages_and_its_first() -> None:
+    """An agent's state ends with its final answer: a list too long or too large for the
+    tracer's bounds loses messages from its middle, never its last ones."""
+    turns = [HumanMessage("the question")]
+    for i in range(MAX_ITEMS):
+        turns.append(AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": f"c{i}"}]))
+        turns.append(ToolMessage(f"result {i}", tool_call_id=f"c{i}"))
+    turns.append(AIMessage("the final answer"))
+    kept = jsonready({"messages": turns})["messages"]
+    assert kept[0]["content"] == "the question"
+    assert kept[-1] == {"type": "ai", "content": "the final answer"}
+    assert kept[-2]["content"] == f"result {MAX_ITEMS - 1}"
+    assert items_left_out(kept) == len(turns) - MAX_ITEMS
+    # Over the character budget, the newest are the ones kept whole.
+    big = [HumanMessage("q" * 5_000)] + [AIMessage(f"{i}" + "x" * 5_000) for i in range(60)]
+    kept = jsonready(big, max_chars=100_000)
+    assert kept[-1]["content"].startswith("59x") and kept[-1]["content"].endswith("x")
+    assert kept[0]["content"] == "q" * 5_000 and items_left_out(kept) > 0
 
 
 def test_state_sizes_read_as_words() -> None:

@@ -32,6 +32,7 @@ from nbagents.display._records import (
     StateDiffView,
     ToolCallView,
 )
+from nbagents.tracing._jsonready import items_left_out
 from nbagents.tracing.model import STREAMED
 
 if TYPE_CHECKING:
@@ -141,13 +142,29 @@ def _found(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     return []
 
 
+def _left_out(value: Any, depth: int = 0) -> int:
+    """How many messages the tracer left out of ``value`` (where :func:`_found` looks)."""
+    if depth > 4 or value is None:
+        return 0
+    if isinstance(value, Mapping):
+        for key in ("messages", "update", "generations", "output", "message"):
+            if key in value and "content" not in value:
+                return _left_out(value[key], depth + 1)
+        return 0
+    if isinstance(value, list):
+        nested = sum(_left_out(v, depth + 1) for v in value if isinstance(v, list | Mapping))
+        return items_left_out(value) + nested
+    return 0
+
+
 def _converted(found: list[Mapping[str, Any]], limit: int) -> list[MessageView]:
     """The messages ``found``, each content cut at ``limit``."""
     return [m for m in (_as_message(f, limit) for f in found) if m is not None]
 
 
-def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
-    """A model call's input: its system prompt (cut) and its latest messages.
+def _model_inputs(inputs: list[Mapping[str, Any]], left_out: int) -> DetailField:
+    """A model call's input: its system prompt (cut) and its latest messages (``left_out``:
+    how many the tracer did not keep).
 
     Only those are converted: a long run's calls each carry the whole conversation so far.
     """
@@ -156,7 +173,7 @@ def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
     hidden = max(len(rest) - INPUT_MESSAGES, 0)
     label = "Input messages"
     if hidden:
-        label += f" (the last {INPUT_MESSAGES} of {len(rest)}"
+        label += f" (the last {INPUT_MESSAGES} of {len(rest) + left_out:,}"
         label += " and the system prompt)" if system else ")"
     shown = _converted(system, SYSTEM_LIMIT) + _converted(rest[hidden:], MESSAGE_LIMIT)
     return _field(label, "messages", shown)
@@ -165,7 +182,9 @@ def _model_inputs(inputs: list[Mapping[str, Any]]) -> DetailField:
 def whole_input(span: Span) -> tuple[str, list[MessageView]]:
     """A model call's whole input (every message, each cut at ``DETAIL_LIMIT`` with the cut
     said), for the live view to open on demand; and its label, which says any cut."""
-    messages = _converted(_found(span.inputs), DETAIL_LIMIT)
+    inputs = span.inputs
+    messages = _converted(_found(inputs), DETAIL_LIMIT)
+    left_out = _left_out(inputs)
     kept: list[MessageView] = []
     used = 0
     for message in reversed(messages):
@@ -175,10 +194,12 @@ def whole_input(span: Span) -> tuple[str, list[MessageView]]:
         kept.append(message)
         used += size
     kept.reverse()
-    label = f"Whole input ({len(messages)} messages)"
+    label = f"Whole input ({len(messages):,} messages)"
     if len(kept) < len(messages):
-        label = f"Whole input (the last {len(kept)} of {len(messages)} messages: the rest would "
-        label += "not fit; trace.get(span_id).inputs has them)"
+        label = f"Whole input (the last {len(kept):,} of {len(messages):,} messages: the rest "
+        label += "would not fit; trace.get(span_id).inputs has them)"
+    if left_out:
+        label = label[:-1] + f"; the trace left out {left_out:,} between its first and last ones)"
     return label, kept
 
 
@@ -218,9 +239,10 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         tools = attrs.get("tools")
         if tools:
             fields.append(_text_field("Tools offered", ", ".join(tools)))
-        given = _found(span.inputs)
+        inputs = span.inputs
+        given = _found(inputs)
         if given:
-            fields.append(_model_inputs(given))
+            fields.append(_model_inputs(given, _left_out(inputs)))
         outputs = _converted(_found(span.outputs), DETAIL_LIMIT)
         if outputs:
             fields.append(_field("Reply", "messages", outputs))

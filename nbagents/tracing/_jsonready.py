@@ -32,12 +32,15 @@ from pydantic import BaseModel
 from nbagents._contract import describe_size
 
 __all__ = [
+    "HEAD_ITEMS",
     "MAX_CHARS",
     "MAX_ITEMS",
     "MAX_STRING",
     "Deferred",
     "deferred",
+    "items_left_out",
     "jsonready",
+    "left_out_marker",
     "message_dict",
     "shape",
 ]
@@ -46,6 +49,9 @@ MAX_STRING = 20_000
 """Longest string kept whole; longer ones are cut with a note of how much was dropped."""
 MAX_ITEMS = 200
 """Most items kept of one list or mapping."""
+HEAD_ITEMS = 20
+"""Of a list cut short, how many of its first items are kept; the rest of those kept are its
+last ones."""
 MAX_DEPTH = 12
 MAX_CHARS = 200_000
 """Rough budget of characters for one converted value."""
@@ -220,13 +226,39 @@ def _mapping(value: Mapping[Any, Any], budget: _Budget, depth: int) -> dict[str,
 
 
 def _sequence(items: list[Any], budget: _Budget, depth: int) -> list[Any]:
-    out: list[Any] = []
-    for i, item in enumerate(items):
-        if i >= MAX_ITEMS or budget.remaining <= 0:
-            out.append(f"… {len(items) - i} more items")
+    # Newest last: an agent's state ends with its final answer and a model call's input with
+    # what it answers, so a list too long or too large keeps its first items (on at most a
+    # quarter of the budget) and its last, converted from the end while the budget lasts, and
+    # says how many it left out between.
+    head: list[Any] = []
+    head_budget = budget.remaining - budget.remaining // 4
+    for item in items[:HEAD_ITEMS]:
+        if budget.remaining <= head_budget and head:
             break
-        out.append(_convert(item, budget, depth + 1))
-    return out
+        head.append(_convert(item, budget, depth + 1))
+    tail: list[Any] = []
+    room = MAX_ITEMS - len(head)
+    for item in reversed(items[len(head) :]):
+        if len(tail) >= room or budget.remaining <= 0:
+            break
+        tail.append(_convert(item, budget, depth + 1))
+    tail.reverse()
+    left_out = len(items) - len(head) - len(tail)
+    return [*head, left_out_marker(left_out), *tail] if left_out else head + tail
+
+
+def left_out_marker(count: int) -> str:
+    """What stands in a converted list for the ``count`` items it left out."""
+    return f"… {count} more items"
+
+
+def items_left_out(value: list[Any]) -> int:
+    """How many items the conversion left out of ``value`` (a list it made), 0 if none."""
+    for item in value:
+        if type(item) is str and item.startswith("… ") and item.endswith(" more items"):
+            count = item[2:].split(" ", 1)[0]
+            return int(count) if count.isdigit() else 1
+    return 0
 
 
 def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from langchain_core.messages import (
 
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import typed_attribute
+from nbagents.tracing._jsonready import items_left_out
 from nbagents.tracing._span import STREAMED, Span, SpanStatus
 
 if TYPE_CHECKING:
@@ -394,8 +395,9 @@ class _Builder:
             self._unseen_results(before)
             return
         if cut:
-            # The tracer kept only the first messages of this input: what is new lies in the
-            # part it left out. The tool calls themselves recorded their results.
+            # The tracer left out part of this input (it keeps a long list's first and last
+            # items): it cannot be lined up with the conversation so far. The tool calls
+            # themselves recorded their results.
             self.add(
                 TranscriptEntry(
                     "note",
@@ -618,12 +620,7 @@ def _input_messages(inputs: Any) -> tuple[list[Mapping[str, Any]], int]:
         found = _messages_in(inputs)
         return found, 0
     messages = [m for m in inputs if _is_message(m)]
-    cut = 0
-    tail = inputs[-1] if inputs else None
-    if isinstance(tail, str) and tail.startswith("… ") and tail.endswith(" more items"):
-        digits = tail[2:].split(" ", 1)[0]
-        cut = int(digits) if digits.isdigit() else 1
-    return messages, cut
+    return messages, items_left_out(inputs)
 
 
 def _messages_in(value: Any) -> list[Mapping[str, Any]]:
