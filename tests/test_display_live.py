@@ -20,6 +20,7 @@ from nbagents.display._fingerprints import QUIET_SECONDS, SpanFingerprints
 from nbagents.display._format import format_tokens
 from nbagents.display._html import draw_ahead, render_view, trace_html
 from nbagents.display._viewmodel import CONVERSE_SECONDS, ViewBuilder, build_view
+from nbagents.display._viewsource import LocalSource
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
 
@@ -239,13 +240,16 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     # no GIL.
     update = ViewBuilder.update
 
-    def slow_update(self: ViewBuilder) -> Any:
+    def slow_update(self: ViewBuilder, *, thorough: bool = True) -> Any:
         busy_until = time.thread_time() + 0.05
         while time.thread_time() < busy_until:
             pass
-        return update(self)
+        return update(self, thorough=thorough)
 
     monkeypatch.setattr(ViewBuilder, "update", slow_update)
+    # Kept in the kernel: past OFFLOAD_SPANS (a loaded machine adds spans for longer before
+    # three updates went out) the view would move to the worker, where nothing is slow.
+    monkeypatch.setenv("NBAGENTS_VIEW_WORKER", "0")
     trace = Trace()
     view = LiveView(trace).start()
     recorder = Recorder(view)
@@ -270,6 +274,43 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     assert len(times) >= 4
     # 10 updates a second would leave 0.1 s; a 0.05 s build keeps the flusher away 0.5 s.
     assert min(gaps) >= 0.3, gaps
+
+
+class _WaitingSource(LocalSource):
+    """A view built elsewhere, as by the view worker: each update waits for the other process
+    (here a sleep, which holds no GIL and spends no CPU of this one)."""
+
+    cheap_updates = True
+
+    def update(self, *, thorough: bool = True) -> bool:
+        time.sleep(0.05)
+        return super().update(thorough=thorough)
+
+
+def test_a_wait_for_the_view_worker_does_not_hold_the_widget_back() -> None:
+    # At 500 sub-agents the worker's answers took ~0.25 s of wall time (the kernel's threads
+    # queue for the GIL meanwhile): counted as the update's cost, that kept the widget without
+    # an update for ~5 s. The kernel's own CPU is what MAX_DUTY bounds.
+    trace = Trace()
+    view = LiveView(trace)
+    view.source = _WaitingSource(trace)
+    view._in_kernel = True  # the source stays as set
+    view.start()
+    recorder = Recorder(view)
+    end = time.perf_counter() + 30
+    i = 0
+    while len(recorder.events) < 4 and time.perf_counter() < end:
+        trace.add(
+            Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
+        )
+        i += 1
+        time.sleep(0.01)
+    view.finish()
+    times = [t for t, _, _ in recorder.events][:-1]  # not the one finish() sends at once
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert len(times) >= 4
+    # Counting the 0.05 s waits would keep the flusher away a whole second after each update.
+    assert min(gaps) < 0.5, gaps
 
 
 def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -454,7 +495,9 @@ def test_a_view_shown_before_the_run_finishes_after_the_cell_that_ran_it(
 
 
 async def test_updates_arrive_during_an_async_run() -> None:
-    agent = make_agent(latency=0.15)
+    # Model calls long enough for three updates on a loaded machine, where each update takes
+    # longer and the flusher waits MAX_DUTY times that.
+    agent = make_agent(latency=0.3)
     with recording() as tracer:
         view = LiveView(tracer.trace).start()
         recorder = Recorder(view)

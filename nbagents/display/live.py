@@ -64,8 +64,10 @@ that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
 MAX_DUTY = 20
-"""The flusher waits at least this many times as long as its last update took (built in the
-kernel, or waited for from the view worker)."""
+"""The flusher waits at least this many times as long as its last update took: its wall time
+when the view is built in the kernel, the kernel's own CPU time when the view worker builds it
+(waiting for the worker, or for the GIL among the agent's threads, costs the run nothing; at
+500 sub-agents counting those waits left the widget without an update for ~5 s at a time)."""
 REBASE = 3
 """Patches adding up to this many times the last whole view's size make the next update a
 whole view (after :data:`REBASE_SECONDS`). Higher sends fewer whole views of a growing run
@@ -201,10 +203,10 @@ class LiveView:
 
     def _tick(self) -> None:
         with self._sync_lock:
-            started = time.monotonic()
+            started, cpu = time.monotonic(), time.thread_time()
             changed = self._update(thorough=False)
             if started >= self._send_at or self._base_size == 0:
-                self._send(changed, whole=False, started=started)
+                self._send(changed, whole=False, started=started, cpu=cpu)
             else:
                 self._unsent |= changed
 
@@ -214,10 +216,10 @@ class LiveView:
         ``whole`` sends the whole view instead of a patch.
         """
         with self._sync_lock:
-            started = time.monotonic()
-            return self._send(self._update(), whole=whole, started=started)
+            started, cpu = time.monotonic(), time.thread_time()
+            return self._send(self._update(), whole=whole, started=started, cpu=cpu)
 
-    def _send(self, changed: bool, *, whole: bool, started: float) -> bool:
+    def _send(self, changed: bool, *, whole: bool, started: float, cpu: float) -> bool:
         """Send the widget what changed since its last update. Under ``_sync_lock``."""
         changed |= self._unsent
         first = self._base_size == 0
@@ -241,11 +243,10 @@ class LiveView:
         self.sent_bytes += len(text)
         self.updates += 1
         self._check_answerable()
-        # Large views are sent less often: at most ~BYTES_PER_SECOND of widget state, and an
-        # update may take at most 1/MAX_DUTY of the time. Its wall time also when the worker
-        # built it: how long it took says how much changed, which the page has to draw.
+        # Large views are sent less often: at most ~BYTES_PER_SECOND of widget state (what the
+        # page has to draw), and an update may take at most 1/MAX_DUTY of the kernel's time.
         ended = time.monotonic()
-        cost = ended - started
+        cost = time.thread_time() - cpu if self.source.cheap_updates else ended - started
         self._send_at = ended + max(
             self.min_interval, len(text) / BYTES_PER_SECOND, cost * MAX_DUTY
         )
