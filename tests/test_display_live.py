@@ -234,6 +234,25 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
     assert sum(t < flood_end for t in times) >= 2
 
 
+def _grow_until(trace: Trace, recorder: Recorder, *, updates: int, pause: float) -> None:
+    """Add a step every ``pause`` seconds until the widget got ``updates`` updates (the deadline
+    only keeps a broken flusher from hanging)."""
+    end = time.perf_counter() + 30
+    i = 0
+    while len(recorder.events) < updates and time.perf_counter() < end:
+        trace.add(
+            Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
+        )
+        i += 1
+        time.sleep(pause)
+
+
+def _gaps_before_finish(recorder: Recorder) -> list[float]:
+    """Seconds between the widget's updates, not counting the one finish() sends at once."""
+    times = [t for t, _, _ in recorder.events][:-1]
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
 def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
     # Building the view holds the GIL the agent's threads need: its share of time is capped.
     # What counts is the CPU the flusher spends, not a wait (for the view worker) that holds
@@ -254,24 +273,16 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     view = LiveView(trace).start()
     recorder = Recorder(view)
     # Until three updates went out: on a loaded machine (other test workers) the build, and so
-    # the wait after it, only take longer. The deadline only keeps a broken flusher from hanging.
-    end = time.perf_counter() + 30
-    i = 0
-    while len(recorder.events) < 3 and time.perf_counter() < end:
-        trace.add(
-            Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
-        )
-        i += 1
-        time.sleep(0.005)
+    # the wait after it, only take longer.
+    _grow_until(trace, recorder, updates=3, pause=0.005)
     # A change the flusher has not sent: finish() sends it at once. (Without it, whether the
     # last span of the loop was in the third update or not decided the count.)
     trace.add(
         Span(id="last", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
     )
     view.finish()
-    times = [t for t, _, _ in recorder.events]
-    gaps = [b - a for a, b in itertools.pairwise(times[:-1])]
-    assert len(times) >= 4
+    gaps = _gaps_before_finish(recorder)
+    assert len(recorder.events) >= 4
     # 10 updates a second would leave 0.1 s; a 0.05 s build keeps the flusher away 0.5 s.
     assert min(gaps) >= 0.3, gaps
 
@@ -297,18 +308,10 @@ def test_a_wait_for_the_view_worker_does_not_hold_the_widget_back() -> None:
     view._in_kernel = True  # the source stays as set
     view.start()
     recorder = Recorder(view)
-    end = time.perf_counter() + 30
-    i = 0
-    while len(recorder.events) < 4 and time.perf_counter() < end:
-        trace.add(
-            Span(id=f"s{i}", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
-        )
-        i += 1
-        time.sleep(0.01)
+    _grow_until(trace, recorder, updates=4, pause=0.01)
     view.finish()
-    times = [t for t, _, _ in recorder.events][:-1]  # not the one finish() sends at once
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert len(times) >= 4
+    gaps = _gaps_before_finish(recorder)
+    assert len(gaps) >= 3
     # Counting the 0.05 s waits would keep the flusher away a whole second after each update.
     assert min(gaps) < 0.5, gaps
 

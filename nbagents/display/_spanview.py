@@ -115,6 +115,10 @@ def _content_text(content: Any) -> str:
     return as_text(content)
 
 
+_MESSAGE_KEYS = ("messages", "update", "generations", "output", "message")
+"""Where a value holds its messages: a state, a ``Command`` update, an LLM result."""
+
+
 def _found(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     """Every message in ``value`` (a message, a list of them, ``{"messages": …}``), as stored."""
     if depth > 4 or value is None:
@@ -122,7 +126,7 @@ def _found(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     if isinstance(value, Mapping):
         if "content" in value:
             return [value]
-        for key in ("messages", "update", "generations", "output", "message"):
+        for key in _MESSAGE_KEYS:
             if key in value:
                 return _found(value[key], depth + 1)
         return []
@@ -147,8 +151,10 @@ def _left_out(value: Any, depth: int = 0) -> int:
     if depth > 4 or value is None:
         return 0
     if isinstance(value, Mapping):
-        for key in ("messages", "update", "generations", "output", "message"):
-            if key in value and "content" not in value:
+        if "content" in value:  # a message
+            return 0
+        for key in _MESSAGE_KEYS:
+            if key in value:
                 return _left_out(value[key], depth + 1)
         return 0
     if isinstance(value, list):
