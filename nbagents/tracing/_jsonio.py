@@ -130,15 +130,6 @@ def _check_span(data: Any, position: int) -> None:
     for key, value in usage.items():
         if key not in _USAGE_KEYS or not isinstance(value, int) or isinstance(value, bool):
             raise TraceFormatError(f"span #{position}: bad token usage entry {key!r}: {value!r}.")
-    # The views order parallel siblings by these two; anything else would break every view.
-    attributes = data.get("attributes") or {}
-    for key, types in (("batch", (str,)), ("call_index", (int,))):
-        value = attributes.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
-            raise TraceFormatError(
-                f"span #{position}: attribute {key!r} should be {types[0].__name__}, "
-                f"got {value!r:.60}."
-            )
 
 
 _USAGE_KEYS = frozenset(f.name for f in fields(TokenUsage))

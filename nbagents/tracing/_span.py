@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final, Literal
 
 from nbagents._tokens import NO_TOKENS, TokenUsage
-from nbagents.tracing._attributes import SpanAttributes, typed_attributes
+from nbagents.tracing._attributes import SpanAttributes, typed_attribute, typed_attributes
 from nbagents.tracing._jsonready import Deferred
 
 __all__ = [
@@ -140,16 +140,18 @@ def call_order(spans: list[Span]) -> list[Span]:
     the AI message that called them (``batch`` + ``call_index``) does not. Ordering a batch by
     that position, and batches by their first start, makes equal runs render identically.
     """
-    batch_start: dict[Any, float] = {}
+    # Read typed: a loaded trace or a tool may hold anything under these names.
+    batch_start: dict[str, float] = {}
     for span in spans:
-        batch = span.attributes.get("batch")
+        batch = typed_attribute(span.attributes, "batch")
         if batch is not None:
             batch_start[batch] = min(batch_start.get(batch, span.start), span.start)
 
     def key(span: Span) -> tuple[float, int, float]:
-        batch = span.attributes.get("batch")
+        batch = typed_attribute(span.attributes, "batch")
         if batch is None:
             return (span.start, 0, span.start)
-        return (batch_start[batch], int(span.attributes.get("call_index", 0)), span.start)
+        index = typed_attribute(span.attributes, "call_index") or 0
+        return (batch_start[batch], index, span.start)
 
     return sorted(spans, key=key)
