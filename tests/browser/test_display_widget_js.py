@@ -103,8 +103,18 @@ def _set(page: Any, view: Any) -> None:
 
 
 def _patch(page: Any, patch: Any) -> None:
-    """Give the widget a patch, as ``LiveView`` sets ``patch_json``."""
+    """Give the widget a patch, as ``LiveView`` sets ``patch_json``, and wait until every view
+    drew it (a view that drew slowly draws the next patch a little later)."""
     page.evaluate("(v) => window.nbaModel.set('patch_json', v)", json.dumps(patch))
+    _wait_drawn(page, patch["rev"])
+
+
+def _wait_drawn(page: Any, rev: int) -> None:
+    page.wait_for_function(
+        """(rev) => [...document.querySelectorAll('.nba-host .nba-root.nba-live')]
+            .every((root) => Number(root.dataset.nbaRev) >= rev)""",
+        arg=rev,
+    )
 
 
 def test_renders_tree_tokens_and_timeline(page: Any) -> None:
@@ -442,6 +452,51 @@ def test_a_view_drawn_after_patches_shows_them_and_both_views_follow_new_ones(
     assert not page.errors
 
 
+def test_patches_arriving_while_a_slow_draw_rests_are_drawn_together_when_it_is_due(
+    page: Any,
+) -> None:
+    """A page whose draws are slow (a wide run's) does not draw every patch: those that arrive
+    within its rest are taken in, and drawn at once when it is due, none lost."""
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    patches = []
+    for name in ("first", "second", "third"):
+        trace.add(_span(name, "main", "tool", 0.5, end=1.0, status="ok"))
+        patches.append(json.dumps(builder.patch(builder.update())))
+    # Every reading of the page's clock moves it 40 ms on: each draw appears to take 40 ms, so
+    # the page rests 160 ms of its real time after it (its draws take at most a fifth of it).
+    drawn = page.evaluate(
+        """(patches) => {
+            const real = performance.now.bind(performance);
+            let offset = 0;
+            performance.now = () => real() + (offset += 40);
+            const names = () => [...document.querySelectorAll('#host .nba-row .nba-name')]
+                .map((e) => e.textContent);
+            const seen = [];
+            patches.forEach((p) => {
+                window.nbaModel.set('patch_json', p);
+                seen.push(names());
+            });
+            window.nbaRestoreClock = () => { performance.now = real; };
+            return seen;
+        }""",
+        patches,
+    )
+    try:
+        assert drawn == [["main", "first"], ["main", "first"], ["main", "first"]]
+        _wait_drawn(page, json.loads(patches[-1])["rev"])
+        names = page.locator("#host .nba-row .nba-name").all_inner_texts()
+        assert names == ["main", "first", "second", "third"]
+    finally:
+        page.evaluate("() => window.nbaRestoreClock()")
+    assert not page.errors
+
+
 def test_the_filter_keeps_matches_and_their_ancestors(page: Any) -> None:
     _set(page, build_view(build_trace()))
     rows = page.locator("#host .nba-live-tree .nba-row")
@@ -551,6 +606,7 @@ def test_a_10000_span_run_arriving_live_keeps_the_page_answering(page: Any) -> N
     # A hang detector, not a speed claim (benchmarks measure speed): a tab that stops
     # answering for seconds while updates arrive is broken.
     assert len(round_trips) >= 10 and round_trips[-1] < 5.0
+    _wait_drawn(page, _json.loads(patches[-1])["rev"])
     assert page.locator("#host .nba-row.nba-selected .nba-name").inner_text() == "main"
     assert (
         "show 100 more of 2400"

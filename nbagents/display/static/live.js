@@ -289,16 +289,23 @@ class TraceView {
     this.build();
   }
 
-  // The store applied a patch to the data this view draws; `touched` says what it changed.
-  patched(patch, touched) {
+  // The store applied patches to the data this view draws: `touched` says what they changed,
+  // `agents` and `columns` whether the agents' order or the columns did.
+  patched({ touched, agents, columns }) {
     if (!this.data) return;
     this.drawHeader();
     this.approvals.draw();
     this.tree.patch(touched);
     if (this.selected && touched.nodes.has(this.selected)) this.details.draw();
-    if (patch.columns) this.table.forget(); // new columns (cost): the table is drawn again
-    this.table.update(touched.rows, Boolean(patch.agents || patch.columns));
-    this.timeline.update(touched.timeline, Boolean(patch.agents));
+    if (columns) this.table.forget(); // new columns (cost): the table is drawn again
+    this.table.update(touched.rows, agents || columns);
+    this.timeline.update(touched.timeline, agents);
+  }
+
+  // After a draw: the revision drawn, for whoever waits for it, and the layout done now.
+  settle() {
+    if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
+    void this.root.offsetHeight;
   }
 
   build() {
@@ -1158,11 +1165,21 @@ class Timeline extends KeyedRows {
 // the store is found by the widget's `uid` within its widget manager (a copy of a notebook,
 // open beside it, holds widgets with the same uids).
 
+// A store draws its views at most DRAW_DUTY of the page's time: a draw that took 60 ms (a wide
+// run's patch: restyling and laying out hundreds of rows) waits 240 ms before the next, whose
+// patches are merged meanwhile. The page shares the cores with the kernel, and a page drawing
+// every patch of a 500-way run kept one of two cores half busy. Quick draws are not held back.
+const DRAW_DUTY = 0.2;
+const QUICK_DRAW_MS = 8;
+
 class Store {
   constructor(model) {
     this.model = model;
     this.data = null;
     this.views = new Set();
+    this.pending = null; // what the patches not drawn yet touched
+    this.drawAt = 0; // performance.now() before which no patch is drawn
+    this.timer = null;
   }
 
   parse(name) {
@@ -1175,16 +1192,51 @@ class Store {
 
   whole() {
     this.data = loadView(this.parse("view_json"));
-    this.views.forEach((view) => view.reset(this.data));
+    this.pending = null;
+    this.drawn(() => this.views.forEach((view) => view.reset(this.data)));
   }
 
   patch() {
     const patch = this.parse("patch_json");
     if (!this.data || !patch || typeof patch !== "object") return;
     if (num(patch.rev) <= this.data.rev) return; // already in the whole view
-    const touched = applyPatch(this.data, patch);
-    this.views.forEach((view) => view.patched(patch, touched));
+    this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
+    if (performance.now() >= this.drawAt) this.flush();
+    else if (this.timer === null) this.timer = setTimeout(() => this.flush(), this.drawAt - performance.now());
   }
+
+  flush() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const pending = this.pending;
+    this.pending = null;
+    if (pending) this.drawn(() => this.views.forEach((view) => view.patched(pending)));
+  }
+
+  // Runs `draw` and sets when the next patch may be drawn. Reading a layout property makes the
+  // browser restyle and lay out now, inside the measured time (the paint that follows is not).
+  drawn(draw) {
+    const started = performance.now();
+    draw();
+    this.views.forEach((view) => view.settle());
+    const cost = performance.now() - started;
+    this.drawAt = cost < QUICK_DRAW_MS ? 0 : started + cost / DRAW_DUTY;
+  }
+
+  dispose() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+// Patches taken in since the last draw, as one: what they touched, and whether any brought a new
+// order of the agents or new columns.
+function mergeTouched(pending, patch, touched) {
+  if (!pending) return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
+  pending.agents ||= Boolean(patch.agents);
+  pending.columns ||= Boolean(patch.columns);
+  Object.keys(touched).forEach((key) => touched[key].forEach((id) => pending.touched[key].add(id)));
+  return pending;
 }
 
 const STORES = new WeakMap(); // widget manager -> (widget uid -> its Store)
@@ -1210,6 +1262,7 @@ function follow(model, store) {
   return () => {
     model.off("change:view_json", onView);
     model.off("change:patch_json", onPatch);
+    store.dispose();
   };
 }
 
@@ -1259,6 +1312,7 @@ function render({ model, el }) {
   }
   store.views.add(view);
   view.reset(store.data);
+  view.settle();
   const onNotice = () => view.approvals.noticeChanged();
   const onAnswerable = () => view.approvals.answerableChanged();
   const onMessage = (msg) => view.received(msg);
