@@ -1166,10 +1166,12 @@ class Timeline extends KeyedRows {
 // open beside it, holds widgets with the same uids).
 
 // A store draws its views at most DRAW_DUTY of the page's time: a draw that took 60 ms (a wide
-// run's patch: restyling and laying out hundreds of rows) waits 240 ms before the next, whose
-// patches are merged meanwhile. The page shares the cores with the kernel, and a page drawing
-// every patch of a 500-way run kept one of two cores half busy. Quick draws are not held back.
-const DRAW_DUTY = 0.2;
+// run's patch: restyling and laying out hundreds of rows) rests 540 ms before the next, whose
+// patches are merged meanwhile. The page shares the cores with the kernel: a page drawing every
+// patch of a 500-way run kept a core about half busy, and on two cores the kernel's threads then
+// wait for a CPU (two rounds each, run with the view over display=False: drawing every patch
+// 1.42x and 1.12x, at 0.2 1.24x and 1.13x, at 0.1 1.18x and 1.03x). Quick draws are not held back.
+const DRAW_DUTY = 0.1;
 const QUICK_DRAW_MS = 8;
 
 class Store {
