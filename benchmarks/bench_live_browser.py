@@ -4,9 +4,11 @@ A notebook runs the same 500-way fan-out (``bench_views.build_agent``: each sub-
 tool and its model twice, zero latency, about 4,500 spans) with ``display=False``, with the live
 view shown in the cell (built by the view worker beside the kernel, started once before), and
 with the view built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), alternated, best of
-three each; the CPU of every process (kernel, view worker, server, Chromium) is printed. A run
-with the view counts its
-``finish()`` (the final update and the saved output), since the cell waits for it. The browser
+three each. Each run is the cell run again, its output replacing the last run's, as when a user
+runs a cell again (a cell holding every run's 500-way view would make the page restyle them
+all on each update). The CPU of every process (kernel, view worker, server, Chromium) is
+printed. A run with the view counts its ``finish()`` (the final update and the saved output),
+since the cell waits for it. The browser
 renders every update on the same cores as the kernel, as on a laptop. Beside it, the same runs
 in a kernel with no browser attached (``bench_views.kernel_walls``): the difference is what the
 front end costs the kernel (the widget messages it must send and the page's work competing for
@@ -147,26 +149,27 @@ def _chromium() -> list[psutil.Process]:
     return [p for p in me.children(recursive=True) if "chrom" in p.name().lower()]
 
 
+ARM_CELL = (
+    "import time\n"
+    "if globals().get('armed'):\n"
+    "    arm = pathlib.Path({arm_file!r}).read_text()\n"
+    "    live = arm != 'off'\n"
+    "    cpu = time.process_time()\n"
+    "    seconds = b.wall(agent, live=live, show=live, worker=arm != 'kernel')\n"
+    "    sent = b.SENT[-1] if live else None\n"
+    "    print(json.dumps([seconds, time.process_time() - cpu, sent]))\n"
+    "armed = True"
+)
+"""The measured cell: one run of the arm named in ``arm_file`` (``off``, ``worker`` or
+``kernel``) each time it runs, its output replacing the last one's, as when a user runs a cell
+again; it prints the run's wall seconds, the kernel's CPU seconds and what the view sent. Run
+All only arms it."""
+
+
 def browser_walls(workers: int, repeat: int) -> BrowserRun:
     """The runs with the notebook open in Chromium, and what each process did meanwhile."""
-    setup = _setup_cell(workers)
     # Alternated, with the kernel's own CPU seconds per run: a run that takes longer while the
-    # kernel did not work more was kept waiting by the other processes (page, server). Run All
-    # only arms the cell; the benchmark runs it again, alone, with the processes' CPU counted.
-    measure = (
-        "import time\n"
-        "rows = []\n"
-        "if globals().get('armed'):\n"
-        f"    for _ in range({repeat}):\n"
-        "        for arm in ('off', 'worker', 'kernel'):\n"
-        f"            time.sleep({SETTLE_SECONDS})  # the page is done with the last run\n"
-        "            cpu = time.process_time()\n"
-        "            live = arm != 'off'\n"
-        "            seconds = b.wall(agent, live=live, show=live, worker=arm != 'kernel')\n"
-        "            rows.append((arm, seconds, time.process_time() - cpu))\n"
-        "armed = True\n"
-        "print(json.dumps([rows, b.SENT]))"
-    )
+    # kernel did not work more was kept waiting by the other processes (page, server).
     traffic = {"messages": 0, "bytes": 0}
 
     def count(frame: str | bytes) -> None:
@@ -176,30 +179,37 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
     def watch(page: Any) -> None:
         page.on("websocket", lambda ws: ws.on("framereceived", count))
 
-    with (
-        tempfile.TemporaryDirectory() as base,
-        running_lab(Path(base), None) as server,
-        _opened(server, "bench_live", [setup, measure], watch) as lab,
-    ):
-        lab_proc = psutil.Process(server.process.pid)
-        kernels: list[psutil.Process] = []
-        view_workers: list[psutil.Process] = []
-        for proc in lab_proc.children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                is_worker = "_viewworker" in " ".join(proc.cmdline())
-                (view_workers if is_worker else kernels).append(proc)
-        processes = {
-            "kernel": kernels,
-            "view worker": view_workers,
-            "JupyterLab server": [lab_proc],
-            "Chromium": _chromium(),
-        }
-        # The setup cell ran; the measured cell runs again, alone, with CPU counted.
-        before = _cpu(processes)
-        traffic.update(messages=0, bytes=0)
-        text = _run_measured_cell(lab)
-        after = _cpu(processes)
-    rows, sent = json.loads(text)
+    rows: list[tuple[str, float, float, Any]] = []
+    with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
+        arm_file = Path(base) / "arm"
+        arm_file.write_text("off")
+        measure = ARM_CELL.format(arm_file=str(arm_file))
+        with _opened(server, "bench_live", [_setup_cell(workers), measure], watch) as lab:
+            lab_proc = psutil.Process(server.process.pid)
+            kernels: list[psutil.Process] = []
+            view_workers: list[psutil.Process] = []
+            for proc in lab_proc.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    is_worker = "_viewworker" in " ".join(proc.cmdline())
+                    (view_workers if is_worker else kernels).append(proc)
+            processes = {
+                "kernel": kernels,
+                "view worker": view_workers,
+                "JupyterLab server": [lab_proc],
+                "Chromium": _chromium(),
+            }
+            cpu = dict.fromkeys(processes, 0.0)
+            traffic.update(messages=0, bytes=0)
+            for _ in range(repeat):
+                for arm in ("off", "worker", "kernel"):
+                    arm_file.write_text(arm)
+                    time.sleep(SETTLE_SECONDS)  # the page is done with the last run
+                    before = _cpu(processes)
+                    seconds, kernel_cpu, sent = json.loads(_run_measured_cell(lab))
+                    after = _cpu(processes)
+                    for name in cpu:
+                        cpu[name] += after[name] - before[name]
+                    rows.append((arm, seconds, kernel_cpu, sent))
     off = [r for r in rows if r[0] == "off"]
     on = [r for r in rows if r[0] == "worker"]
     in_kernel = [r for r in rows if r[0] == "kernel"]
@@ -210,10 +220,13 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         kernel_cpu_off=min(r[2] for r in off),
         kernel_cpu_on=min(r[2] for r in on),
         kernel_cpu_in_kernel=min(r[2] for r in in_kernel),
-        cpu={name: after[name] - before[name] for name in after},
+        cpu=cpu,
         messages=traffic["messages"],
         megabytes=traffic["bytes"] / 1e6,
-        sent=[(int(u), int(w), int(n), float(f), str(where)) for u, w, n, f, where in sent],
+        sent=[
+            (int(u), int(w), int(n), float(f), str(where))
+            for u, w, n, f, where in (r[3] for r in rows if r[3] is not None)
+        ],
         rounds=[(w[1] / o[1], k[1] / o[1]) for o, w, k in zip(off, on, in_kernel, strict=True)],
     )
 
@@ -228,18 +241,12 @@ def page_costs(workers: int, arms: list[str]) -> list[tuple[str, float, float, d
     replaced each time as when a user runs the cell again: the run's wall seconds, Chromium's
     CPU seconds meanwhile, and the change of :data:`PAGE_METRICS` and the number of style
     passes (``RecalcStyleCount``). What the page does per run, with no earlier output to
-    restyle: where ``browser_walls`` keeps every run's output, this finds what one view costs."""
+    restyle, as in ``browser_walls``."""
     out = []
     with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
         arm_file = Path(base) / "arm"
         arm_file.write_text("off")
-        measure = (
-            "if globals().get('armed'):\n"
-            f"    arm = pathlib.Path({str(arm_file)!r}).read_text()\n"
-            "    live = arm != 'off'\n"
-            "    print(json.dumps(b.wall(agent, live=live, show=live, worker=arm != 'kernel')))\n"
-            "armed = True"
-        )
+        measure = ARM_CELL.format(arm_file=str(arm_file))
         with _opened(server, "bench_page", [_setup_cell(workers), measure]) as lab:
             cdp = lab.page.context.new_cdp_session(lab.page)
             cdp.send("Performance.enable")
@@ -254,7 +261,7 @@ def page_costs(workers: int, arms: list[str]) -> list[tuple[str, float, float, d
                 arm_file.write_text(arm)
                 time.sleep(SETTLE_SECONDS)
                 before, cpu = metrics(), _cpu(chromium)["Chromium"]
-                seconds = float(_run_measured_cell(lab))
+                seconds = float(json.loads(_run_measured_cell(lab))[0])
                 cpu = _cpu(chromium)["Chromium"] - cpu
                 after = metrics()
                 out.append((arm, seconds, cpu, {n: after[n] - before[n] for n in names}))
