@@ -40,7 +40,7 @@ from typing import Any
 from langchain_core.tools import tool
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
-from nbagents import ScriptedChatModel, Tracer, create_deep_agent
+from nbagents import ScriptedChatModel, SubAgent, Tracer, create_deep_agent
 from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.display._viewsource import ENV as VIEW_WORKER_ENV
@@ -69,7 +69,11 @@ def build_agent(workers: int) -> Any:
             "worker": [call("lookup", key="k"), say("found it: " + "result text " * 10)],
         }
     )
-    worker = {"name": "worker", "description": "Looks things up.", "system_prompt": "Look up."}
+    worker: SubAgent = {
+        "name": "worker",
+        "description": "Looks things up.",
+        "system_prompt": "Look up.",
+    }
     return create_deep_agent(model, [lookup], subagents=[worker])
 
 
@@ -238,9 +242,9 @@ def wall(agent: Any, live: bool, show: bool = False, *, worker: bool = True) -> 
     gc.collect()  # each run starts from the same heap: garbage of the last one costs it nothing
     os.environ[VIEW_WORKER_ENV] = "1" if worker else "0"
     if live and worker:
-        started = view_worker()
-        if started is not None:  # up before the run: its start-up is once per kernel
-            started.ready.wait(60)
+        up = view_worker()
+        if up is not None:  # up before the run: its start-up is once per kernel
+            up.ready.wait(60)
     tracer = Tracer(Trace())
     view = None
     if live:
