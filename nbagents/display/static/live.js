@@ -1166,11 +1166,12 @@ class Timeline extends KeyedRows {
 // open beside it, holds widgets with the same uids).
 
 // A store draws its views at most DRAW_DUTY of the page's time: a draw that took 60 ms (a wide
-// run's patch: restyling and laying out hundreds of rows) rests 540 ms before the next, whose
-// patches are merged meanwhile. The page shares the cores with the kernel: a page drawing every
-// patch of a 500-way run kept a core about half busy, and on two cores the kernel's threads then
-// wait for a CPU (two rounds each, run with the view over display=False: drawing every patch
-// 1.42x and 1.12x, at 0.2 1.24x and 1.13x, at 0.1 1.18x and 1.03x). Quick draws are not held back.
+// run's patch: restyling, laying out and painting hundreds of rows) rests 540 ms before the
+// next, whose patches are merged meanwhile. The page shares the cores with the kernel: a page
+// drawing every patch of a 500-way run kept a core about half busy, and on two cores the
+// kernel's threads then wait for a CPU (two rounds each, run with the view over display=False:
+// drawing every patch 1.42x and 1.12x, at 0.2 1.24x and 1.13x, at 0.1 1.18x and 1.03x; the
+// paint not counted then). Quick draws are not held back.
 const DRAW_DUTY = 0.1;
 const QUICK_DRAW_MS = 8;
 
@@ -1182,6 +1183,7 @@ class Store {
     this.pending = null; // what the patches not drawn yet touched
     this.drawAt = 0; // performance.now() before which no patch is drawn
     this.timer = null;
+    this.measuring = null; // the last draw, while its paint is not done
   }
 
   parse(name) {
@@ -1204,7 +1206,11 @@ class Store {
     if (num(patch.rev) <= this.data.rev) return; // already in the whole view
     this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
     if (performance.now() >= this.drawAt) this.flush();
-    else if (this.timer === null) this.timer = setTimeout(() => this.flush(), this.drawAt - performance.now());
+    else if (this.timer === null) this.schedule();
+  }
+
+  schedule() {
+    this.timer = setTimeout(() => this.flush(), this.drawAt - performance.now());
   }
 
   flush() {
@@ -1216,18 +1222,39 @@ class Store {
   }
 
   // Runs `draw` and sets when the next patch may be drawn. Reading a layout property makes the
-  // browser restyle and lay out now, inside the measured time (the paint that follows is not).
+  // browser restyle and lay out now, inside the measured time; the paint follows at the next
+  // frame, and the first task after it knows the draw's whole cost. A page that draws no frame
+  // (a tab in the background) keeps the first estimate.
   drawn(draw) {
     const started = performance.now();
     draw();
     this.views.forEach((view) => view.settle());
     const cost = performance.now() - started;
-    this.drawAt = cost < QUICK_DRAW_MS ? 0 : started + cost / DRAW_DUTY;
+    this.measuring = null;
+    if (cost < QUICK_DRAW_MS) {
+      this.drawAt = 0;
+      return;
+    }
+    this.drawAt = started + cost / DRAW_DUTY;
+    const measuring = (this.measuring = {});
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        if (this.measuring !== measuring) return; // drawn again since
+        this.measuring = null;
+        const whole = performance.now() - started;
+        this.drawAt = Math.max(this.drawAt, started + whole / DRAW_DUTY);
+        if (this.timer !== null) {
+          clearTimeout(this.timer);
+          this.schedule();
+        }
+      }, 0),
+    );
   }
 
   dispose() {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.measuring = null;
   }
 }
 
