@@ -31,9 +31,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -85,6 +87,54 @@ class BrowserRun:
     rounds: list[tuple[float, float]]
     """Per round (the three arms run back to back): the run with the view built by the worker,
     and the one built in the kernel, each over the run with no view of that round."""
+    per_run: dict[str, dict[str, float]]
+    """Per arm, medians over its runs: the CPU seconds of each process, and ``waits``: the
+    seconds the kernel's threads spent runnable but waiting for a CPU (summed over them)."""
+
+
+class CpuWaits:
+    """Seconds the threads of ``pids`` spent runnable but not running (the scheduler's
+    ``run_delay``, Linux's ``/proc/<pid>/task/<tid>/schedstat``), summed over the threads, while
+    the block runs. Threads that end meanwhile are read every 0.1 s until they do. ``seconds``
+    stays ``None`` where the kernel does not keep the figure."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.seconds: float | None = None
+        self._first: dict[str, int] = {}
+        self._last: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _read(self) -> dict[str, int]:
+        out = {}
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with contextlib.suppress(OSError, ValueError, IndexError):
+                        stat = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text()
+                        out[f"{pid}/{tid}"] = int(stat.split()[1])
+        return out
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            for key, delay in self._read().items():
+                self._first.setdefault(key, 0)  # born during the block
+                self._last[key] = delay
+
+    def __enter__(self) -> CpuWaits:
+        self._first = self._read()
+        self._last = dict(self._first)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._last.update(self._read())
+        if self._first:
+            total = sum(delay - self._first.get(key, 0) for key, delay in self._last.items())
+            self.seconds = total / 1e9
 
 
 def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
@@ -180,6 +230,7 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         page.on("websocket", lambda ws: ws.on("framereceived", count))
 
     rows: list[tuple[str, float, float, Any]] = []
+    per_run: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
         arm_file = Path(base) / "arm"
         arm_file.write_text("off")
@@ -205,10 +256,15 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
                     arm_file.write_text(arm)
                     time.sleep(SETTLE_SECONDS)  # the page is done with the last run
                     before = _cpu(processes)
-                    seconds, kernel_cpu, sent = json.loads(_run_measured_cell(lab))
+                    with CpuWaits([p.pid for p in kernels]) as waits:
+                        seconds, kernel_cpu, sent = json.loads(_run_measured_cell(lab))
                     after = _cpu(processes)
+                    spent = {name: after[name] - before[name] for name in cpu}
                     for name in cpu:
-                        cpu[name] += after[name] - before[name]
+                        cpu[name] += spent[name]
+                    if waits.seconds is not None:
+                        spent["waits"] = waits.seconds
+                    per_run.setdefault(arm, []).append(spent)
                     rows.append((arm, seconds, kernel_cpu, sent))
     off = [r for r in rows if r[0] == "off"]
     on = [r for r in rows if r[0] == "worker"]
@@ -228,6 +284,10 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
             for u, w, n, f, where in (r[3] for r in rows if r[3] is not None)
         ],
         rounds=[(w[1] / o[1], k[1] / o[1]) for o, w, k in zip(off, on, in_kernel, strict=True)],
+        per_run={
+            arm: {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+            for arm, runs in per_run.items()
+        },
     )
 
 
@@ -326,6 +386,15 @@ def main() -> None:
     busy = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.cpu.items())
     print(f"  CPU while the {2 * args.repeat} runs went: {busy}")
     print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")
+    print("  per run, until the cell was idle (medians): CPU seconds, and the kernel's threads'")
+    print("  seconds runnable but waiting for a CPU (summed over its threads)")
+    names = [name for name in next(iter(run.per_run.values())) if name != "waits"]
+    print("    " + f"{'arm':<8}" + "".join(f"{name:>19}" for name in [*names, "kernel waits"]))
+    for arm, medians in run.per_run.items():
+        cells = [f"{medians[name]:>18.2f}s" for name in names]
+        waits = medians.get("waits")
+        cells.append(f"{waits:>18.2f}s" if waits is not None else f"{'n/a':>19}")
+        print("    " + f"{arm:<8}" + "".join(cells))
     for updates, wholes, sent, finish, where in run.sent:
         print(
             f"  a run with the view built in the {where}: {updates} updates, {wholes} whole "
