@@ -109,11 +109,19 @@ def _patch(page: Any, patch: Any) -> None:
     _wait_drawn(page, patch["rev"])
 
 
-def _wait_drawn(page: Any, rev: int) -> None:
+def _wait_drawn(page: Any, rev: int, hosts: str = ".nba-host") -> None:
     page.wait_for_function(
-        """(rev) => [...document.querySelectorAll('.nba-host .nba-root.nba-live')]
+        """([rev, hosts]) => [...document.querySelectorAll(hosts + ' .nba-root.nba-live')]
             .every((root) => Number(root.dataset.nbaRev) >= rev)""",
-        arg=rev,
+        arg=[rev, hosts],
+    )
+
+
+def _next_frames(page: Any) -> None:
+    """Let the page render twice: what an IntersectionObserver saw is reported by then."""
+    page.evaluate(
+        """() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(
+            () => setTimeout(done, 0))))"""
     )
 
 
@@ -494,6 +502,50 @@ def test_patches_arriving_while_a_slow_draw_rests_are_drawn_together_when_it_is_
         assert names == ["main", "first", "second", "third"]
     finally:
         page.evaluate("() => window.nbaRestoreClock()")
+    assert not page.errors
+
+
+def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_it(
+    page: Any,
+) -> None:
+    """A second view of the widget far down the page is not drawn while patches arrive; scrolled
+    into sight it shows them all, with its selection and the scroll of its tree kept."""
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    for i in range(40):
+        trace.add(_span(f"tool{i}", "main", "tool", 0.1 * i, end=0.1 * i + 0.05, status="ok"))
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    page.evaluate(
+        """() => {
+            const spacer = document.createElement('div');
+            spacer.className = 'nba-host nba-spacer';
+            spacer.style.height = '4000px';
+            document.body.appendChild(spacer);
+            window.nbaFar = window.nbaRender('far');
+        }"""
+    )
+    far = page.locator("#far")
+    far.locator(".nba-row", has_text="main").click()  # scrolls it into sight
+    far.locator(".nba-live-tree").evaluate("(e) => { e.scrollTop = 200; }")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    _next_frames(page)
+    trace.add(_span("late", "main", "tool", 5.0, end=5.5, status="ok"))
+    patch = builder.patch(builder.update())
+    page.evaluate("(v) => window.nbaModel.set('patch_json', v)", json.dumps(patch))
+    _wait_drawn(page, patch["rev"], "#host")
+    assert page.locator("#host .nba-row", has_text="late").count() == 1
+    assert far.locator(".nba-row", has_text="late").count() == 0  # out of sight: not drawn
+    far.scroll_into_view_if_needed()
+    _wait_drawn(page, patch["rev"], "#far")
+    assert far.locator(".nba-row", has_text="late").count() == 1
+    selected = far.locator(".nba-row.nba-selected .nba-name")
+    assert selected.inner_text() == "main"
+    assert far.locator(".nba-live-tree").evaluate("(e) => e.scrollTop") == 200
+    page.evaluate("() => { window.nbaFar(); document.querySelector('.nba-spacer').remove(); }")
     assert not page.errors
 
 

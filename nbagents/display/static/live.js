@@ -267,6 +267,8 @@ class TraceView {
     this.root = root;
     this.model = model || null;
     this.data = null;
+    this.inSight = true; // until the browser says otherwise
+    this.stale = false; // patches came while out of sight
     this.selected = null;
     this.closedSections = new Set();
     this.openFolds = new Set(); // conversation texts the user unfolded: "node id:turn index"
@@ -302,6 +304,12 @@ class TraceView {
     this.timeline.update(touched.timeline, agents);
   }
 
+  // The whole view again, as it was: what the user chose and where the tree was scrolled.
+  redraw(data) {
+    this.scrollTo = this.tree.el ? this.tree.el.scrollTop : 0;
+    this.reset(data);
+  }
+
   // After a draw: the revision drawn, for whoever waits for it, and the layout done now.
   settle() {
     if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
@@ -328,11 +336,11 @@ class TraceView {
     root.appendChild(section(this, "tree", "Call tree", main));
     root.appendChild(this.table.build());
     root.appendChild(this.timeline.build());
+    this.tree.draw();
     if (this.scrollTo) {
-      this.tree.el.scrollTop = this.scrollTo;
+      this.tree.el.scrollTop = this.scrollTo; // once its rows are in: an empty tree scrolls to 0
       this.scrollTo = 0;
     }
-    this.tree.draw();
     this.details.draw();
     this.table.redraw();
     this.timeline.redraw();
@@ -1197,6 +1205,9 @@ class Store {
   whole() {
     this.data = loadView(this.parse("view_json"));
     this.pending = null;
+    this.views.forEach((view) => {
+      view.stale = false;
+    });
     this.drawn(() => this.views.forEach((view) => view.reset(this.data)));
   }
 
@@ -1218,17 +1229,31 @@ class Store {
     this.timer = null;
     const pending = this.pending;
     this.pending = null;
-    if (pending) this.drawn(() => this.views.forEach((view) => view.patched(pending)));
+    if (!pending) return;
+    // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
+    // whole when it comes into sight. At 500 sub-agents a view costs the page most of its work.
+    const shown = [...this.views].filter((view) => view.inSight);
+    this.views.forEach((view) => {
+      if (!view.inSight) view.stale = true;
+    });
+    if (shown.length) this.drawn(() => shown.forEach((view) => view.patched(pending)), shown);
+  }
+
+  // `view` came into sight after patches it was not drawn with: draw it again, whole.
+  catchUp(view) {
+    if (!view.stale || !this.views.has(view)) return;
+    view.stale = false;
+    this.drawn(() => view.redraw(this.data), [view]);
   }
 
   // Runs `draw` and sets when the next patch may be drawn. Reading a layout property makes the
   // browser restyle and lay out now, inside the measured time; the paint follows at the next
   // frame, and the first task after it knows the draw's whole cost. A page that draws no frame
   // (a tab in the background) keeps the first estimate.
-  drawn(draw) {
+  drawn(draw, views = this.views) {
     const started = performance.now();
     draw();
-    this.views.forEach((view) => view.settle());
+    views.forEach((view) => view.settle());
     const cost = performance.now() - started;
     this.measuring = null;
     if (cost < QUICK_DRAW_MS) {
@@ -1342,6 +1367,14 @@ function render({ model, el }) {
   store.views.add(view);
   view.reset(store.data);
   view.settle();
+  const sight = new IntersectionObserver(
+    (entries) => {
+      view.inSight = entries[entries.length - 1].isIntersecting;
+      if (view.inSight) store.catchUp(view);
+    },
+    { rootMargin: "200px" },
+  );
+  sight.observe(root);
   const onNotice = () => view.approvals.noticeChanged();
   const onAnswerable = () => view.approvals.answerableChanged();
   const onMessage = (msg) => view.received(msg);
@@ -1350,6 +1383,7 @@ function render({ model, el }) {
   model.on("change:answerable", onAnswerable);
   return () => {
     if (uid && view.data) handoffs().set(uid, view.uiState());
+    sight.disconnect();
     store.views.delete(view);
     if (stop) stop();
     model.off("change:notice", onNotice);
