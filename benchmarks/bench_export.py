@@ -20,7 +20,7 @@ from langchain_core.tools import tool
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent
+from nbagents import ScriptedChatModel, SubAgent, Trace, Tracer, create_deep_agent
 from nbagents.export import LiveExport, export_trace, to_otel_spans
 from nbagents.models import call, delegate, parallel, say
 
@@ -38,7 +38,11 @@ def build_agent(n: int) -> Any:
             "worker": [call("lookup", key="k"), say("found it")],
         }
     )
-    worker = {"name": "worker", "description": "Looks things up.", "system_prompt": "Look up."}
+    worker: SubAgent = {
+        "name": "worker",
+        "description": "Looks things up.",
+        "system_prompt": "Look up.",
+    }
     return create_deep_agent(model, [lookup], subagents=[worker])
 
 

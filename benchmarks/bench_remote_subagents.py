@@ -218,11 +218,11 @@ def main() -> None:
                     ("floor (langgraph_sdk)", floor),
                     ("streamed, kept threads", streamed),
                 ):
-                    seconds = [
+                    walls = [
                         run(server.url, args.n, args.latency, mode, ready)
                         for _ in range(args.repeat)
                     ]
-                    rows.append((label, min(seconds), 0))
+                    rows.append((label, min(walls), 0))
                 for label, spec in (("remote (nbagents)", remote), ("in-process", local)):
                     waits = ready if spec is remote else nothing
                     runs = [

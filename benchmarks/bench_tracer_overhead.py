@@ -31,7 +31,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tools import tool
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
-from nbagents import ScriptedChatModel, Tracer, create_deep_agent
+from nbagents import ScriptedChatModel, SubAgent, Tracer, create_deep_agent
 from nbagents.models import call, delegate, parallel, say
 
 
@@ -48,7 +48,11 @@ def build_agent(n: int) -> Any:
             "worker": [call("lookup", key="k"), say("found it")],
         }
     )
-    worker = {"name": "worker", "description": "Looks things up.", "system_prompt": "Look up."}
+    worker: SubAgent = {
+        "name": "worker",
+        "description": "Looks things up.",
+        "system_prompt": "Look up.",
+    }
     return create_deep_agent(model, [lookup], subagents=[worker])
 
 
