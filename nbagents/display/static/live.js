@@ -1232,9 +1232,10 @@ class Store {
     if (!pending) return;
     // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
     // whole when it comes into sight. At 500 sub-agents a view costs the page most of its work.
-    const shown = [...this.views].filter((view) => view.inSight);
+    const shown = [];
     this.views.forEach((view) => {
-      if (!view.inSight) view.stale = true;
+      if (view.inSight) shown.push(view);
+      else view.stale = true;
     });
     if (shown.length) this.drawn(() => shown.forEach((view) => view.patched(pending)), shown);
   }
