@@ -61,6 +61,10 @@ SERVER_START_TIMEOUT_S = 90.0
 SERVER_STOP_TIMEOUT_S = 20.0
 UI_TIMEOUT_MS = 60_000  # opening a notebook, starting a kernel
 RUN_TIMEOUT_MS = 90_000  # running all cells of a notebook
+IDLE_POLL_MS = 100
+"""How often a wait for an idle kernel looks. Playwright's default looks at every frame, which
+kept the page drawing 60 frames a second (about a tenth of a core here) for as long as a cell
+ran, on the cores the kernel runs on."""
 CURRENT_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 PROMPTS = f"{CURRENT_NOTEBOOK} .jp-CodeCell .jp-InputPrompt"
 
@@ -361,6 +365,7 @@ class LabPage:
                         '.jp-StatusBar-TextItem[title^="Change kernel"]')]
                       .some(e => /\\|\\s*Idle\\s*$/.test(e.textContent))""",
             timeout=timeout,
+            polling=IDLE_POLL_MS,
         )
 
     # -- running -----------------------------------------------------------------------------
@@ -404,6 +409,7 @@ class LabPage:
             }""",
             arg=PROMPTS,
             timeout=timeout,
+            polling=IDLE_POLL_MS,
         )
 
     # -- looking -----------------------------------------------------------------------------

@@ -550,6 +550,128 @@ def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_
     assert not page.errors
 
 
+def _kept_lines(page: Any, host: str = "#host") -> None:
+    """Mark every drawn tree line, token row and timeline row: one drawn again is a new one."""
+    page.evaluate(
+        """(host) => document.querySelectorAll(
+            `${host} .nba-line, ${host} table.nba-tokens tbody tr, ${host} .nba-tl-row`)
+            .forEach((e) => { e._kept = true; })""",
+        host,
+    )
+
+
+def _redrawn(page: Any, selector: str) -> list[str]:
+    """Names in the elements matching ``selector`` drawn since :func:`_kept_lines`."""
+    return page.evaluate(
+        """(sel) => [...document.querySelectorAll(sel)].filter((e) => !e._kept)
+            .map((e) => (e.querySelector('.nba-name, .nba-tl-label') || e).textContent.trim())""",
+        selector,
+    )
+
+
+def test_a_patch_draws_the_rows_near_the_screen_and_the_others_once_scrolled_near(
+    page: Any,
+) -> None:
+    """A patch touching every agent of a wide run redraws the rows near the screen; a row
+    scrolled away (down the page, or down the tree's own box) shows the patch once it comes
+    near, its timeline bar placed on the grown time axis."""
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    for i in range(60):
+        trace.add(_span(f"task{i}", "main", "task", 0.1 * i))
+        trace.add(_span(f"agent{i}", f"task{i}", "subagent", 0.1 * i))
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    page.evaluate("() => window.scrollTo(0, 0)")
+    _next_frames(page)
+    _kept_lines(page)
+    for i in range(60):
+        for sid in (f"task{i}", f"agent{i}"):
+            span = trace.get(sid)
+            span.status, span.end = "ok", 10.0 + i
+    patch = builder.patch(builder.update())
+    _patch(page, patch)
+
+    tokens = page.locator("#host table.nba-tokens tbody tr[data-node]")
+    first, last = tokens.nth(1), tokens.nth(60)  # row 0 is the main agent
+    assert "nba-s-ok" in (first.get_attribute("class") or "")
+    assert "nba-s-running" in (last.get_attribute("class") or "")  # far down: not drawn yet
+    tree_rows = _redrawn(page, "#host .nba-live-tree .nba-line")
+    assert "agent0" in tree_rows and "agent59" not in tree_rows  # below the tree box's fold
+
+    last.scroll_into_view_if_needed()
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('#host table.nba-tokens tbody tr[data-node]')]
+            .pop().classList.contains('nba-s-ok')"""
+    )
+    page.locator("#host .nba-tl-row", has_text="agent59").scroll_into_view_if_needed()
+    # agent59 ran from 5.9 s to 69 s of a 69 s run: its bar starts at 5.9/69 of the track
+    page.wait_for_function(
+        """() => {
+            const row = [...document.querySelectorAll('#host .nba-tl-row')].pop();
+            const left = parseFloat(row.querySelector('.nba-bar').style.left);
+            return row.classList.contains('nba-s-ok') && Math.abs(left - 590 / 69) < 0.01;
+        }"""
+    )
+    page.locator("#host .nba-live-tree").evaluate(
+        "(e) => { e.scrollIntoView(); e.scrollTop = e.scrollHeight; }"
+    )
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('#host .nba-live-tree .nba-node.nba-k-subagent')]
+            .pop().classList.contains('nba-s-ok')"""
+    )
+    assert not page.errors
+
+
+def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> None:
+    """The kernel sends the whole view again (the view worker took the run over, or a page
+    loaded anew has to catch up): the rows it does not change are not drawn again, and the
+    user's selection and the tree's scroll stay. A whole view that drops a step is drawn whole."""
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    for i in range(30):
+        trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
+    trace.get("tool7").status, trace.get("tool7").end = "running", None
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    page.locator("#host .nba-row", has_text="tool3").click()
+    tree = page.locator("#host .nba-live-tree")
+    tree.evaluate("(e) => { e.scrollTop = 100; }")
+    _kept_lines(page)
+
+    trace.get("tool7").status, trace.get("tool7").end = "ok", 8.0
+    trace.add(_span("late", "main", "tool", 40.0))
+    builder.update()
+    view = builder.view()
+    _set(page, view)
+    _wait_drawn(page, view["rev"])
+    assert sorted(_redrawn(page, "#host .nba-live-tree .nba-line")) == ["late", "main", "tool7"]
+    assert _redrawn(page, "#host table.nba-tokens tbody tr[data-node]") == []  # unchanged
+    status = page.evaluate(
+        """() => [...document.querySelectorAll('#host .nba-node.nba-k-tool')]
+            .find((li) => li.querySelector('.nba-name').textContent === 'tool7').className"""
+    )
+    assert "nba-s-ok" in status
+    assert page.locator("#host .nba-row.nba-selected .nba-name").inner_text() == "tool3"
+    assert tree.evaluate("(e) => e.scrollTop") == 100
+
+    other = Trace([_span("main", None, "agent", 0.0), _span("only", "main", "tool", 0.1)])
+    again = ViewBuilder(other)
+    again.update()
+    whole = {**again.view(), "rev": view["rev"] + 1}
+    _set(page, whole)
+    _wait_drawn(page, whole["rev"])
+    names = page.locator("#host .nba-live-tree .nba-row .nba-name").all_inner_texts()
+    assert names == ["main", "only"]
+    assert not page.errors
+
+
 def test_the_filter_keeps_matches_and_their_ancestors(page: Any) -> None:
     _set(page, build_view(build_trace()))
     rows = page.locator("#host .nba-live-tree .nba-row")
