@@ -672,6 +672,102 @@ def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> Non
     assert not page.errors
 
 
+def test_the_saved_view_takes_over_the_live_views_rows_with_what_it_had_not_drawn_yet(
+    page: Any,
+) -> None:
+    """When the run ends its saved output replaces the widget: the saved view takes over the rows
+    the live view drew (selection kept) and brings them to the final view, including a patch the
+    live view had taken in but was resting from drawing when it went."""
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    for i in range(30):
+        trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
+    trace.get("tool7").status, trace.get("tool7").end = "running", None
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    page.locator("#host .nba-row", has_text="tool3").click()
+    _kept_lines(page)
+    page.evaluate("() => { document.querySelector('#host .nba-root')._kept = true; }")
+
+    trace.add(_span("late", "main", "tool", 40.0, end=41.0, status="ok"))
+    drawn = builder.patch(builder.update())
+    trace.get("tool7").status, trace.get("tool7").end = "ok", 8.0
+    pending = builder.patch(builder.update())
+    final = builder.view()
+    widget = TraceWidget()
+    before = page.evaluate(
+        """([drawn, pending, final, css]) => {
+            // every reading of the clock moves it 40 ms on: the live view rests from drawing
+            const real = performance.now.bind(performance);
+            let offset = 60000;
+            performance.now = () => real() + (offset += 40);
+            try {
+                window.nbaModel.set('patch_json', drawn);  // drawn: the first after a rest
+                window.nbaModel.set('patch_json', pending);  // taken in, not drawn yet
+                const li = [...document.querySelectorAll('#host .nba-node.nba-k-tool')][7];
+                const status = li.className;
+                window.nbaCleanup();  // the run's output is replaced: the live view goes
+                window.nbaCleanup = null;
+                const box = document.createElement('div');
+                box.className = 'nba-saved nba-host';
+                box.id = 'saved';
+                box.dataset.nbaUid = window.nbaModel.get('uid');
+                document.body.appendChild(box);
+                window.nbaModule.showSaved(box, final, css);
+                return [status, box.querySelector('.nba-root')._kept === true];
+            } finally {
+                performance.now = real;
+            }
+        }""",
+        [json.dumps(drawn), json.dumps(pending), json.dumps(final), widget._css],
+    )
+    assert "nba-s-running" in before[0]  # the live view had not drawn the last patch
+    assert before[1]  # the saved view holds the live view's own rows
+    saved = page.locator("#saved")
+    assert "nba-s-ok" in (saved.locator(".nba-node.nba-k-tool").nth(7).get_attribute("class") or "")
+    assert sorted(_redrawn(page, "#saved .nba-live-tree .nba-line")) == ["late", "main", "tool7"]
+    assert saved.locator(".nba-row.nba-selected .nba-name").inner_text() == "tool3"
+    assert not page.errors
+
+
+@pytest.mark.parametrize("view_part", ["kept", "corrupt"])
+def test_a_saved_output_draws_its_view_or_keeps_showing_its_snapshot(
+    page: Any, view_part: str
+) -> None:
+    """A saved output hides its snapshot while its view is drawn in its place (a wide run's
+    snapshot is thousands of elements to lay out for nothing); when the view cannot be drawn
+    (here its data is damaged), the snapshot shows again."""
+    import re
+
+    from nbagents.display._saved import trace_saved_html
+
+    html = trace_saved_html(build_trace())
+    if view_part == "corrupt":
+        html = re.sub(r"<!--nba-view:[^>]*-->", "<!--nba-view:AAAA-->", html)
+    other = page.context.browser.new_page()
+    warnings: list[str] = []
+    other.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+    try:
+        other.set_content(f"<!doctype html><html><body><div>{html}</div></body></html>")
+        if view_part == "kept":
+            other.locator(".nba-saved-view .nba-root .nba-row").first.wait_for()
+            assert other.locator(".nba-saved > .nba-trace").count() == 0  # drawn: it went
+        else:
+            for _ in range(50):  # the warning comes once the view's data failed to unpack
+                if warnings:
+                    break
+                other.wait_for_timeout(100)
+            snapshot = other.locator(".nba-saved > .nba-trace")
+            assert snapshot.is_visible()
+            assert other.locator(".nba-saved-view").count() == 0
+            assert any("could not be drawn" in w for w in warnings), warnings
+    finally:
+        other.close()
+
+
 def test_the_filter_keeps_matches_and_their_ancestors(page: Any) -> None:
     _set(page, build_view(build_trace()))
     rows = page.locator("#host .nba-live-tree .nba-row")

@@ -349,6 +349,11 @@ class Sight {
     this.due.delete(el);
   }
 
+  // The rows moved to another place in the page: what the browser said of them no longer holds.
+  moved() {
+    this.far = new WeakSet();
+  }
+
   clear() {
     if (this.observer) this.observer.disconnect();
     this.due.clear();
@@ -1493,30 +1498,21 @@ function initialize({ model }) {
 }
 
 // A view that goes (its output replaced when the run ended, or drawn again) leaves what the user
-// chose with the page, by its widget's uid; the next view of that run takes it. The saved view
+// chose with the page, by its widget's uid; the next view of that run takes it. For a minute it
+// also leaves its drawn rows, which the run's saved view takes over (takeOver). The saved view
 // runs from its own copy of this module, hence a global.
 const HANDOFF = Symbol.for("nbagents.handoff");
+const HANDOFF_MS = 60_000;
 
 function handoffs() {
   if (!globalThis[HANDOFF]) globalThis[HANDOFF] = new Map();
   return globalThis[HANDOFF];
 }
 
-function render({ model, el }) {
-  // MathJax must not typeset user text ("costs $5 and $10").
-  const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
-  el.appendChild(root);
-  const view = new TraceView(root, model);
+function render({ model, el }, saved = false) {
   const uid = model.get("uid");
   const handed = uid ? handoffs().get(uid) : undefined;
-  if (handed) {
-    handoffs().delete(uid);
-    try {
-      view.adopt(handed);
-    } catch (err) {
-      console.warn("nbagents: the view's earlier state could not be restored", err);
-    }
-  }
+  if (handed) handoffs().delete(uid);
   let store = uid ? storesOf(model).get(uid) : undefined;
   let stop = null;
   if (!store) {
@@ -1524,8 +1520,24 @@ function render({ model, el }) {
     store = new Store(model);
     stop = follow(model, store);
   }
-  store.views.add(view);
-  view.reset(store.data);
+  let view;
+  if (saved && handed && handed.view && handed.view.data && store.data) {
+    view = takeOver(handed, model, el, store);
+  } else {
+    // MathJax must not typeset user text ("costs $5 and $10").
+    const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
+    el.appendChild(root);
+    view = new TraceView(root, model);
+    if (handed) {
+      try {
+        view.adopt(handed.ui);
+      } catch (err) {
+        console.warn("nbagents: the view's earlier state could not be restored", err);
+      }
+    }
+    store.views.add(view);
+    view.reset(store.data);
+  }
   view.settle();
   const sight = new IntersectionObserver(
     (entries) => {
@@ -1534,7 +1546,7 @@ function render({ model, el }) {
     },
     { rootMargin: "200px" },
   );
-  sight.observe(root);
+  sight.observe(view.root);
   const onNotice = () => view.approvals.noticeChanged();
   const onAnswerable = () => view.approvals.answerableChanged();
   const onMessage = (msg) => view.received(msg);
@@ -1542,7 +1554,14 @@ function render({ model, el }) {
   model.on("change:notice", onNotice);
   model.on("change:answerable", onAnswerable);
   return () => {
-    if (uid && view.data) handoffs().set(uid, view.uiState());
+    if (uid && view.data) {
+      const left = { ui: view.uiState(), view, pending: store.pending, stale: view.stale };
+      handoffs().set(uid, left);
+      // Its rows stay with the page only until the saved view takes them.
+      setTimeout(() => {
+        if (handoffs().get(uid) === left) handoffs().set(uid, { ui: left.ui });
+      }, HANDOFF_MS);
+    }
     sight.disconnect();
     store.views.delete(view);
     if (stop) stop();
@@ -1550,6 +1569,29 @@ function render({ model, el }) {
     model.off("change:answerable", onAnswerable);
     model.off("msg:custom", onMessage);
   };
+}
+
+// The saved view of a run takes over the rows the live view drew in this page, brought up to date
+// with the saved view as a patch, instead of drawing them all again: at 500 sub-agents drawing
+// the saved view anew took the page ~1 s after the run.
+function takeOver(handed, model, el, store) {
+  const view = handed.view;
+  view.model = model;
+  el.appendChild(view.root);
+  // Out of the page meanwhile, every row was far: drawn now, as a whole view's rows would be.
+  [view.tree, view.table, view.timeline].forEach((part) => part.sight.moved());
+  store.views.add(view);
+  const patch = handed.stale ? null : asPatch(view.data, store.data);
+  if (!patch) {
+    view.redraw(store.data);
+    return view;
+  }
+  // The live view's data is brought to the saved one, and drawn with what the live store had
+  // taken in but not drawn yet.
+  const touched = applyPatch(view.data, patch);
+  store.data = view.data;
+  view.patched(mergeTouched(handed.pending, patch, touched));
+  return view;
 }
 
 // -- the saved view -----------------------------------------------------------------------------
@@ -1569,7 +1611,7 @@ function showSaved(box, viewJson, css) {
   style.textContent = css;
   const el = h("div", "nba-saved-view");
   initialize({ model });
-  render({ model, el });
+  render({ model, el }, true);
   // The snapshot goes: hidden, a 500-way run's kept ~24,000 elements in the page, and every
   // later change of the notebook made the browser walk them. Its stylesheet stays, the view's.
   const snapshot = box.querySelector(":scope > .nba-trace");

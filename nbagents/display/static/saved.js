@@ -5,6 +5,10 @@
     if (n.nodeType === 8 && /^nba-(code|view):/.test(n.data)) part[n.data.slice(4, 8)] = n.data.slice(9);
   });
   if (!part.code || !part.view) return;
+  // The view is drawn below in its place: meanwhile the snapshot (~24,000 elements at 500
+  // sub-agents) is not laid out. It shows again if the view cannot be drawn.
+  var snapshot = box.querySelector(":scope > .nba-trace");
+  if (snapshot) snapshot.style.display = "none";
   function unpack(data) {
     var text = atob(data), bytes = new Uint8Array(text.length);
     for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
@@ -21,6 +25,7 @@
   Promise.all([loaded.get(key), unpack(part.view)]).then(function (got) {
     got[0].module.showSaved(box, got[1], got[0].css);
   }).catch(function (e) {
+    if (snapshot) snapshot.style.display = "";
     console.warn("nbagents: the saved view could not be drawn; its snapshot stays.", e);
   });
 })(document.currentScript);
