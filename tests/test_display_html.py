@@ -206,6 +206,16 @@ def test_long_texts_are_truncated_in_the_tree_and_full_in_the_details() -> None:
     assert long.strip() in Doc(html).text
 
 
+def test_a_tool_called_with_no_arguments_previews_nothing() -> None:
+    step = {"agent": "main", "depth": 0, "start": 0.0, "end": 0.1, "status": "ok"}
+    trace = Trace([Span(id="a", parent_id=None, kind="agent", name="main", **step)])
+    for sid, inputs in (("none", {}), ("some", {"target": "alpha"})):
+        trace.add(Span(id=sid, parent_id="a", kind="tool", name=sid, inputs=inputs, **step))
+    previews = {n["name"]: n["preview"] for n in build_view(trace)["nodes"]}
+    assert previews["none"] == ""
+    assert previews["some"] == '{"target": "alpha"}'
+
+
 def test_empty_and_running_traces_render() -> None:
     empty = Doc(Trace().to_html())
     assert "No spans recorded yet." in empty.text and "running" in empty.text

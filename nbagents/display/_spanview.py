@@ -291,7 +291,7 @@ def _tool_args(inputs: Any) -> Any:
             return json.loads(inputs)
         except ValueError:
             return inputs
-    if isinstance(inputs, Mapping) and set(inputs) <= {"input", "args", "inputs"}:
+    if isinstance(inputs, Mapping) and inputs and set(inputs) <= {"input", "args", "inputs"}:
         inner = inputs.get("args", inputs.get("input", inputs.get("inputs")))
         return _tool_args(inner) if isinstance(inner, str) else inner
     return inputs
@@ -351,6 +351,8 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         return short(span.name, 40), short(attrs.get("path"))
     if span.kind == "tool":
         args = _tool_args(span.inputs)
+        if not args:  # called with no arguments: nothing to preview (it read "null")
+            return short(span.name, 40), ""
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
     return short(span.name, 40), ""
 
