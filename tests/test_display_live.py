@@ -132,6 +132,25 @@ def test_a_page_loaded_anew_catches_up_with_a_whole_view_not_sooner_than_rebase_
     assert final_view(view)["nodes"][-1]["name"] == "tool 399"
 
 
+def test_a_periodic_update_caught_by_finish_sends_nothing_and_finish_has_it_all() -> None:
+    # The flusher's tick running while finish() begins takes the changes in but sends nothing:
+    # finish() makes the last update (at 500 sub-agents a tick caught there sent a ~4 MB whole
+    # view while the cell waited, for a widget replaced right after).
+    step = {"agent": "main", "depth": 0, "start": 0.0, "end": 0.1, "status": "ok"}
+    trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
+    view = LiveView(trace)
+    view.sync()
+    sent = view.updates
+    trace.add(Span(id="late", parent_id="main", kind="tool", name="late", **step))
+    view._send_at = 0.0  # an update is due
+    view._stop.set()  # what finish() does first
+    view._tick()
+    assert view.updates == sent
+    view._stop.clear()
+    view.finish()
+    assert [n["name"] for n in final_view(view)["nodes"]] == ["main", "late"]
+
+
 def test_a_run_followed_after_its_output_was_saved_gets_a_widget_again() -> None:
     step = {"agent": "main", "depth": 0, "start": 0.0, "end": 0.1, "status": "ok"}
     trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])

@@ -205,7 +205,9 @@ class LiveView:
         with self._sync_lock:
             started, cpu = time.monotonic(), time.thread_time()
             changed = self._update(thorough=False)
-            if started >= self._send_at or self._base_size == 0:
+            # Once finish() began, it makes the last update (none for an output it replaces):
+            # a tick caught in it sent a 500-way run's whole view (~4 MB) while the cell waited.
+            if not self._stop.is_set() and (started >= self._send_at or self._base_size == 0):
                 self._send(changed, whole=False, started=started, cpu=cpu)
             else:
                 self._unsent |= changed
