@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -45,10 +45,14 @@ def _comparable(view: dict[str, Any]) -> dict[str, Any]:
     return same
 
 
-def _wide_agent(workers: int = WORKERS, latency: float = 0.0) -> Any:
+def _wide_agent(
+    workers: int = WORKERS, latency: float = 0.0, before_lookup: Callable[[], None] | None = None
+) -> Any:
     @tool
     def lookup(key: str) -> str:
         """Look a key up."""
+        if before_lookup is not None:
+            before_lookup()
         return f"value of {key}"
 
     model = ScriptedChatModel(
@@ -172,19 +176,24 @@ def test_inputs_that_cannot_be_pickled_are_sent_converted(worker: ViewWorker) ->
 def test_a_worker_that_dies_leaves_the_view_in_the_kernel_whole(
     worker: ViewWorker, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # Model calls that take a second: the run is still going when the view moves to the worker
-    # (the flusher's first look past OFFLOAD_SPANS can come late on a loaded machine).
-    agent = _wide_agent(latency=1.0)
+    # The sub-agents' tools wait until the view moved to the worker and kill it there: the run
+    # cannot end first (under a loaded machine the flusher's first look past OFFLOAD_SPANS came
+    # after a run whose model calls took a second each).
+    killed = threading.Event()
+    kill = threading.Lock()
+
+    def kill_once_offloaded() -> None:
+        deadline = time.monotonic() + 60
+        while not killed.is_set() and time.monotonic() < deadline:
+            with kill:
+                if not killed.is_set() and isinstance(view.source, RemoteSource):
+                    os.kill(worker.pid, 9)
+                    killed.set()
+            time.sleep(0.02)
+
+    agent = _wide_agent(before_lookup=kill_once_offloaded)
     tracer = Tracer(Trace())
     view = LiveView(tracer.trace).start()
-    killed = threading.Event()
-
-    def kill_when_offloaded(trace: Trace) -> None:
-        if not killed.is_set() and isinstance(view.source, RemoteSource):
-            killed.set()
-            os.kill(worker.pid, 9)
-
-    tracer.trace.subscribe(kill_when_offloaded)
     with caplog.at_level(logging.WARNING, logger="nbagents"):
         agent.invoke(INPUT, {"callbacks": [tracer]})
         tracer.trace.finished = True
