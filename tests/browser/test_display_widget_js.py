@@ -635,10 +635,9 @@ def test_a_patch_draws_the_rows_near_the_screen_and_the_others_once_scrolled_nea
     assert not page.errors
 
 
-def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> None:
-    """The kernel sends the whole view again (the view worker took the run over, or a page
-    loaded anew has to catch up): the rows it does not change are not drawn again, and the
-    user's selection and the tree's scroll stay. A whole view that drops a step is drawn whole."""
+def _thirty_tools_tool3_selected(page: Any) -> tuple[Any, Any]:
+    """A view of 30 tool calls (tool7 still running) drawn, with tool3 selected; the trace and
+    its builder, to make the next views from."""
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing import Trace
 
@@ -650,6 +649,14 @@ def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> Non
     builder.update()
     _set(page, builder.view())
     page.locator("#host .nba-row", has_text="tool3").click()
+    return trace, builder
+
+
+def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> None:
+    """The kernel sends the whole view again (the view worker took the run over, or a page
+    loaded anew has to catch up): the rows it does not change are not drawn again, and the
+    user's selection and the tree's scroll stay. A whole view that drops a step is drawn whole."""
+    trace, builder = _thirty_tools_tool3_selected(page)
     tree = page.locator("#host .nba-live-tree")
     tree.evaluate("(e) => { e.scrollTop = 100; }")
     _kept_lines(page)
@@ -670,6 +677,9 @@ def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> Non
     assert page.locator("#host .nba-row.nba-selected .nba-name").inner_text() == "tool3"
     assert tree.evaluate("(e) => e.scrollTop") == 100
 
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
     other = Trace([_span("main", None, "agent", 0.0), _span("only", "main", "tool", 0.1)])
     again = ViewBuilder(other)
     again.update()
@@ -687,17 +697,7 @@ def test_the_saved_view_takes_over_the_live_views_rows_with_what_it_had_not_draw
     """When the run ends its saved output replaces the widget: the saved view takes over the rows
     the live view drew (selection kept) and brings them to the final view, including a patch the
     live view had taken in but was resting from drawing when it went."""
-    from nbagents.display._viewmodel import ViewBuilder
-    from nbagents.tracing import Trace
-
-    trace = Trace([_span("main", None, "agent", 0.0)])
-    for i in range(30):
-        trace.add(_span(f"tool{i}", "main", "tool", 0.1 + i, end=0.5 + i, status="ok"))
-    trace.get("tool7").status, trace.get("tool7").end = "running", None
-    builder = ViewBuilder(trace)
-    builder.update()
-    _set(page, builder.view())
-    page.locator("#host .nba-row", has_text="tool3").click()
+    trace, builder = _thirty_tools_tool3_selected(page)
     _kept_lines(page)
     page.evaluate("() => { document.querySelector('#host .nba-root')._kept = true; }")
 
