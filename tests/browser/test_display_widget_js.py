@@ -543,6 +543,7 @@ def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_
     assert far.locator(".nba-row", has_text="late").count() == 0  # out of sight: not drawn
     far.scroll_into_view_if_needed()
     _wait_drawn(page, patch["rev"], "#far")
+    _next_frames(page)  # the tree's rows past the first 40 are drawn once seen near its box
     assert far.locator(".nba-row", has_text="late").count() == 1
     selected = far.locator(".nba-row.nba-selected .nba-name")
     assert selected.inner_text() == "main"
@@ -821,18 +822,95 @@ def test_a_10000_span_trace_draws_a_page_of_children_and_more_on_request(page: A
     view = build_view(Trace(spans))
     assert len(view["nodes"]) == 10_001
     _set(page, view)
-    rows = page.locator("#host .nba-live-tree .nba-row")
-    # 100 tasks open with their sub-agents and calls; the other 2,400 wait behind a button
-    assert rows.count() == 1 + 100 * 4
-    more = page.locator("#host .nba-live-tree .nba-more-button")
+    tree = page.locator("#host .nba-live-tree")
+    rows = tree.locator(".nba-row")
+    blanks = tree.locator("li.nba-blank")
+    # 100 tasks open with their sub-agents and calls, the other 2,400 wait behind a button. The
+    # first 40 rows are drawn at once (the tenth task's last call is the 41st); each later task
+    # is one blank, as tall as its rows would be.
+    _next_frames(page)
+    assert rows.count() == 40
+    assert blanks.count() == 1 + 90
+    height = tree.evaluate("(e) => e.scrollHeight")
+    assert _scroll_through(page, tree) == 1 + 100 * 4
+    assert blanks.count() == 0
+    row = rows.first.evaluate("(e) => e.getBoundingClientRect().height")
+    assert abs(tree.evaluate("(e) => e.scrollHeight") - height) < row  # the blanks held the place
+    more = tree.locator(".nba-more-button")
     assert more.inner_text() == "show 100 more of 2400"
     more.click()
-    assert rows.count() == 1 + 200 * 4
+    assert _scroll_through(page, tree) == 1 + 200 * 4
     # the filter searches every step, drawn or not
     page.locator("#host .nba-filter-text").fill("s2499")
     names = [r.locator(".nba-name").inner_text() for r in rows.all()]
     assert names == ["main", "task → general-purpose", "s2499"]
     assert not page.errors
+
+
+def test_a_blank_in_the_tree_grows_with_its_steps_and_a_request_in_one_is_drawn_at_once(
+    page: Any,
+) -> None:
+    """Steps added under a task left blank make its blank taller (the tree's scroll stays
+    true); a request for a decision under one is drawn at once, with its card, wherever it is."""
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+    from nbagents.tracing._pending import PENDING
+
+    trace = Trace([_span("main", None, "agent", 0.0)])
+    for i in range(30):
+        trace.add(_span(f"t{i}", "main", "task", 0.01 * i))
+        trace.add(_span(f"s{i}", f"t{i}", "subagent", 0.01 * i))
+        trace.add(_span(f"m{i}", f"s{i}", "model", 0.01 * i, end=0.5, status="ok"))
+    builder = ViewBuilder(trace)
+    builder.update()
+    _set(page, builder.view())
+    tree = page.locator("#host .nba-live-tree")
+    _next_frames(page)
+    key = builder.view()["nodes"][1 + 3 * 20]["id"]  # t20, far down the tree
+    blank = tree.locator(f"li.nba-blank[data-node='{key}']")
+    assert blank.get_attribute("data-rows") == "3"
+    before = blank.evaluate("(e) => e.getBoundingClientRect().height")
+
+    trace.add(_span("x20", "s20", "tool", 0.3, end=0.4, status="ok"))
+    patch = builder.patch(builder.update())
+    _patch(page, patch)
+    _wait_drawn(page, patch["rev"])
+    assert blank.get_attribute("data-rows") == "4"
+    assert blank.evaluate("(e) => e.getBoundingClientRect().height") > before
+
+    asking = _span("x25", "s25", "tool", 0.3, status="interrupted")
+    asking.attributes[PENDING] = [
+        {
+            "interrupt_id": "i1",
+            "position": 0,
+            "kind": "approval",
+            "tool": "x25",
+            "args": {"path": "/a"},
+            "description": "Delete it?",
+            "allowed": ["approve", "reject"],
+            "value": None,
+        }
+    ]
+    trace.add(asking)
+    patch = builder.patch(builder.update())
+    _patch(page, patch)
+    _wait_drawn(page, patch["rev"])
+    card = tree.locator(".nba-pending")
+    assert card.count() == 1 and "Delete it?" in card.inner_text()
+    assert tree.locator(".nba-row .nba-name", has_text="x25").count() == 1
+    assert not page.errors
+
+
+def _scroll_through(page: Any, box: Any) -> int:
+    """Scroll ``box`` from top to bottom, a box's height at a time, as a reader would; how many
+    tree rows it then holds."""
+    top = 0
+    while True:
+        box.evaluate("(e, top) => { e.scrollTop = top; }", top)
+        _next_frames(page)
+        top += box.evaluate("(e) => e.clientHeight")
+        if top >= box.evaluate("(e) => e.scrollHeight"):
+            return int(box.locator(".nba-row").count())
 
 
 def test_a_10000_span_run_arriving_live_keeps_the_page_answering(page: Any) -> None:

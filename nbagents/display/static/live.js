@@ -14,9 +14,10 @@ const TURN_KINDS = new Set(["system", "input", "reply", "tool", "approval", "err
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
-// Rows of the token table and the timeline drawn at once when the section is drawn whole; the
-// others start as blank rows of the same height, drawn once near the screen. At 500 sub-agents
-// the first whole view created ~900 rows (~1.1 s of the page), 400 of them in these sections.
+// Rows drawn at once when a section is drawn whole, or a patch brings new steps to the tree; the
+// others start as blank rows of the same height (in the tree, one blank for a step and all it
+// holds), drawn once near the screen. At 500 sub-agents the first whole view created ~900 rows
+// (~1.1 s of the page): ~500 in the tree, 400 in the token table and the timeline.
 const EAGER_ROWS = 40;
 
 function kindCls(kind) {
@@ -309,12 +310,13 @@ function section(ui, key, title, body) {
 // restyled ~5,700 elements and laid out ~9,500 boxes, on the cores the kernel runs on.
 // A row counts as near until the browser says otherwise, so a new row is drawn at once.
 class Sight {
-  constructor() {
+  // `root`: the scrolling box the elements are seen through (default: the page's viewport).
+  constructor(root = null) {
     this.far = new WeakSet();
     this.due = new Map(); // element -> what brings it up to date once it is near
     this.observer =
       typeof IntersectionObserver === "function"
-        ? new IntersectionObserver((entries) => this.seen(entries), { rootMargin: "200px" })
+        ? new IntersectionObserver((entries) => this.seen(entries), { root, rootMargin: "200px" })
         : null;
   }
 
@@ -425,6 +427,7 @@ class TraceView {
   settle() {
     if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
     void this.root.offsetHeight;
+    if (this.data) this.tree.measureRows();
   }
 
   build() {
@@ -532,10 +535,16 @@ class TreePane {
     this.expanded = new Set();
     this.shown = new Map(); // node id -> how many children are drawn
     this.items = new Map(); // node id -> {li, row, ul}
+    this.blanks = new Map(); // node id -> the blank <li> holding its place and its children's
     this.filter = { text: "", kind: "", status: "" };
     this.keep = null; // while filtering: the ids drawn (matches and their ancestors)
     this.focused = null;
     this.sight = new Sight(); // each drawn step's <li>: its row and its children
+    // Blanks are drawn once near the tree's box, which scrolls on its own: the row after the last
+    // one shown is there for the keyboard, as every row was.
+    this.blankSight = new Sight();
+    this.budget = EAGER_ROWS; // rows this task may still create; the rest are blanks
+    this.spending = false;
   }
 
   get data() {
@@ -544,10 +553,19 @@ class TreePane {
 
   build(left) {
     this.items.clear();
+    this.blanks.clear();
     this.sight.clear();
+    this.blankSight.clear();
     left.appendChild(this.filterBar());
     this.el = h("div", "nba-live-tree");
+    this.blankSight = new Sight(this.el);
     left.appendChild(this.el);
+  }
+
+  // The rows moved to another place in the page (see Sight.moved).
+  moved() {
+    this.sight.moved();
+    this.blankSight.moved();
   }
 
   patch(touched) {
@@ -557,6 +575,7 @@ class TreePane {
     }
     touched.nodes.forEach((id) => this.later(id, false));
     touched.kids.forEach((id) => (id === null ? this.updateChildren(null) : this.later(id, true)));
+    if (this.blanks.size) this.resizeBlanks(touched);
   }
 
   // A patch's change to a step's row (and, with `kids`, to its children): drawn once the step is
@@ -643,7 +662,9 @@ class TreePane {
   draw() {
     this.keep = this.computeKeep();
     this.items.clear();
+    this.blanks.clear();
     this.sight.clear();
+    this.blankSight.clear();
     const scroll = this.el.scrollTop;
     const hadFocus = this.view.root.contains(document.activeElement);
     const ul = h("ul", "nba-tree");
@@ -679,7 +700,7 @@ class TreePane {
     const ids = this.kidsOf(id);
     const limit = this.keep ? ids.length : Math.max(this.shown.get(id) || PAGE, PAGE);
     const wanted = ids.slice(0, limit).filter((k) => this.data.nodes.has(k));
-    const elements = wanted.map((k) => (this.items.get(k) || this.makeItem(k)).li);
+    const elements = wanted.map((k) => this.placeOf(k));
     const rest = ids.length - wanted.length;
     if (rest > 0) {
       const more = h("li", "nba-more");
@@ -696,6 +717,110 @@ class TreePane {
       if (ul.childNodes[i] !== el) ul.insertBefore(el, ul.childNodes[i] || null);
     });
     while (ul.childNodes.length > elements.length) ul.removeChild(ul.lastChild);
+  }
+
+  // The element standing for step `id` in its parent's list: its row, or a blank once this task
+  // created EAGER_ROWS rows.
+  placeOf(id) {
+    const item = this.items.get(id);
+    if (item) return item.li;
+    const blank = this.blanks.get(id);
+    if (blank) return blank;
+    return (this.spend() ? null : this.makeBlank(id)) || this.makeItem(id).li;
+  }
+
+  // Whether this task may create one more row. Every task (a patch, a click, a blank come near)
+  // gets EAGER_ROWS.
+  spend() {
+    if (!this.spending) {
+      this.spending = true;
+      queueMicrotask(() => {
+        this.spending = false;
+        this.budget = EAGER_ROWS;
+      });
+    }
+    this.budget -= 1;
+    return this.budget >= 0;
+  }
+
+  // The rows step `id` would draw (its own, its children's, a "show more"), and whether one of
+  // them asks for a decision: a request is never left blank.
+  extent(id) {
+    let rows = 0;
+    let pending = false;
+    const walk = (k) => {
+      const node = this.data.nodes.get(k);
+      if (!node) return;
+      rows += 1;
+      if (node.pending && node.pending.length) pending = true;
+      if (!this.isOpen(node)) return;
+      const kids = this.kidsOf(k);
+      const limit = this.keep ? kids.length : Math.max(this.shown.get(k) || PAGE, PAGE);
+      kids.slice(0, limit).forEach(walk);
+      if (kids.length > limit) rows += 1;
+    };
+    walk(id);
+    return { rows, pending };
+  }
+
+  makeBlank(id) {
+    if (!this.blankSight.observer) return null; // nothing would say when it comes near
+    const { rows, pending } = this.extent(id);
+    if (pending) return null;
+    const li = h("li", "nba-blank");
+    li.dataset.node = id;
+    li.dataset.rows = String(rows);
+    li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
+    this.blanks.set(id, li);
+    this.blankSight.watch(li, true);
+    this.blankSight.when(li, () => this.fillBlank(id, li));
+    return li;
+  }
+
+  fillBlank(id, li) {
+    if (this.blanks.get(id) !== li) return;
+    this.blanks.delete(id);
+    this.blankSight.drop(li);
+    if (!this.data.nodes.has(id)) return;
+    this.budget = Math.max(this.budget, Math.min(num(li.dataset.rows), EAGER_ROWS));
+    li.replaceWith(this.makeItem(id).li);
+    this.measureRows();
+  }
+
+  // A patch may grow what a blank stands for (new steps under it, a request for a decision):
+  // its height follows, and a request is drawn at once.
+  resizeBlanks(touched) {
+    const seen = new Set();
+    const grown = (id) => {
+      for (let k = id; k !== null && k !== undefined && !seen.has(k); ) {
+        seen.add(k);
+        const li = this.blanks.get(k);
+        if (li) {
+          const { rows, pending } = this.extent(k);
+          if (pending) this.fillBlank(k, li);
+          else if (String(rows) !== li.dataset.rows) {
+            li.dataset.rows = String(rows);
+            li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
+          }
+          return;
+        }
+        const node = this.data.nodes.get(k);
+        k = node ? node.parent : null;
+      }
+    };
+    touched.nodes.forEach(grown);
+    touched.kids.forEach(grown);
+  }
+
+  // Blanks take the height of a drawn row, read once the browser laid one out.
+  measureRows() {
+    if (this.rowHeight || !this.blanks.size || !this.el) return;
+    const row = this.el.querySelector(".nba-row");
+    const height = row ? row.getBoundingClientRect().height : 0;
+    if (height > 0) {
+      this.rowHeight = height;
+      this.el.style.setProperty("--nba-row-h", height + "px");
+    }
   }
 
   makeItem(id) {
@@ -1150,6 +1275,10 @@ class KeyedRows {
 
   forget() {
     this.ids = null;
+  }
+
+  moved() {
+    this.sight.moved();
   }
 
   redraw() {
@@ -1609,7 +1738,7 @@ function takeOver(handed, model, el, store) {
   view.model = model;
   el.appendChild(view.root);
   // Out of the page meanwhile, every row was far: drawn now, as a whole view's rows would be.
-  [view.tree, view.table, view.timeline].forEach((part) => part.sight.moved());
+  [view.tree, view.table, view.timeline].forEach((part) => part.moved());
   store.views.add(view);
   const patch = handed.stale ? null : asPatch(view.data, store.data);
   if (!patch) {
