@@ -478,7 +478,7 @@ def test_patches_arriving_while_a_slow_draw_rests_are_drawn_together_when_it_is_
         trace.add(_span(name, "main", "tool", 0.5, end=1.0, status="ok"))
         patches.append(json.dumps(builder.patch(builder.update())))
     # Every reading of the page's clock moves it 40 ms on: each draw appears to take 40 ms, so
-    # the page rests about 300 ms of its real time after it (its draws take at most a tenth).
+    # the page rests about 600 ms of its real time after it (its draws take at most 1/20th).
     # The clock starts a minute ahead: the whole view's draw, however slow, has rested by then.
     drawn = page.evaluate(
         """(patches) => {
