@@ -16,34 +16,12 @@ import statistics
 import time
 from typing import Any
 
-from langchain_core.tools import tool
+from _fanout import fanout_agent
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from nbagents import ScriptedChatModel, SubAgent, Trace, Tracer, create_deep_agent
+from nbagents import Trace, Tracer
 from nbagents.export import LiveExport, export_trace, to_otel_spans
-from nbagents.models import call, delegate, parallel, say
-
-
-@tool
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-def build_agent(n: int) -> Any:
-    model = ScriptedChatModel(
-        script={
-            "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(n))), say("done")],
-            "worker": [call("lookup", key="k"), say("found it")],
-        }
-    )
-    worker: SubAgent = {
-        "name": "worker",
-        "description": "Looks things up.",
-        "system_prompt": "Look up.",
-    }
-    return create_deep_agent(model, [lookup], subagents=[worker])
 
 
 def record(agent: Any, live: bool = False) -> tuple[float, Trace, int]:
@@ -63,7 +41,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=1100, help="parallel sub-agents")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    agent = build_agent(args.n)
+    agent = fanout_agent(args.n)
 
     rec, conv, exp, enc, live = [], [], [], [], []
     trace = Trace()

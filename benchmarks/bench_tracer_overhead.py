@@ -27,33 +27,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from _fanout import fanout_agent
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.tools import tool
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
-from nbagents import ScriptedChatModel, SubAgent, Tracer, create_deep_agent
-from nbagents.models import call, delegate, parallel, say
-
-
-@tool
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-def build_agent(n: int) -> Any:
-    model = ScriptedChatModel(
-        script={
-            "main": [parallel(*(delegate(f"job {i}", "worker") for i in range(n))), say("done")],
-            "worker": [call("lookup", key="k"), say("found it")],
-        }
-    )
-    worker: SubAgent = {
-        "name": "worker",
-        "description": "Looks things up.",
-        "system_prompt": "Look up.",
-    }
-    return create_deep_agent(model, [lookup], subagents=[worker])
+from nbagents import Tracer
 
 
 def run_plain(agent: Any) -> int:
@@ -107,7 +85,7 @@ MODES: list[tuple[str, Callable[[Any], int]]] = [
 
 def measure(n: int, repeat: int) -> dict[str, Any]:
     """Wall and CPU times of every run of each mode, the modes run in turn, and span counts."""
-    agent = build_agent(n)
+    agent = fanout_agent(n)
     run_plain(agent)  # warm up imports and graph compilation
     walls: dict[str, list[float]] = {label: [] for label, _ in MODES}
     cpus: dict[str, list[float]] = {label: [] for label, _ in MODES}

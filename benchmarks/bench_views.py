@@ -37,44 +37,24 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from langchain_core.tools import tool
+from _fanout import fanout_agent
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
-from nbagents import ScriptedChatModel, SubAgent, Tracer, create_deep_agent
+from nbagents import Tracer
 from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.display._viewsource import ENV as VIEW_WORKER_ENV
 from nbagents.display._viewsource import RemoteSource, view_worker
 from nbagents.display.live import LiveView
-from nbagents.models import call, delegate, parallel, say
 from nbagents.tracing import Trace
 
 SPANS_PER_WORKER = 9
 """Spans a worker adds to the trace (task, sub-agent, model calls, tool, graph nodes)."""
 
 
-@tool
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}: " + "lorem ipsum " * 20
-
-
 def build_agent(workers: int) -> Any:
-    model = ScriptedChatModel(
-        script={
-            "main": [
-                parallel(*(delegate(f"job {i}: look up k{i}", "worker") for i in range(workers))),
-                say("done"),
-            ],
-            "worker": [call("lookup", key="k"), say("found it: " + "result text " * 10)],
-        }
-    )
-    worker: SubAgent = {
-        "name": "worker",
-        "description": "Looks things up.",
-        "system_prompt": "Look up.",
-    }
-    return create_deep_agent(model, [lookup], subagents=[worker])
+    """The fan-out these benchmarks run, with text in its tasks, results and answers."""
+    return fanout_agent(workers, wordy=True)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
