@@ -62,11 +62,11 @@ def run(make: Any, n: int, tool_seconds: float, after: float) -> tuple[float, in
     raise SystemExit("the run ended before Ctrl-C: raise --tool or lower --after")
 
 
-def nbagents_agent(model: ScriptedChatModel, worker: dict[str, Any]) -> Any:
+def nbagents_agent(model: ScriptedChatModel, worker: Any) -> Any:
     return create_deep_agent(model, subagents=[worker])
 
 
-def upstream_agent(model: ScriptedChatModel, worker: dict[str, Any]) -> Any:
+def upstream_agent(model: ScriptedChatModel, worker: Any) -> Any:
     import deepagents
 
     return deepagents.create_deep_agent(model=model, subagents=[worker], name="main")

@@ -39,7 +39,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 
-from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents import ScriptedChatModel, SubAgent, create_deep_agent
 from nbagents.models import Turn, call, delegate, parallel
 
 
@@ -56,7 +56,7 @@ def noop(job: str) -> str:
     return "done"
 
 
-WORKER = {
+WORKER: SubAgent = {
     "name": "worker",
     "description": "Does one small job.",
     "system_prompt": "Do the job.",
@@ -95,7 +95,7 @@ def measure_with_cpu(
 ) -> tuple[float, float]:
     """Wall and process CPU seconds of one run (the agent is built before the clocks start)."""
     agent = build(scripted_model(n, latency, work))
-    request = {"messages": [("user", "go")]}
+    request: Any = {"messages": [("user", "go")]}
     cpu, started = time.process_time(), time.perf_counter()
     result = asyncio.run(agent.ainvoke(request)) if mode == "ainvoke" else agent.invoke(request)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -110,8 +110,8 @@ def measure_floor(n: int, mode: str) -> tuple[float, float]:
     calls = parallel(*(call("noop", job=f"job {i}") for i in range(n)))
     model = ScriptedChatModel(script={"main": [calls, "all done"]})
     agent = create_agent(model, [noop], name="main")
-    request = {"messages": [("user", "go")]}
-    config = {"max_concurrency": n}  # as create_deep_agent allows, so the pool is no cap
+    request: Any = {"messages": [("user", "go")]}
+    config: Any = {"max_concurrency": n}  # as create_deep_agent allows, so the pool is no cap
     cpu, started = time.process_time(), time.perf_counter()
     if mode == "ainvoke":
         result = asyncio.run(agent.ainvoke(request, config))

@@ -79,7 +79,7 @@ def after_pickup(url: str) -> None:
     from langgraph_sdk import get_sync_client
 
     client = get_sync_client(url=url)
-    probe = {"messages": [{"role": "user", "content": "probe"}]}
+    probe: dict[str, Any] = {"messages": [{"role": "user", "content": "probe"}]}
     try:
         for _ in client.runs.stream(None, "worker", input=probe, stream_mode="values"):
             break  # its first part comes when the run starts
@@ -95,7 +95,7 @@ def floor(
 
     from langgraph_sdk import get_client, get_sync_client
 
-    inputs = [
+    inputs: list[dict[str, Any]] = [
         {"messages": [{"role": "user", "content": f"job {i} sleep={latency:g}"}]} for i in range(n)
     ]
 
@@ -143,7 +143,7 @@ def streamed(
         "if_not_exists": "create",
         "on_disconnect": "cancel",
     }
-    inputs = [
+    inputs: list[dict[str, Any]] = [
         {"messages": [{"role": "user", "content": f"job {i} sleep={latency:g}"}]} for i in range(n)
     ]
 
