@@ -181,7 +181,8 @@ def single(n: int, latency: float, work: str) -> None:
     for label, build in LIBRARIES:
         for mode in MODES:
             seconds = measure(build, n, latency, work, mode)
-            print(f"{label:<12}{mode:<9}{seconds:>8.2f}{seconds / latency:>9.1f}", flush=True)
+            ideal = f"{seconds / latency:>9.1f}" if latency > 0 else f"{'-':>9}"
+            print(f"{label:<12}{mode:<9}{seconds:>8.2f}{ideal}", flush=True)
 
 
 def _ints(text: str) -> list[int]:
