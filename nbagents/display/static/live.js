@@ -698,7 +698,7 @@ class TreePane {
   // Draws (or reconciles, keeping existing rows) the children of `id` into `ul`.
   fillChildren(id, ul) {
     const ids = this.kidsOf(id);
-    const limit = this.keep ? ids.length : Math.max(this.shown.get(id) || PAGE, PAGE);
+    const limit = this.limitOf(id, ids);
     const wanted = ids.slice(0, limit).filter((k) => this.data.nodes.has(k));
     const elements = wanted.map((k) => this.placeOf(k));
     const rest = ids.length - wanted.length;
@@ -717,6 +717,11 @@ class TreePane {
       if (ul.childNodes[i] !== el) ul.insertBefore(el, ul.childNodes[i] || null);
     });
     while (ul.childNodes.length > elements.length) ul.removeChild(ul.lastChild);
+  }
+
+  // How many of `kids`, the children of `id`, are drawn before a "show more" row.
+  limitOf(id, kids) {
+    return this.keep ? kids.length : Math.max(this.shown.get(id) || PAGE, PAGE);
   }
 
   // The element standing for step `id` in its parent's list: its row, or a blank once this task
@@ -755,7 +760,7 @@ class TreePane {
       if (node.pending && node.pending.length) pending = true;
       if (!this.isOpen(node)) return;
       const kids = this.kidsOf(k);
-      const limit = this.keep ? kids.length : Math.max(this.shown.get(k) || PAGE, PAGE);
+      const limit = this.limitOf(k, kids);
       kids.slice(0, limit).forEach(walk);
       if (kids.length > limit) rows += 1;
     };
@@ -769,8 +774,7 @@ class TreePane {
     if (pending) return null;
     const li = h("li", "nba-blank");
     li.dataset.node = id;
-    li.dataset.rows = String(rows);
-    li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
+    sizeBlank(li, rows);
     this.blanks.set(id, li);
     this.blankSight.watch(li, true);
     this.blankSight.when(li, () => this.fillBlank(id, li));
@@ -798,10 +802,7 @@ class TreePane {
         if (li) {
           const { rows, pending } = this.extent(k);
           if (pending) this.fillBlank(k, li);
-          else if (String(rows) !== li.dataset.rows) {
-            li.dataset.rows = String(rows);
-            li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
-          }
+          else if (String(rows) !== li.dataset.rows) sizeBlank(li, rows);
           return;
         }
         const node = this.data.nodes.get(k);
@@ -952,6 +953,12 @@ class TreePane {
     }
     return redraw;
   }
+}
+
+// A blank standing for `rows` tree rows: as tall as they would be (--nba-row-h, a drawn row's).
+function sizeBlank(li, rows) {
+  li.dataset.rows = String(rows);
+  li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
 }
 
 // -- the details pane ---------------------------------------------------------------------------
