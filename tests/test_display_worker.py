@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
-from support.view_mirror import follow, saved_view
+from support.view_mirror import final_view, follow, saved_view
 
 import nbagents.display._viewsource as viewsource
 from nbagents import ScriptedChatModel, SubAgent, Tracer, create_deep_agent
@@ -265,3 +265,23 @@ def test_a_view_answers_a_whole_input_request_through_the_worker(worker: ViewWor
     label, messages = whole_input(model)
     assert sent[0]["label"] == label and sent[0]["messages"] == messages
     assert messages[-1]["content"].startswith("job ")
+
+
+def test_a_run_that_grows_large_moves_to_the_worker_at_once_not_when_the_next_update_is_due(
+    worker: ViewWorker,
+) -> None:
+    # A view built in the kernel waits after each update (MAX_DUTY times its cost). Past
+    # OFFLOAD_SPANS the next update moves it to the worker without that wait: held back, a
+    # 500-way run's view moved at ~2,000 steps, and the page had 3 MB to draw at once.
+    step = {"agent": "main", "depth": 0, "start": 0.0}
+    trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
+    view = LiveView(trace).start()
+    view._send_at = time.monotonic() + 3600  # the kernel-built view's next update is far off
+    for i in range(OFFLOAD_SPANS):
+        trace.add(Span(id=f"t{i}", parent_id="main", kind="tool", name=f"tool {i}", **step))
+    deadline = time.monotonic() + 60
+    while not isinstance(view.source, RemoteSource) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert isinstance(view.source, RemoteSource)
+    view.finish()
+    assert [n["name"] for n in final_view(view)["nodes"]][-1] == f"tool {OFFLOAD_SPANS - 1}"

@@ -9,9 +9,9 @@ a second (ipykernel forwards widget messages from worker threads while the cell 
 The widget gets the whole view once (``view_json``), then patches (``patch_json``): only the
 steps, agent rows and timeline rows that changed, which the front end updates in place. The
 front end keeps one store per widget, so a view drawn late in the same page starts from all
-that arrived. A page loaded anew gets the widget's last whole view and last patch only: the
-whole view is sent again when the patches since it add up to :data:`REBASE` times its size and
-:data:`REBASE_SECONDS` have passed (so such a page catches up), and when the run ends.
+that arrived. A page loaded anew (the notebook reopened while its kernel runs) asks for the
+widget's whole state: the whole view is built again for it then, never sent again on a timer
+(at 500 sub-agents each whole view sent mid-run cost the page ~0.5 s and the kernel 4 MB).
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output with the saved HTML of
 :mod:`nbagents.display._saved` (the final snapshot, and the view drawn again from it where the
@@ -68,15 +68,6 @@ MAX_DUTY = 20
 when the view is built in the kernel, the kernel's own CPU time when the view worker builds it
 (waiting for the worker, or for the GIL among the agent's threads, costs the run nothing; at
 500 sub-agents counting those waits left the widget without an update for ~5 s at a time)."""
-REBASE = 3
-"""Patches adding up to this many times the last whole view's size make the next update a
-whole view (after :data:`REBASE_SECONDS`). Higher sends fewer whole views of a growing run
-(each costs the agent's threads and the page time), lower lets a page loaded anew catch up
-sooner."""
-REBASE_SECONDS = 10.0
-"""At least this long between whole views during a run: a page loaded anew while the run goes
-on catches up within about this time, and a short wide run sends no whole view but its first
-and last (at 500 sub-agents one took the page as long as all the patches together)."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
@@ -101,11 +92,22 @@ class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """Whether the paused run can be resumed from the view (its agent is known here)."""
     notice = traitlets.Unicode("").tag(sync=True)
     """Why the last decisions sent from the view could not be applied, or ``""``."""
+    on_state_request: Callable[[], None] | None = None
+    """Called before the whole state is read for a page that asks for it (one loaded anew):
+    the live view makes ``view_json`` the whole view as it is now."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not self.uid:
             self.uid = uuid.uuid4().hex
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        # Without a key: the whole state, which a page asks for when it loads (a trait that
+        # changes is sent with its key).
+        if key is None and self.on_state_request is not None:
+            self.on_state_request()
+        state: dict[str, Any] = super().get_state(key=key, drop_defaults=drop_defaults)
+        return state
 
     def __repr__(self) -> str:
         return "TraceWidget()"
@@ -146,9 +148,8 @@ class LiveView:
         self._thread: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._sync_lock = threading.Lock()
-        self._base_size = 0
-        self._since_base = 0
-        self._base_time = 0.0
+        self._based = False
+        """Whether the widget was sent a whole view from the current source."""
         self._send_at = 0.0
         """When the widget is next due an update from the flusher."""
         self._unsent = False
@@ -160,6 +161,7 @@ class LiveView:
         self._unregister_cell_hook: Callable[[], None] | None = None
         self._paused_agent: Any = None
         self.widget.on_msg(self._on_msg)
+        self.widget.on_state_request = self._on_state_request
         approvals.follow(trace, self)
 
     # -- following the trace -------------------------------------------------------------------
@@ -190,11 +192,15 @@ class LiveView:
             # update (building holds the GIL the agent's threads need); one built by the view
             # worker takes them in at max_rate, so that little is left for finish().
             due = last + self.min_interval
-            if not self.source.cheap_updates:
+            held = not self.source.cheap_updates and not self._movable()
+            if held:
                 due = max(due, self._send_at)
             delay = due - time.monotonic()
-            if delay > 0 and self._stop.wait(delay):
-                return  # finish() makes the final update
+            if delay > 0:
+                if self._stop.wait(min(delay, self.min_interval) if held else delay):
+                    return  # finish() makes the final update
+                if held and time.monotonic() < due:
+                    continue  # look again: the run may have grown large enough to move
             self._wake.clear()
             self._guard(self._tick)
             last = time.monotonic()
@@ -207,7 +213,7 @@ class LiveView:
             changed = self._update(thorough=False)
             # Once finish() began, it makes the last update (none for an output it replaces):
             # a tick caught in it sent a 500-way run's whole view (~4 MB) while the cell waited.
-            if not self._stop.is_set() and (started >= self._send_at or self._base_size == 0):
+            if not self._stop.is_set() and (started >= self._send_at or not self._based):
                 self._send(changed, whole=False, started=started, cpu=cpu)
             else:
                 self._unsent |= changed
@@ -224,23 +230,17 @@ class LiveView:
     def _send(self, changed: bool, *, whole: bool, started: float, cpu: float) -> bool:
         """Send the widget what changed since its last update. Under ``_sync_lock``."""
         changed |= self._unsent
-        first = self._base_size == 0
+        first = not self._based
         if not (changed or first or whole):
             return False
-        rebase = (
-            self._since_base > max(REBASE * self._base_size, 64_000)
-            and time.monotonic() - self._base_time >= REBASE_SECONDS
-        )
-        if first or whole or rebase:
+        if first or whole:
             text = self._built(lambda source: source.view_json())
             self.widget.view_json = text
-            self._base_size, self._since_base = len(text), 0
-            self._base_time = time.monotonic()
+            self._based = True
             self.wholes += 1
         else:
             text = self._built(lambda source: source.patch_json())
             self.widget.patch_json = text
-            self._since_base += len(text)
         self._unsent = False
         self.sent_bytes += len(text)
         self.updates += 1
@@ -267,6 +267,16 @@ class LiveView:
             self._back_in_kernel(error)
             return self.source.update()
 
+    def _movable(self) -> bool:
+        """Whether the run is large enough for the view worker and the worker is up (started
+        here if it is not): then the next update moves the view there, not held back as one
+        built here is. Held back, a 500-way run's view moved at ~2,000 steps instead of ~300,
+        and the page got a 1.5 MB whole view and a 1.7 MB patch to draw at once."""
+        if self._in_kernel or len(self.trace) < OFFLOAD_SPANS:
+            return False
+        worker = view_worker()
+        return worker is not None and worker.ready.is_set()
+
     def _offload(self) -> None:
         if len(self.trace) < OFFLOAD_SPANS:
             return
@@ -279,13 +289,13 @@ class LiveView:
             except WorkerError as error:
                 self._back_in_kernel(error)
                 return
-            self._base_size = 0  # a new builder: the widget gets its whole view first
+            self._based = False  # a new builder: the widget gets its whole view first
 
     def _back_in_kernel(self, error: WorkerError) -> None:
         logger.warning("%s", error)
         self.source = LocalSource(self.trace, rev=self.source.rev + 1)
         self._in_kernel = True
-        self._base_size = 0
+        self._based = False
 
     def _built(self, text: Callable[[ViewSource], str]) -> str:
         """``text`` of the source; built again in the kernel when the worker failed."""
@@ -351,6 +361,13 @@ class LiveView:
         self.last_result = result
         return result
 
+    def _on_state_request(self) -> None:
+        # The widget holds the last whole view and the last patch; a page loaded anew needs
+        # the whole view as it is now (pages already open take it in as a patch of what
+        # differs). Not for a saved output: its widget is closed.
+        if self._based and not self._saved:
+            self._guard(lambda: self.sync(whole=True))
+
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "input":
             self._guard(lambda: self._send_input(content.get("id")))
@@ -392,7 +409,8 @@ class LiveView:
             self._in_kernel = False
             self.widget = TraceWidget()
             self.widget.on_msg(self._on_msg)
-            self._base_size = 0
+            self.widget.on_state_request = self._on_state_request
+            self._based = False
             if self.display_id is not None:
                 self._guard(self._refresh)
         self._finished = False

@@ -80,3 +80,57 @@ def test_tree_grows_while_the_cell_runs_and_the_saved_notebook_keeps_it(lab: Any
     assert "application/vnd.jupyter.widget-view+json" not in data
     html = "".join(data["text/html"])
     assert "Done: combined." in html and "Dig deeper" in html and "nba-s-ok" in html
+
+
+def test_a_notebook_reopened_while_its_run_goes_on_shows_the_view_as_it_is_and_follows_it(
+    lab: Any, browser: Any, tmp_path: Path
+) -> None:
+    # The widget holds its first whole view and its last patch; a page loaded anew asks the
+    # kernel for the widget's state and must get the view as it is, then follow the patches.
+    go = tmp_path / "go"
+    path = lab.server.add_notebook(
+        "display_live_reopened.ipynb",
+        [
+            "import os, threading, time\n"
+            "from nbagents.tracing import Span, Trace\n"
+            "from nbagents.display.live import LiveView\n"
+            "step = {'agent': 'main', 'depth': 0, 'start': 0.0, 'end': 0.1, 'status': 'ok'}\n"
+            "trace = Trace([Span(id='main', parent_id=None, kind='agent', name='main', **step)])\n"
+            "view = LiveView(trace).show(auto_finish=False)  # a run that goes on after the cell\n"
+            "def grow(first, last):\n"
+            "    for i in range(first, last):\n"
+            "        trace.add(Span(id=f't{i}', parent_id='main', kind='tool', name=f'step {i}',"
+            " **step))\n"
+            "        view.sync()\n"
+            "def later():\n"
+            f"    while not os.path.exists({str(go)!r}):\n"
+            "        time.sleep(0.05)\n"
+            "    grow(12, 20)\n"
+            "grow(0, 12)\n"
+            "threading.Thread(target=later, daemon=True).start()",
+        ],
+    )
+    lab.open_notebook(path)
+    lab.run_all()
+    lab.page.wait_for_function(f"() => document.querySelectorAll({ROWS!r}).length === 13")
+    lab.save()
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        second = type(lab)(context.new_page(), lab.server, f"{lab.name}-second")
+        second.open_notebook(path)
+        rows = second.page.locator(ROWS)
+        second.page.wait_for_function(
+            f"() => document.querySelectorAll({ROWS!r}).length > 0", timeout=60_000
+        )
+        second.page.wait_for_timeout(500)  # a late whole view would still be drawing
+        assert rows.count() == 13, rows.all_inner_texts()
+        second.screenshot("reopened while the run goes on")
+        go.touch()
+        second.page.wait_for_function(
+            f"() => document.querySelectorAll({ROWS!r}).length === 21", timeout=60_000
+        )
+        assert "step 19" in rows.last.inner_text()
+        lab.page.wait_for_function(f"() => document.querySelectorAll({ROWS!r}).length === 21")
+    finally:
+        context.close()

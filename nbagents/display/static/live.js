@@ -109,7 +109,7 @@ function applyPatch(data, patch) {
 }
 
 // A whole view arriving for data the page already has (the view worker took the run over, a
-// whole view sent again for pages loaded anew) mostly repeats it: as a patch of what differs it
+// whole view built for a page loaded anew) mostly repeats it: as a patch of what differs it
 // redraws only that, where drawing it whole rebuilt every row (at 500 sub-agents ~0.5 s of the
 // page's time). Null when `next` does not extend `data` (a step gone, or under another parent).
 function asPatch(data, next) {
