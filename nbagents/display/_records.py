@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, cast, get_args, overload
 
+from nbagents.display._sharedtext import fill_node
 from nbagents.tracing.model import SpanKind, SpanStatus
 
 __all__ = [
@@ -70,6 +71,9 @@ class MessageView(TypedDict):
     content: str
     tool_calls: list[ToolCallView]
     error: NotRequired[bool]
+    content_ref: NotRequired[str]
+    """Sent instead of a long ``content``: its key in the view's ``texts``
+    (:mod:`nbagents.display._sharedtext`); readers get ``content`` back."""
 
 
 class DetailField(TypedDict):
@@ -94,6 +98,8 @@ class TurnView(TypedDict):
     """``turn 2 · 120 in · 30 out`` for a reply; empty otherwise."""
     content: str
     """The text, cut at :data:`~nbagents.display._format.CONVERSATION_TEXT` with the cut said."""
+    content_ref: NotRequired[str]
+    """As for :class:`MessageView`."""
     fold: bool
     """Long: shown folded, its first line as the summary."""
     tool_calls: list[ToolCallView]
@@ -244,6 +250,8 @@ class View(ViewSummary):
     """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
     agent_rows: Sequence[AgentRow]
     timeline: Sequence[TimelineRow]
+    texts: NotRequired[dict[str, str]]
+    """As sent: the long texts the nodes' messages and turns refer to by key."""
 
 
 class ViewPatch(ViewSummary):
@@ -261,6 +269,8 @@ class ViewPatch(ViewSummary):
     roots: NotRequired[list[str]]
     agents: NotRequired[list[str]]
     columns: NotRequired[list[str]]
+    texts: NotRequired[dict[str, str]]
+    """The long texts first referred to since the last update."""
 
 
 class KeptNode:
@@ -269,9 +279,13 @@ class KeptNode:
 
     __slots__ = ("info", "line", "node", "text")
 
-    def __init__(self, text: str, node: ViewNode | None = None) -> None:
+    def __init__(
+        self, text: str, node: ViewNode | None = None, texts: Mapping[str, str] | None = None
+    ) -> None:
         self.text = text
-        self.node = cast(ViewNode, json.loads(text)) if node is None else node
+        if node is None:
+            node = cast(ViewNode, fill_node(json.loads(text), texts or {}))
+        self.node = node
         self.line: str | None = None
         self.info: str | None = None
 
@@ -285,10 +299,17 @@ class NodeTexts(Sequence[ViewNode]):
     is not parsed or drawn again (at 500 sub-agents that was most of the saved output's wait).
     """
 
-    def __init__(self, texts: Mapping[str, str], kept: dict[str, KeptNode] | None = None) -> None:
+    def __init__(
+        self,
+        texts: Mapping[str, str],
+        kept: dict[str, KeptNode] | None = None,
+        shared: Mapping[str, str] | None = None,
+    ) -> None:
         self._ids = list(texts)
         self._texts = texts
         self._kept: dict[str, KeptNode] = {} if kept is None else kept
+        self._shared = shared
+        """The long texts the nodes refer to (:mod:`nbagents.display._sharedtext`)."""
         self.by_id: Mapping[str, ViewNode] = _ParsedById(self)
         """The nodes by id, parsed when read."""
 
@@ -297,7 +318,7 @@ class NodeTexts(Sequence[ViewNode]):
         text = self._texts[node_id]
         kept = self._kept.get(node_id)
         if kept is None or (kept.text is not text and kept.text != text):
-            kept = self._kept[node_id] = KeptNode(text)
+            kept = self._kept[node_id] = KeptNode(text, texts=self._shared)
         return kept
 
     def __len__(self) -> int:

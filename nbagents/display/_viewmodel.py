@@ -51,6 +51,7 @@ from nbagents.display._records import (
     ViewSummary,
 )
 from nbagents.display._rollups import UsageRollups
+from nbagents.display._sharedtext import SharedTexts, fill_node
 from nbagents.display._spanview import details, label, pending_view, state_diff
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
 from nbagents.tracing._pending import PENDING
@@ -130,6 +131,8 @@ class _Changes:
         self.roots = False
         self.agents = False
         self.columns = False
+        self.texts: set[str] = set()
+        """Keys of the long texts first made: the patch carries them."""
 
     def __bool__(self) -> bool:
         return bool(self.nodes or self.agent_rows or self.timeline or self.roots or self.agents)
@@ -145,6 +148,7 @@ class _Changes:
         self.roots |= other.roots
         self.agents |= other.agents
         self.columns |= other.columns
+        self.texts |= other.texts
 
 
 class ViewBuilder:
@@ -164,6 +168,8 @@ class ViewBuilder:
         self._diffs: dict[str, str] = {}
         self._conversations: dict[str, str] = {}
         """Each agent's conversation (a ``ConversationView``), as JSON text."""
+        self._shared = SharedTexts()
+        """The long texts the details and conversations refer to."""
         self._attrs: dict[str, SpanAttributes] = {}
         """Each visible span's typed attributes, read once per take of the span (the copy
         taken, or a finished call, does not change under the view)."""
@@ -276,7 +282,8 @@ class ViewBuilder:
         if not span.hidden:
             changes.nodes.add(sid)
             attrs = self._attrs[sid] = span.typed_attributes()
-            _keep(self._details, sid, _dumps(details(span, attrs)), changes, "details")
+            pane = self._shared.details(details(span, attrs), changes.texts)
+            _keep(self._details, sid, _dumps(pane), changes, "details")
             if span.kind == "subagent":
                 _keep(self._diffs, sid, _dumps(state_diff(attrs)), changes, "diff")
             if span.status == "error":
@@ -329,7 +336,8 @@ class ViewBuilder:
                     continue
                 transcripts.append((sid, transcript_of(self.trace, agent)))
         for sid, transcript in transcripts:
-            text = _dumps(conversation_view(transcript, key_of, title_of))
+            view = conversation_view(transcript, key_of, title_of)
+            text = _dumps(self._shared.conversation(view, changes.texts))
             if _keep(self._conversations, sid, text, changes, "conversation"):
                 changes.nodes.add(sid)
 
@@ -513,6 +521,7 @@ class ViewBuilder:
                 ("agents", _dumps(self._tree.keys(self._tree.agents))),
                 ("agent_rows", _array(self._row(a) for a in self._tree.agents)),
                 ("timeline", _array(self._bar(a) for a in self._tree.agents)),
+                ("texts", _dumps(self._shared.table)),
             ],
         )
 
@@ -528,8 +537,16 @@ class ViewBuilder:
             self._bar(agent)
 
     def view(self) -> View:
-        """The whole view, as of the last :meth:`update`."""
-        return cast(View, json.loads(self.view_json()))
+        """The whole view, as of the last :meth:`update`, its long texts in place."""
+        return cast(View, self._filled(self.view_json()))
+
+    def _filled(self, text: str) -> dict[str, Any]:
+        """A view or patch as JSON ``text``, parsed, its nodes' long texts put back in place."""
+        record = json.loads(text)
+        record.pop("texts", None)
+        for node in record["nodes"]:
+            fill_node(node, self._shared.table)
+        return cast(dict[str, Any], record)
 
     def snapshot_view(self) -> View:
         """:meth:`view` with its nodes parsed only when read (:class:`NodeTexts`): what the
@@ -539,7 +556,7 @@ class ViewBuilder:
         view["roots"] = self._tree.keys(self._tree.kids[None])
         key = self._tree.key
         texts = {key[s]: self._whole_node(s) for s in self._tree.walk()}
-        view["nodes"] = NodeTexts(texts, self._kept)
+        view["nodes"] = NodeTexts(texts, self._kept, self._shared.table)
         view["agents"] = self._tree.keys(self._tree.agents)
         view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
         view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])
@@ -572,11 +589,14 @@ class ViewBuilder:
             parts.append(("agents", _dumps(self._tree.keys(self._tree.agents))))
         if changes.columns:
             parts.append(("columns", _dumps(self._columns())))
+        if changes.texts:
+            table = self._shared.table
+            parts.append(("texts", _dumps({k: table[k] for k in sorted(changes.texts, key=int)})))
         return _object(_dumps(self._summary()), parts)
 
     def patch(self, changes: _Changes) -> ViewPatch:
-        """:meth:`patch_json`, parsed."""
-        return cast(ViewPatch, json.loads(self.patch_json(changes)))
+        """:meth:`patch_json`, parsed, its long texts in place."""
+        return cast(ViewPatch, self._filled(self.patch_json(changes)))
 
 
 _PARTS = ("details", "diff", "conversation")

@@ -1153,6 +1153,48 @@ def test_a_sub_agents_conversation_opens_from_its_parents_and_grows(page: Any) -
     assert not page.errors
 
 
+def test_long_texts_sent_once_are_put_back_in_the_conversations_and_details(page: Any) -> None:
+    # As the widget gets them: a sub-agent's system prompt goes once in the view's texts, its
+    # conversation and model calls refer to it; a patch brings the texts new since.
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Trace
+
+    whole = _nested_run()
+    writer = next(s for s in whole.spans if s.kind == "subagent" and s.name == "writer")
+    trace = Trace()
+    builder = ViewBuilder(trace)
+    for span in whole.spans:
+        if span.start < writer.start:
+            trace.add(span)
+    builder.update()
+    text = builder.view_json()
+    researcher = next(n for n in builder.view()["nodes"] if n["name"] == "researcher")
+    prompt = researcher["conversation"]["turns"][0]["content"]
+    assert len(prompt) > 200 and text.count(json.dumps(prompt)) == 1
+    assert text.count('"content_ref"') >= 2  # the conversation's and a model call's input
+    page.evaluate("(v) => window.nbaModel.set('view_json', v)", text)
+    for span in whole.spans:
+        if span.start >= writer.start:
+            trace.add(span)
+    patch = builder.patch_json(builder.update())
+    assert '"texts"' in patch  # the writer's prompt, first seen now
+    page.evaluate("(v) => window.nbaModel.set('patch_json', v)", patch)
+    _wait_drawn(page, json.loads(patch)["rev"])
+    expected = next(n for n in builder.view()["nodes"] if n["name"] == "writer")
+    page.locator("#host .nba-k-agent > .nba-row").first.click()
+    page.locator("#host .nba-k-subagent .nba-k-subagent > .nba-row").first.click()  # writer
+    pane = page.locator("#host .nba-live-details")
+    system = pane.locator(".nba-conv .nba-turn").first
+    wanted = expected["conversation"]["turns"][0]["content"]
+    assert "Write." in wanted and " ".join(wanted.split()) in " ".join(
+        (system.text_content() or "").split()
+    )
+    # its model call's details show the same prompt (cut) as their first input message
+    page.locator("#host .nba-k-subagent .nba-k-subagent .nba-k-model > .nba-row").first.click()
+    assert "Write." in pane.inner_text()
+    assert not page.errors
+
+
 def test_a_model_calls_whole_input_opens_on_request(page: Any) -> None:
     from nbagents.display.live import LiveView
 

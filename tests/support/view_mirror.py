@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from nbagents.display._saved import unpacked
+from nbagents.display._sharedtext import fill_node
 from nbagents.display.live import LiveView
 
 
@@ -22,13 +23,15 @@ class Mirror:
         self.timeline: dict[str, dict[str, Any]] = {}
         self.patches = 0
         self.patch_bytes: list[int] = []
+        self.texts: dict[str, str] = {}
 
     def reset(self, text: str) -> None:
         view = json.loads(text)
         if view is None:
             return
+        self.texts = view.pop("texts", {})
         self.base = view
-        self.nodes = {n["id"]: n for n in view["nodes"]}
+        self.nodes = {n["id"]: fill_node(n, self.texts) for n in view["nodes"]}
         self.agent_rows = {r["id"]: r for r in view["agent_rows"]}
         self.timeline = {r["id"]: r for r in view["timeline"]}
 
@@ -46,9 +49,10 @@ class Mirror:
         for key in ("roots", "agents", "columns"):
             if key in patch:
                 base[key] = patch[key]
+        self.texts.update(patch.get("texts", {}))
         for node in patch["nodes"]:
             old = self.nodes.get(node["id"], {"children": [], "details": []})
-            self.nodes[node["id"]] = {**old, **node}
+            self.nodes[node["id"]] = fill_node({**old, **node}, self.texts)
         for row in patch["agent_rows"]:
             self.agent_rows[row["id"]] = row
         for row in patch["timeline"]:
@@ -95,6 +99,9 @@ def saved_view(html: str) -> dict[str, Any]:
     found = SAVED_VIEW.search(html)
     assert found, "the output holds no saved view"
     view: dict[str, Any] = json.loads(unpacked(found.group(1)))
+    texts = view.pop("texts", {})
+    for node in view["nodes"]:
+        fill_node(node, texts)
     return view
 
 

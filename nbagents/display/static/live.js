@@ -56,8 +56,37 @@ function pct(value) {
 function emptyData() {
   return {
     rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
-    nodes: new Map(), agentRows: new Map(), timeline: new Map(),
+    nodes: new Map(), agentRows: new Map(), timeline: new Map(), texts: new Map(),
   };
+}
+
+// Long texts come once (a sub-agent's system prompt is in its conversation and in each of its
+// model calls): a message or turn holds `content_ref`, the key of its text in the view's
+// `texts` (nbagents/display/_sharedtext.py). Put back as the node is taken in.
+function addTexts(table, texts) {
+  if (!texts || typeof texts !== "object") return table;
+  Object.keys(texts).forEach((key) => {
+    if (typeof texts[key] === "string") table.set(key, texts[key]);
+  });
+  return table;
+}
+
+function fillTexts(node, texts) {
+  const fill = (m) => {
+    if (m && typeof m === "object" && typeof m.content_ref === "string") {
+      m.content = texts.get(m.content_ref) || "";
+      delete m.content_ref;
+    }
+  };
+  if (Array.isArray(node.details)) {
+    node.details.forEach((f) => {
+      if (f && f.type === "messages" && Array.isArray(f.value)) f.value.forEach(fill);
+    });
+  }
+  if (node.conversation && Array.isArray(node.conversation.turns)) {
+    node.conversation.turns.forEach(fill);
+  }
+  return node;
 }
 
 function loadView(view) {
@@ -70,7 +99,10 @@ function loadView(view) {
   data.roots = view.roots || [];
   data.agents = view.agents || [];
   data.duration = num(view.duration);
-  view.nodes.forEach((n) => data.nodes.set(n.id, Object.assign({ children: [], details: [] }, n)));
+  addTexts(data.texts, view.texts);
+  view.nodes.forEach((n) => {
+    data.nodes.set(n.id, fillTexts(Object.assign({ children: [], details: [] }, n), data.texts));
+  });
   (view.agent_rows || []).forEach((r) => data.agentRows.set(r.id, r));
   (view.timeline || []).forEach((r) => data.timeline.set(r.id, r));
   return data;
@@ -89,9 +121,11 @@ function applyPatch(data, patch) {
     touched.kids.add(null);
   }
   if (patch.agents) data.agents = patch.agents;
+  addTexts(data.texts, patch.texts);
   (patch.nodes || []).forEach((n) => {
     const old = data.nodes.get(n.id);
     const merged = Object.assign(old ? {} : { children: [], details: [] }, old || {}, n);
+    fillTexts(merged, data.texts);
     delete merged._search;
     data.nodes.set(n.id, merged);
     touched.nodes.add(n.id);
@@ -1531,6 +1565,7 @@ class Store {
     const next = loadView(this.parse("view_json"));
     const patch = this.data && next ? asPatch(this.data, next) : null;
     if (patch) {
+      this.data.texts = next.texts; // the keys of the builder that made it (a new one: a move)
       // drawn now, as a whole view always is: a page loaded anew draws it at once
       this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
       this.flush();

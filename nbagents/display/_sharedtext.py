@@ -1,0 +1,75 @@
+"""Long texts of a view sent once: messages and conversation turns point to a table of them.
+
+The same text comes back again and again in a run's view: a sub-agent's system prompt is in
+its conversation and in every one of its model calls' inputs, a tool's result in the next
+call's input and in the conversation. At 500 sub-agents the system prompts were a third of
+the 4.4 MB a live view sent, which the page parsed and kept once per copy (its garbage
+collector walked them all again and again). So a message or turn whose ``content`` is at least
+:data:`SHARED_CHARS` long holds ``content_ref`` instead, the key of its text in the view's
+``texts`` table: a whole view carries the table, a patch the texts new since the last update.
+
+Readers in Python get plain content (:func:`fill`); ``static/live.js`` fills it on intake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["SHARED_CHARS", "SharedTexts", "fill", "fill_node"]
+
+SHARED_CHARS = 200
+"""Content this long or longer goes in the table (a reference costs ~20 characters)."""
+
+
+class SharedTexts:
+    """One view's table of long texts, keyed by short ids in the order they were first seen."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, str] = {}
+        self._keys: dict[str, str] = {}
+
+    def share(self, records: Iterable[dict[str, Any]], new: set[str]) -> None:
+        """Replace each record's long ``content`` with a ``content_ref``; keys first made here
+        are added to ``new`` (what the next patch must carry)."""
+        for record in records:
+            content = record.get("content")
+            if not isinstance(content, str) or len(content) < SHARED_CHARS:
+                continue
+            key = self._keys.get(content)
+            if key is None:
+                key = self._keys[content] = str(len(self._keys))
+                self.table[key] = content
+                new.add(key)
+            record["content"] = ""
+            record["content_ref"] = key
+
+    def details(self, fields: list[Any], new: set[str]) -> list[Any]:
+        """``fields`` (a details pane) with its messages' long contents shared."""
+        for field in fields:
+            if field["type"] == "messages":
+                self.share(field["value"], new)
+        return fields
+
+    def conversation(self, view: Any, new: set[str]) -> Any:
+        """``view`` (a conversation) with its turns' long contents shared."""
+        self.share(view["turns"], new)
+        return view
+
+
+def fill(records: Iterable[Any], texts: Mapping[str, str]) -> None:
+    """Put back the content of each record that holds a ``content_ref``, in place."""
+    for record in records:
+        if isinstance(record, dict) and "content_ref" in record:
+            record["content"] = texts.get(record.pop("content_ref"), "")
+
+
+def fill_node(node: Any, texts: Mapping[str, str]) -> Any:
+    """``node`` (a view node record) with every shared content put back, in place."""
+    for field in node.get("details") or ():
+        if field.get("type") == "messages" and isinstance(field.get("value"), list):
+            fill(field["value"], texts)
+    conversation = node.get("conversation")
+    if isinstance(conversation, dict) and isinstance(conversation.get("turns"), list):
+        fill(conversation["turns"], texts)
+    return node
