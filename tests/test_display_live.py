@@ -340,33 +340,6 @@ def test_a_wait_for_the_view_worker_does_not_hold_the_widget_back() -> None:
     assert min(gaps) < 0.5, gaps
 
 
-class _InstantSource(LocalSource):
-    """A source that builds nothing: an update costs no time, a whole view is ``null``."""
-
-    cheap_updates = True
-
-    def update(self, *, thorough: bool = True) -> bool:
-        return True
-
-    def view_json(self) -> str:
-        return "null"
-
-
-def test_a_view_of_thousands_of_steps_is_updated_less_often_the_more_it_holds() -> None:
-    # The page's own work per update grows with the view: past 1,000 steps the next update
-    # waits SECONDS_PER_STEP per step, however cheap the update was to make and send.
-    step = {"agent": "main", "depth": 0, "start": 0.0}
-    spans = [Span(id="main", parent_id=None, kind="agent", name="main", **step)]
-    tools = [Span(id=f"t{i}", parent_id="main", kind="tool", name="t", **step) for i in range(4999)]
-    spans += tools
-    trace = Trace(spans)
-    view = LiveView(trace)
-    view.source = _InstantSource(trace)
-    view._in_kernel = True  # the source stays as set
-    view.sync()
-    assert view._send_at - time.monotonic() >= 5000 * live.SECONDS_PER_STEP - 0.01
-
-
 def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
     # The listener runs on the agent's threads: it must never build or send the view itself.
     view = LiveView(Trace())

@@ -63,11 +63,6 @@ LIVE_TEXT_PREFIX = "nbagents live view: "
 that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
-SECONDS_PER_STEP = 0.0001
-"""At least this long between updates per step of the run. The page's own work on an update
-grows with the view (at 500 sub-agents, ~4,500 steps, about 45 ms of the browser's CPU each,
-whatever its size), and a run of thousands of steps shows as well at two updates a second as
-at ten; below 1,000 steps ``max_rate`` decides."""
 MAX_DUTY = 20
 """The flusher waits at least this many times as long as its last update took: its wall time
 when the view is built in the kernel, the kernel's own CPU time when the view worker builds it
@@ -251,15 +246,11 @@ class LiveView:
         self.updates += 1
         self._check_answerable()
         # Large views are sent less often: at most ~BYTES_PER_SECOND of widget state (what the
-        # page has to draw), fewer updates the more steps the page holds, and an update may
-        # take at most 1/MAX_DUTY of the kernel's time.
+        # page has to draw), and an update may take at most 1/MAX_DUTY of the kernel's time.
         ended = time.monotonic()
         cost = time.thread_time() - cpu if self.source.cheap_updates else ended - started
         self._send_at = ended + max(
-            self.min_interval,
-            len(text) / BYTES_PER_SECOND,
-            len(self.trace) * SECONDS_PER_STEP,
-            cost * MAX_DUTY,
+            self.min_interval, len(text) / BYTES_PER_SECOND, cost * MAX_DUTY
         )
         return True
 
