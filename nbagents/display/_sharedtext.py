@@ -8,7 +8,7 @@ collector walked them all again and again). So a message or turn whose ``content
 :data:`SHARED_CHARS` long holds ``content_ref`` instead, the key of its text in the view's
 ``texts`` table: a whole view carries the table, a patch the texts new since the last update.
 
-Readers in Python get plain content (:func:`fill`); ``static/live.js`` fills it on intake.
+Readers in Python get plain content (:func:`fill_view`); ``static/live.js`` fills it on intake.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["SHARED_CHARS", "SharedTexts", "fill", "fill_node"]
+__all__ = ["SHARED_CHARS", "SharedTexts", "fill_node", "fill_view"]
 
 SHARED_CHARS = 200
 """Content this long or longer goes in the table (a reference costs ~20 characters)."""
@@ -57,7 +57,7 @@ class SharedTexts:
         return view
 
 
-def fill(records: Iterable[Any], texts: Mapping[str, str]) -> None:
+def _fill(records: Iterable[Any], texts: Mapping[str, str]) -> None:
     """Put back the content of each record that holds a ``content_ref``, in place."""
     for record in records:
         if isinstance(record, dict) and "content_ref" in record:
@@ -68,8 +68,17 @@ def fill_node(node: Any, texts: Mapping[str, str]) -> Any:
     """``node`` (a view node record) with every shared content put back, in place."""
     for field in node.get("details") or ():
         if field.get("type") == "messages" and isinstance(field.get("value"), list):
-            fill(field["value"], texts)
+            _fill(field["value"], texts)
     conversation = node.get("conversation")
     if isinstance(conversation, dict) and isinstance(conversation.get("turns"), list):
-        fill(conversation["turns"], texts)
+        _fill(conversation["turns"], texts)
     return node
+
+
+def fill_view(record: dict[str, Any], texts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A view or patch as sent, parsed: its ``texts`` taken out and put back into its nodes (or
+    ``texts`` given, a table that holds them), in place."""
+    sent = record.pop("texts", None) or {}
+    for node in record["nodes"]:
+        fill_node(node, sent if texts is None else texts)
+    return record

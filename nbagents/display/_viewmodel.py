@@ -51,7 +51,7 @@ from nbagents.display._records import (
     ViewSummary,
 )
 from nbagents.display._rollups import UsageRollups
-from nbagents.display._sharedtext import SharedTexts, fill_node
+from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, label, pending_view, state_diff
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
 from nbagents.tracing._pending import PENDING
@@ -542,11 +542,7 @@ class ViewBuilder:
 
     def _filled(self, text: str) -> dict[str, Any]:
         """A view or patch as JSON ``text``, parsed, its nodes' long texts put back in place."""
-        record = json.loads(text)
-        record.pop("texts", None)
-        for node in record["nodes"]:
-            fill_node(node, self._shared.table)
-        return cast(dict[str, Any], record)
+        return fill_view(json.loads(text), self._shared.table)
 
     def snapshot_view(self) -> View:
         """:meth:`view` with its nodes parsed only when read (:class:`NodeTexts`): what the

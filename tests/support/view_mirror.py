@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from nbagents.display._saved import unpacked
-from nbagents.display._sharedtext import fill_node
+from nbagents.display._sharedtext import fill_node, fill_view
 from nbagents.display.live import LiveView
 
 
@@ -98,11 +98,7 @@ def saved_view(html: str) -> dict[str, Any]:
     """The view a finished live output draws where it is trusted (``nbagents/display/_saved``)."""
     found = SAVED_VIEW.search(html)
     assert found, "the output holds no saved view"
-    view: dict[str, Any] = json.loads(unpacked(found.group(1)))
-    texts = view.pop("texts", {})
-    for node in view["nodes"]:
-        fill_node(node, texts)
-    return view
+    return fill_view(json.loads(unpacked(found.group(1))))
 
 
 def final_view(view: LiveView) -> dict[str, Any]:
