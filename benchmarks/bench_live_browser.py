@@ -3,13 +3,13 @@
 A notebook runs the same 500-way fan-out (``bench_views.build_agent``: each sub-agent calls a
 tool and its model twice, zero latency, about 4,500 spans) with ``display=False``, with the live
 view shown in the cell (built by the view worker beside the kernel, started once before), and
-with the view built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), alternated, best of
-three each. Each run is the cell run again, its output replacing the last run's, as when a user
-runs a cell again (a cell holding every run's 500-way view would make the page restyle them
-all on each update). The CPU of every process (kernel, view worker, server, Chromium) is
-printed. A run with the view counts its ``finish()`` (the final update and the saved output),
-since the cell waits for it. The browser
-renders every update on the same cores as the kernel, as on a laptop. Beside it, the same runs
+with the view built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), alternated (each round
+starts with another arm), best of three each. Each run is the cell run again, its output
+replacing the last run's, as when a user runs a cell again (a cell holding every run's 500-way
+view would make the page restyle them all on each update). The CPU of every process (kernel,
+view worker, server, Chromium) is printed. A run with the view counts its ``finish()`` (the
+final update and the saved output), since the cell waits for it. The browser renders every
+update on the same cores as the kernel, as on a laptop. Beside it, the same runs
 in a kernel with no browser attached (``bench_views.kernel_walls``): the difference is what the
 front end costs the kernel (the widget messages it must send and the page's work competing for
 the CPU). Last, the floor: the run with no view plus one whole build of its view and saved
@@ -59,6 +59,7 @@ from labharness import (  # noqa: E402
 )
 
 RUN_TIMEOUT_MS = 15 * 60_000
+ARMS = ("off", "worker", "kernel")
 SETTLE_SECONDS = 3
 """Pause before each measured run: the page draws a run's saved output (about a second of its
 CPU at 500-way) after the run, which would otherwise slow the next one."""
@@ -251,8 +252,11 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
             }
             cpu = dict.fromkeys(processes, 0.0)
             traffic.update(messages=0, bytes=0)
-            for _ in range(repeat):
-                for arm in ("off", "worker", "kernel"):
+            for round_ in range(repeat):
+                # Each round starts with another arm: a run made later in a round was 1.5-3.5%
+                # slower than the first (four runs without the view per round, five rounds),
+                # and the run without the view always came first.
+                for arm in ARMS[round_ % 3 :] + ARMS[: round_ % 3]:
                     arm_file.write_text(arm)
                     time.sleep(SETTLE_SECONDS)  # the page is done with the last run
                     before = _cpu(processes)
