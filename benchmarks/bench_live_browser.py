@@ -2,14 +2,15 @@
 
 A notebook runs the same 500-way fan-out (``bench_views.build_agent``: each sub-agent calls a
 tool and its model twice, zero latency, about 4,500 spans) with ``display=False``, with the live
-view shown in the cell (built by the view worker beside the kernel, started once before), and
-with the view built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), alternated (each round
-starts with another arm), best of three each. Each run is the cell run again, its output
-replacing the last run's, as when a user runs a cell again (a cell holding every run's 500-way
-view would make the page restyle them all on each update). The CPU of every process (kernel,
-view worker, server, Chromium) is printed. A run with the view counts its ``finish()`` (the
-final update and the saved output), since the cell waits for it. The browser renders every
-update on the same cores as the kernel, as on a laptop. Beside it, the same runs
+view shown in the cell (built by the view worker beside the kernel, started once before), with
+the view built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), and with the view built by
+the worker but its output hidden, so that the page takes every update in and draws nothing;
+alternated (each round starts with another arm), best of three each. Each run is the cell run
+again, its output replacing the last run's, as when a user runs a cell again (a cell holding
+every run's 500-way view would make the page restyle them all on each update). The CPU of every
+process (kernel, view worker, server, Chromium) is printed. A run with the view counts its
+``finish()`` (the final update and the saved output), since the cell waits for it. The browser
+renders every update on the same cores as the kernel, as on a laptop. Beside it, the same runs
 in a kernel with no browser attached (``bench_views.kernel_walls``): the difference is what the
 front end costs the kernel (the widget messages it must send and the page's work competing for
 the CPU). Last, the floor: the run with no view plus one whole build of its view and saved
@@ -59,7 +60,19 @@ from labharness import (  # noqa: E402
 )
 
 RUN_TIMEOUT_MS = 15 * 60_000
-ARMS = ("off", "worker", "kernel")
+ARMS = ("off", "worker", "kernel", "hidden")
+"""``hidden``: the view built by the worker, its cell's output hidden (``display: none``), so
+the page takes every update in but draws nothing: what drawing costs the run."""
+HIDE_OUTPUTS = """(hide) => {
+  let sheet = document.getElementById("nba-bench-hidden");
+  if (hide && !sheet) {
+    sheet = document.createElement("style");
+    sheet.id = "nba-bench-hidden";
+    sheet.textContent = ".jp-Cell-outputWrapper { display: none !important; }";
+    document.head.appendChild(sheet);
+  }
+  if (!hide && sheet) sheet.remove();
+}"""
 SETTLE_SECONDS = 3
 """Pause before each measured run: the page draws a run's saved output (about a second of its
 CPU at 500-way) after the run, which would otherwise slow the next one."""
@@ -70,8 +83,10 @@ class BrowserRun:
     off: float
     on: float
     in_kernel: float
+    hidden: float
     """Best wall seconds of the runs without the view, with it (built by the view worker once
-    the run is large), and with it built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``)."""
+    the run is large), with it built in the kernel all along (``NBAGENTS_VIEW_WORKER=0``), and
+    with it built by the worker and its output hidden (nothing drawn)."""
     kernel_cpu_off: float
     kernel_cpu_on: float
     kernel_cpu_in_kernel: float
@@ -85,9 +100,9 @@ class BrowserRun:
     """Per run with the view: widget updates, whole views among them, bytes of view state, the
     seconds its ``finish()`` took (inside the run's wall time: the cell waits for it), and where
     the view was built."""
-    rounds: list[tuple[float, float]]
-    """Per round (the three arms run back to back): the run with the view built by the worker,
-    and the one built in the kernel, each over the run with no view of that round."""
+    rounds: list[tuple[float, float, float]]
+    """Per round (the arms run back to back): the run with the view built by the worker, the
+    one built in the kernel and the one hidden, each over the run with no view of that round."""
     per_run: dict[str, dict[str, float]]
     """Per arm, medians over its runs: the CPU seconds of each process, and ``waits``: the
     seconds the kernel's threads spent runnable but waiting for a CPU (summed over them)."""
@@ -256,8 +271,10 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
                 # Each round starts with another arm: a run made later in a round was 1.5-3.5%
                 # slower than the first (four runs without the view per round, five rounds),
                 # and the run without the view always came first.
-                for arm in ARMS[round_ % 3 :] + ARMS[: round_ % 3]:
-                    arm_file.write_text(arm)
+                first = round_ % len(ARMS)
+                for arm in ARMS[first:] + ARMS[:first]:
+                    arm_file.write_text("worker" if arm == "hidden" else arm)
+                    lab.page.evaluate(HIDE_OUTPUTS, arm == "hidden")
                     time.sleep(SETTLE_SECONDS)  # the page is done with the last run
                     before = _cpu(processes)
                     with CpuWaits([p.pid for p in kernels]) as waits:
@@ -273,10 +290,12 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
     off = [r for r in rows if r[0] == "off"]
     on = [r for r in rows if r[0] == "worker"]
     in_kernel = [r for r in rows if r[0] == "kernel"]
+    hidden = [r for r in rows if r[0] == "hidden"]
     return BrowserRun(
         off=min(r[1] for r in off),
         on=min(r[1] for r in on),
         in_kernel=min(r[1] for r in in_kernel),
+        hidden=min(r[1] for r in hidden),
         kernel_cpu_off=min(r[2] for r in off),
         kernel_cpu_on=min(r[2] for r in on),
         kernel_cpu_in_kernel=min(r[2] for r in in_kernel),
@@ -285,9 +304,12 @@ def browser_walls(workers: int, repeat: int) -> BrowserRun:
         megabytes=traffic["bytes"] / 1e6,
         sent=[
             (int(u), int(w), int(n), float(f), str(where))
-            for u, w, n, f, where in (r[3] for r in rows if r[3] is not None)
+            for u, w, n, f, where in (r[3] for r in rows if r[3] is not None and r[0] != "hidden")
         ],
-        rounds=[(w[1] / o[1], k[1] / o[1]) for o, w, k in zip(off, on, in_kernel, strict=True)],
+        rounds=[
+            (w[1] / o[1], k[1] / o[1], h[1] / o[1])
+            for o, w, k, h in zip(off, on, in_kernel, hidden, strict=True)
+        ],
         per_run={
             arm: {key: statistics.median(run[key] for run in runs) for key in runs[0]}
             for arm, runs in per_run.items()
@@ -381,14 +403,19 @@ def main() -> None:
         f"{'    its kernel CPU':<34} {run.kernel_cpu_in_kernel:>9.2f}s "
         f"{run.kernel_cpu_off:>13.2f}s {run.kernel_cpu_in_kernel / run.kernel_cpu_off:>5.2f}x"
     )
+    print(
+        f"{'  the view hidden (nothing drawn)':<34} {run.hidden:>9.2f}s "
+        f"{run.off:>13.2f}s {run.hidden / run.off:>5.2f}x"
+    )
     # The best of each arm can pair one lucky run with another: the ratios of runs made back to
     # back, and their median, say how steady the figure is on a machine this noisy.
-    for i, name in ((0, "the view built by the worker"), (1, "the view built in the kernel")):
+    arms = ("the view built by the worker", "the view built in the kernel", "the view hidden")
+    for i, name in enumerate(arms):
         ratios = sorted(r[i] for r in run.rounds)
         listed = ", ".join(f"{r[i]:.2f}" for r in run.rounds)
         print(f"  {name}, round by round: {listed}x; median {statistics.median(ratios):.2f}x")
     busy = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in run.cpu.items())
-    print(f"  CPU while the {2 * args.repeat} runs went: {busy}")
+    print(f"  CPU while the {len(ARMS) * args.repeat} runs went: {busy}")
     print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")
     print("  per run, until the cell was idle (medians): CPU seconds, and the kernel's threads'")
     print("  seconds runnable but waiting for a CPU (summed over its threads)")
