@@ -34,7 +34,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain_core.tools import tool
@@ -82,8 +82,11 @@ def nbagents_agent(model: ScriptedChatModel) -> Any:
 
 def upstream_agent(model: ScriptedChatModel) -> Any:
     import deepagents
+    from deepagents.middleware.subagents import SubAgent as UpstreamSubAgent
 
-    return deepagents.create_deep_agent(model=model, subagents=[WORKER], name="main")
+    # WORKER uses only keys deepagents' own SubAgent has (name, description, prompt, tools).
+    spec = cast(UpstreamSubAgent, WORKER)
+    return deepagents.create_deep_agent(model=model, subagents=[spec], name="main")
 
 
 def measure(build: Build, n: int, latency: float, work: str, mode: str) -> float:

@@ -35,6 +35,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from nbagents import CompiledSubAgent, RemoteSubAgent, ScriptedChatModel, Tracer, create_deep_agent
 from nbagents.models import delegate, parallel
 
@@ -57,7 +59,7 @@ def measure(
 ) -> tuple[float, int]:
     agent = create_deep_agent(main_model(n, latency), subagents=[spec])
     tracer = Tracer()
-    config = {"callbacks": [tracer]}
+    config: RunnableConfig = {"callbacks": [tracer]}
     request = {"messages": [("user", "go")]}
     ready()
     started = time.perf_counter()
