@@ -15,7 +15,9 @@ in a kernel with no browser attached (``bench_views.kernel_walls``): the differe
 front end costs the kernel (the widget messages it must send and the page's work competing for
 the CPU). Last, the floor: the run with no view plus one whole build of its view and saved
 output (``bench_views.view_floor``), the least any view of the run costs, since the notebook
-saved from it holds the whole view.
+saved from it holds the whole view. And what a busy second CPU costs a run on the first on this
+machine (``bench_views.busy_core_cost``): the page and the view worker are such work, and on a
+virtual machine no scheduling priority keeps it from slowing the kernel.
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 3]
     python benchmarks/bench_live_browser.py --page off,worker,off,worker
@@ -440,6 +442,20 @@ def main() -> None:
         f"  (this process, no kernel: the run with no view, plus the CPU of one whole build of "
         f"its view and saved output, {build:.2f} s, which any view of the run must spend)"
     )
+    # The page and the view worker run beside the kernel. Where another CPU's work slows the
+    # kernel's own CPU (threads of one core, a host shared with other machines), no priority
+    # shields the run from them: this says how much, on this machine, now.
+    contention = bench_views.busy_core_cost(args.workers, repeat=args.repeat)
+    if contention is not None:
+        alone, beside = contention
+        print(
+            f"{'the run on one CPU, another busy':<34} {beside:>9.2f}s {alone:>13.2f}s "
+            f"{beside / alone:>5.2f}x"
+        )
+        print(
+            "  (this process pinned to one CPU, no view; a process at the idle scheduling class "
+            "spinning on another CPU, vs that CPU idle: medians)"
+        )
 
 
 if __name__ == "__main__":

@@ -207,6 +207,58 @@ def view_floor(workers: int, repeat: int = 3) -> tuple[float, float]:
     return min(walls), min(builds)
 
 
+_SPIN = (
+    "import os, sys\n"
+    "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+    "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+    "while True:\n"
+    "    pass\n"
+)
+"""A process that keeps one CPU busy at the idle scheduling class: it yields that CPU to any
+other task there, so whatever it still costs a run on another CPU, the machine charges."""
+
+
+def busy_core_cost(workers: int, repeat: int = 3) -> tuple[float, float] | None:
+    """Median wall seconds of the run with no view, in this process pinned to one CPU, with
+    the other CPUs idle and with one of them kept busy by :data:`_SPIN`, alternated; ``None``
+    where the affinity or the idle class cannot be set (not Linux) or there is one CPU.
+
+    On a virtual machine two CPUs may be threads of one physical core, or share it with other
+    guests: work on one slows the other whatever its priority. The live view's page and view
+    worker run beside the kernel, so this is what each of their busy seconds costs the run.
+    """
+    if not (hasattr(os, "sched_setaffinity") and hasattr(os, "SCHED_IDLE")):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    import statistics
+    import subprocess
+
+    agent = build_agent(workers)
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpus[0]})
+    alone: list[float] = []
+    beside: list[float] = []
+    try:
+        wall(agent, live=False)
+        for round_ in range(repeat):
+            for busy in (False, True) if round_ % 2 == 0 else (True, False):
+                spinner = None
+                if busy:
+                    spinner = subprocess.Popen([sys.executable, "-c", _SPIN, str(cpus[1])])
+                    time.sleep(0.3)  # its interpreter has started and spins
+                try:
+                    (beside if busy else alone).append(wall(agent, live=False))
+                finally:
+                    if spinner is not None:
+                        spinner.kill()
+                        spinner.wait()
+    finally:
+        os.sched_setaffinity(0, before)
+    return statistics.median(alone), statistics.median(beside)
+
+
 SENT: list[tuple[int, int, int, float, str]] = []
 """Per run with a view: widget updates, how many of them were whole views, bytes sent, the
 seconds ``finish()`` took (the final update and the saved output), and where the view was
