@@ -607,6 +607,46 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
     assert render_view(builder.snapshot_view()) == trace_html(tracer.trace)
 
 
+def test_prepare_leaves_a_whole_view_nothing_to_make(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The view worker prepares between requests so that the saved output at the run's end
+    # only joins texts: after prepare() a whole view must make no node, row or bar again,
+    # whatever the updates before it changed (new children, tokens rolling up, a tool call
+    # ending under a running agent, agents ending, a failure).
+    agent = make_agent(latency=0.05, fail_writer=True)
+    made: list[str] = []
+    remade: list[str] = []
+    wholes = 0
+    with recording() as tracer:
+        builder = ViewBuilder(tracer.trace)
+        for maker in ("_node", "_agent_row", "_timeline_row"):
+            real = getattr(builder, maker)
+            monkeypatch.setattr(
+                builder, maker, lambda sid, *a, _m=maker, _r=real: made.append(_m) or _r(sid, *a)
+            )
+        one_at_a_time = threading.Lock()
+
+        def follow_run(trace: Trace) -> None:
+            nonlocal wholes
+            with one_at_a_time:
+                builder.update(thorough=False)
+                builder.prepare()
+                made.clear()
+                builder.view_json()
+                remade.extend(made)  # the trace's listeners must not raise: kept, then checked
+                wholes += 1
+
+        tracer.trace.subscribe(follow_run)
+        agent.invoke(INPUT)
+    builder.update()
+    builder.prepare()
+    made.clear()
+    whole = json.loads(builder.view_json())
+    assert remade == [] and made == []
+    assert wholes > 20
+    assert len(whole["nodes"]) > 10 and len(whole["agent_rows"]) >= 3
+    assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
+
+
 def test_a_late_change_to_an_ended_sub_agent_is_found_within_a_second_or_by_a_thorough_look(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
