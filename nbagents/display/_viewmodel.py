@@ -180,11 +180,12 @@ class ViewBuilder:
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
         """Whole records as JSON text, dropped when they change and made again when asked."""
+        self._preparing = False
         self._unmade: set[str] = set()
         self._unmade_agents: set[str] = set()
-        """Nodes and agents whose whole records were dropped or never made, for
-        :meth:`prepare` (it made every record again after each update: at 500 sub-agents a
-        walk of ~2,500 nodes, ten times a second)."""
+        """Once :meth:`prepare` has run, the nodes and agents whose whole records were dropped
+        since, for its next run (it made every record again after each update: at 500
+        sub-agents a walk of ~2,500 nodes, ten times a second)."""
         self._talking: set[str] = set()
         """Agents whose own steps changed since their conversations were last rebuilt."""
         self._conversed_at = 0.0
@@ -260,7 +261,8 @@ class ViewBuilder:
         dropped = changes.nodes | changes.kids
         for sid in dropped:
             self._node_text.pop(sid, None)
-        self._unmade |= dropped
+        if self._preparing:
+            self._unmade |= dropped
         priced = self._usage.costs.priced
         if priced != self._priced:
             self._priced = priced
@@ -270,7 +272,8 @@ class ViewBuilder:
             self._row_text.pop(sid, None)
         for sid in changes.timeline:
             self._bar_text.pop(sid, None)
-        self._unmade_agents |= changes.agent_rows | changes.timeline
+        if self._preparing:
+            self._unmade_agents |= changes.agent_rows | changes.timeline
         roots = self._tree.kids[None]
         last = self._tree.spans[roots[-1]] if roots else None
         self._waiting = bool(last and last.status == "interrupted" and last.error is None)
@@ -539,15 +542,18 @@ class ViewBuilder:
         end the saved output then has only the last changes left to make (at 500 sub-agents,
         every node's record was made there, ~60 ms of the cell's wait)."""
         tree = self._tree
-        unmade, self._unmade = self._unmade, set()
-        for sid in unmade:
-            if sid in tree.key:  # visible
-                self._whole_node(sid)
-        agents, self._unmade_agents = self._unmade_agents, set()
+        if not self._preparing:  # the first time: every record
+            self._preparing = True
+            nodes, agents = tree.walk(), tree.agents
+        else:
+            nodes = [s for s in self._unmade if s in tree.key]  # visible ones
+            agents = [a for a in self._unmade_agents if a in tree.calls]
+        self._unmade, self._unmade_agents = set(), set()
+        for sid in nodes:
+            self._whole_node(sid)
         for agent in agents:
-            if agent in tree.calls:  # a visible agent
-                self._row(agent)
-                self._bar(agent)
+            self._row(agent)
+            self._bar(agent)
 
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`, its long texts in place."""
