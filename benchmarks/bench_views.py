@@ -30,6 +30,8 @@ import gc
 import itertools
 import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -232,9 +234,6 @@ def busy_core_cost(workers: int, repeat: int = 3) -> tuple[float, float] | None:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return None
-    import statistics
-    import subprocess
-
     agent = build_agent(workers)
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {cpus[0]})
