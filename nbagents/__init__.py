@@ -8,7 +8,14 @@ from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
 from nbagents._rerun import Rerun, rerun
 from nbagents.approvals import pending_approvals, resume
-from nbagents.comparison import compare
+from nbagents.experiments import (
+    Experiment,
+    aevaluate,
+    compare,
+    evaluate,
+    experiments,
+    load_experiment,
+)
 from nbagents.history import (
     RunStore,
     delete_runs,
@@ -39,6 +46,7 @@ __all__ = [
     "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
     "BackgroundSubAgentMiddleware",
     "CompiledSubAgent",
+    "Experiment",
     "LimitReached",
     "Limits",
     "RemoteSubAgent",
@@ -50,11 +58,15 @@ __all__ = [
     "SubAgentMiddleware",
     "Trace",
     "Tracer",
+    "aevaluate",
     "compare",
     "create_deep_agent",
     "create_sub_agent",
     "delete_runs",
+    "evaluate",
+    "experiments",
     "keep_runs",
+    "load_experiment",
     "load_run",
     "load_subagents",
     "pending_approvals",

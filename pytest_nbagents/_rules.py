@@ -67,6 +67,18 @@ RULES: tuple[Rule, ...] = (
         "Costs: the same tokens cost what the installed price table says.",
     ),
     Rule(
+        "nbagents-ids",
+        r'<code class="nba-id">[^<]*</code>',
+        r'<code class="nba-id">ID</code>',
+        "Experiment and run ids in an experiment's view, drawn at random.",
+    ),
+    Rule(
+        "nbagents-experiment-progress-text",
+        r"nbagents experiment: [^\n]*",
+        r"nbagents experiment: …",
+        "An experiment's progress line: nbval sees the first drawing, the notebook the last.",
+    ),
+    Rule(
         "nbagents-timeline-widths",
         r"(display:inline-block;width:)[0-9]+(?:\.[0-9]+)?%",
         r"\1W%",

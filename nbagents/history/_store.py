@@ -20,7 +20,7 @@ from nbagents.tracing.model import Trace
 if TYPE_CHECKING:
     import pandas as pd
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """``PRAGMA user_version`` of a store this code writes; a newer one is read-only to it."""
 
 _COLUMNS = [f.name for f in fields(RunInfo)]
@@ -48,6 +48,21 @@ CREATE TABLE IF NOT EXISTS runs (
     trace BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at);
+CREATE TABLE IF NOT EXISTS experiments (
+    experiment_id TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    name TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS experiment_results (
+    experiment_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (experiment_id, case_id, repeat)
+);
 """
 _GITIGNORE = "# Made by nbagents: saved runs hold prompts and outputs; keep them out of git.\n*\n"
 
@@ -123,7 +138,64 @@ class RunStore:
                 ).rowcount
         return deleted
 
+    def save_experiment(
+        self,
+        experiment_id: str,
+        *,
+        created_at: float,
+        name: str,
+        tags: Sequence[str],
+        status: str,
+        record: str,
+    ) -> None:
+        """Save an experiment's own record (its cases, scorers, status) under its id."""
+        with self._connect(write=True) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO experiments VALUES (?, ?, ?, ?, ?, ?)",
+                [experiment_id, created_at, name, json.dumps(list(tags)), status, record],
+            )
+
+    def save_results(self, experiment_id: str, results: Sequence[tuple[str, int, str]]) -> None:
+        """Save results of an experiment: ``(case_id, repeat, result JSON)`` each, replacing
+        what was saved for that case and repeat."""
+        with self._connect(write=True) as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO experiment_results VALUES (?, ?, ?, ?)",
+                [(experiment_id, case, repeat, text) for case, repeat, text in results],
+            )
+
     # -- reading -------------------------------------------------------------------------------
+
+    def experiment(self, experiment_id: str) -> tuple[str, list[str]]:
+        """An experiment's record and its results' JSON, in the order they were saved."""
+        with self._connect() as db:
+            found = None
+            if _has_experiments(db):
+                found = db.execute(
+                    "SELECT record FROM experiments WHERE experiment_id = ?", [experiment_id]
+                ).fetchone()
+            if found is None:
+                raise RunNotFoundError(f"No experiment {experiment_id!r} in {self.path}.")
+            rows = db.execute(
+                "SELECT result FROM experiment_results WHERE experiment_id = ? ORDER BY rowid",
+                [experiment_id],
+            ).fetchall()
+        return str(found[0]), [str(row[0]) for row in rows]
+
+    def experiments(self) -> list[tuple[str, str, list[str]]]:
+        """Every experiment, newest first: its record and its results' JSON."""
+        if not self.path.exists():
+            return []
+        with self._connect() as db:
+            if not _has_experiments(db):
+                return []
+            ids = [
+                str(row[0])
+                for row in db.execute(
+                    "SELECT experiment_id FROM experiments ORDER BY created_at DESC, rowid DESC"
+                )
+            ]
+        return [(i, *self.experiment(i)) for i in ids]
 
     def load(self, run_id: str) -> Trace:
         """The trace saved under ``run_id``, as it was saved."""
@@ -268,6 +340,13 @@ class RunStore:
                 "one is made at the next run."
             )
         return f"{where} failed: {text}."
+
+
+def _has_experiments(db: sqlite3.Connection) -> bool:
+    # A store written by schema 1 has no experiments until this code first writes to it.
+    return (
+        db.execute("SELECT 1 FROM sqlite_master WHERE name = 'experiments'").fetchone() is not None
+    )
 
 
 def _make_folder(folder: Path) -> None:
