@@ -8,13 +8,14 @@ from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
 from nbagents._rerun import Rerun, rerun
 from nbagents.approvals import pending_approvals, resume
-from nbagents.experiments import (
+from nbagents.evaluation import (
     Experiment,
     aevaluate,
     compare,
     evaluate,
     experiments,
     load_experiment,
+    scorers,
 )
 from nbagents.history import (
     RunStore,
@@ -74,6 +75,7 @@ __all__ = [
     "rerun",
     "resume",
     "runs",
+    "scorers",
     "trace",
     "wait_for_decisions",
 ]

@@ -28,6 +28,7 @@ from nbagents.testing._assertions import (
     assert_tool_called,
     assert_within_budget,
 )
+from nbagents.testing._experiments import assert_experiment
 from nbagents.testing._facts import Problem, SpawnFact, ToolCall, problems, spawns, tool_calls
 from nbagents.testing._structure import (
     UPDATE_ENV,
@@ -45,6 +46,7 @@ __all__ = [
     "StructuralDiff",
     "ToolCall",
     "TraceAssertionError",
+    "assert_experiment",
     "assert_matches",
     "assert_max_depth",
     "assert_no_failures",

@@ -7,8 +7,8 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from nbagents.comparison import compare as compare_runs
-from nbagents.experiments._experiment import Experiment
-from nbagents.experiments._stats import paired
+from nbagents.evaluation._experiment import Experiment
+from nbagents.evaluation._stats import paired
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,7 +173,7 @@ class ExperimentComparison:
         return "\n  ".join([head, *self.headline()]) + ">"
 
     def to_html(self) -> str:
-        from nbagents.experiments._html import comparison_html
+        from nbagents.evaluation._html import comparison_html
 
         return comparison_html(self)
 

@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
-from nbagents.experiments._cases import Case, read_cases
-from nbagents.experiments._experiment import Experiment, arguments, load_experiment
-from nbagents.experiments._progress import Progress
-from nbagents.experiments._results import Result, TypeFigures
-from nbagents.experiments._scoring import Scorer, as_scorers
+from nbagents.evaluation._cases import Case, read_cases
+from nbagents.evaluation._experiment import Experiment, arguments, load_experiment
+from nbagents.evaluation._progress import Progress
+from nbagents.evaluation._results import Result, TypeFigures
+from nbagents.evaluation._scoring import Scorer, as_scorers
 from nbagents.export._cost import cost_of_spans, total_cost
 from nbagents.history import _keeping as history
 from nbagents.tracing import Tracer
@@ -63,7 +63,7 @@ def evaluate(
     or a ``.jsonl``/``.csv`` path; a case's ``inputs`` text becomes a user message. ``scorers``
     are plain functions that ask by parameter name for ``inputs``, ``outputs``, ``expected``
     (or ``reference_outputs``), ``answer`` and ``trace``, and return a bool, a number or
-    ``{"score", "comment"}`` (see :mod:`nbagents.experiments.scorers`).
+    ``{"score", "comment"}`` (see :mod:`nbagents.evaluation.scorers`).
 
     At most ``max_concurrency`` runs go at once. Every run is traced and kept in the run
     history under the experiment's ``name`` with the tag ``experiment:<id>``. A run that
@@ -125,7 +125,7 @@ def run_coroutine(make: Callable[[], Awaitable[T]], progress: Progress | None = 
     if not running and progress is None:
         return asyncio.run(_awaited(make))
     box: dict[str, Any] = {}
-    started = threading.Event()
+    started, finished = threading.Event(), threading.Event()
 
     async def main() -> T:
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
@@ -139,19 +139,20 @@ def run_coroutine(make: Callable[[], Awaitable[T]], progress: Progress | None = 
             box["error"] = error
         finally:
             started.set()
+            finished.set()
 
-    worker = threading.Thread(target=work, name="nbagents-evaluate", daemon=True)
-    worker.start()
+    # Waited on with an Event, not Thread.join: a join that Ctrl-C interrupts may leave the
+    # thread looking finished while it still runs.
+    threading.Thread(target=work, name="nbagents-evaluate", daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not finished.wait(0.2):
             if progress is not None:
                 progress.draw()
     except KeyboardInterrupt:
         started.wait()
         if "loop" in box:
             box["loop"].call_soon_threadsafe(box["task"].cancel)
-        worker.join()
+        finished.wait()
     if "error" in box:
         raise box["error"]
     value: T = box["value"]

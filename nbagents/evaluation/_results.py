@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, message_to_dict, messages_from_dict
 
-from nbagents.experiments._scoring import Score
+from nbagents.evaluation._scoring import Score
 
 __all__ = ["Result", "TypeFigures", "answer_of", "decode_outputs", "encode_outputs"]
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from nbagents.display._html import WRAP_LONG_WORDS, stylesheet
 
 if TYPE_CHECKING:
-    from nbagents.experiments._compare import ExperimentComparison
-    from nbagents.experiments._experiment import Experiment
+    from nbagents.evaluation._compare import ExperimentComparison
+    from nbagents.evaluation._experiment import Experiment
 
 __all__ = ["ROW_LIMIT", "comparison_html", "experiment_html"]
 

@@ -9,10 +9,10 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from nbagents.experiments._cases import Case
-from nbagents.experiments._results import Result, answer_of
-from nbagents.experiments._scoring import Scorer, as_scorers
-from nbagents.experiments._stats import (
+from nbagents.evaluation._cases import Case
+from nbagents.evaluation._results import Result, answer_of
+from nbagents.evaluation._scoring import Scorer, as_scorers
+from nbagents.evaluation._stats import (
     correlation,
     mean_interval,
     pass_at_k,
@@ -274,7 +274,7 @@ class Experiment:
         made = as_scorers(scorers)
         if not made:
             raise ValueError("rescore needs at least one scorer")
-        from nbagents.experiments._run import run_coroutine
+        from nbagents.evaluation._run import run_coroutine
 
         run_coroutine(lambda: self._rescore(made, max_concurrency))
         return self
@@ -380,7 +380,7 @@ class Experiment:
 
     def to_html(self) -> str:
         """The results view: summary, sub-agent types and every run, as self-contained HTML."""
-        from nbagents.experiments._html import experiment_html
+        from nbagents.evaluation._html import experiment_html
 
         return experiment_html(self)
 

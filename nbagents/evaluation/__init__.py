@@ -8,13 +8,13 @@
     nbagents.compare(exp, other)       # paired by case: wins, losses, ties, per-type deltas
 """
 
-from nbagents.experiments import scorers
-from nbagents.experiments._cases import Case
-from nbagents.experiments._compare import ExperimentComparison, compare
-from nbagents.experiments._experiment import Experiment, experiments, load_experiment
-from nbagents.experiments._results import Result
-from nbagents.experiments._run import aevaluate, evaluate
-from nbagents.experiments._scoring import Score
+from nbagents.evaluation import scorers
+from nbagents.evaluation._cases import Case
+from nbagents.evaluation._compare import ExperimentComparison, compare
+from nbagents.evaluation._experiment import Experiment, experiments, load_experiment
+from nbagents.evaluation._results import Result
+from nbagents.evaluation._run import aevaluate, evaluate
+from nbagents.evaluation._scoring import Score
 
 __all__ = [
     "Case",

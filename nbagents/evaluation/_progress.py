@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from nbagents._kernel import kernel_shell
 
 if TYPE_CHECKING:
-    from nbagents.experiments._experiment import Experiment
-    from nbagents.experiments._results import Result
+    from nbagents.evaluation._experiment import Experiment
+    from nbagents.evaluation._results import Result
 
 __all__ = ["Progress"]
 
