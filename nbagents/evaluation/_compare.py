@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
+from nbagents.comparison import Comparison
 from nbagents.comparison import compare as compare_runs
 from nbagents.evaluation._experiment import Experiment
 from nbagents.evaluation._stats import paired
@@ -13,7 +14,7 @@ from nbagents.evaluation._stats import paired
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nbagents.comparison import Comparison, RunsTable
+    from nbagents.comparison import RunsTable
 
 __all__ = ["ExperimentComparison", "compare"]
 
@@ -138,8 +139,9 @@ class ExperimentComparison:
         """The two runs of one case, compared agent by agent (``nbagents.compare`` of their
         traces)."""
         found = compare_runs(self.a.trace(case_id, repeat), self.b.trace(case_id, repeat))
-        assert not isinstance(found, list)
-        return found  # type: ignore[return-value]
+        if not isinstance(found, Comparison):  # two runs always give one
+            raise TypeError(f"expected a Comparison, got {type(found).__name__}")
+        return found
 
     def headline(self) -> list[str]:
         """What changed, one line per scorer and per sub-agent type that moved."""
