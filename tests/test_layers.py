@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("pause and resume: answering a pause, continuing the trace", ["nbagents.approvals"]),
     ("display: the views of a Trace", ["nbagents.display"]),
     ("comparison: runs side by side, drawn like the trace view", ["nbagents.comparison"]),
-    ("evaluation: experiments, an agent over many cases, scored and compared", ["nbagents.evaluation"]),
+    ("evaluation: experiments, many cases scored and compared", ["nbagents.evaluation"]),
     ("testing: assertions on runs for pytest", ["nbagents.testing"]),
     (
         "notebook glue: the public API, nbagents.trace(), %%trace, the command line",
