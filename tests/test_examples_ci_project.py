@@ -51,8 +51,8 @@ def project(tmp_path: Path) -> Path:
 def test_the_project_passes_replayed(project: Path) -> None:
     result = user_ci(project)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "nbagents CI: 12 nbval sanitize rules" in result.stdout
-    assert re.search(r"\b7 passed\b", result.stdout)  # 4 agent checks, 3 notebook cells
+    assert "nbagents CI: 14 nbval sanitize rules" in result.stdout
+    assert re.search(r"\b8 passed\b", result.stdout)  # 4 agent checks, 1 experiment, 3 cells
     assert not (project / ".nbagents").exists()
 
 

@@ -140,7 +140,7 @@ def test_with_the_line_nbval_passes_twice_and_a_real_change_fails(project: Path)
     for _ in range(2):
         result = nbval(project)
         assert result.returncode == 0, result.stdout + result.stderr
-        assert "nbagents CI: 12 nbval sanitize rules for trace outputs" in result.stdout
+        assert "nbagents CI: 14 nbval sanitize rules for trace outputs" in result.stdout
         assert "4 passed" in result.stdout
     assert not (project / ".nbagents").exists()  # the runs went to a throwaway history
 
