@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -58,9 +58,12 @@ def evaluate(
     """Run ``agent`` over ``cases``, ``repeats`` times each, and score every run.
 
     ``agent`` is any LangChain runnable (an agent ``create_deep_agent`` or upstream deepagents
-    builds, a LangGraph graph, a chain) or a plain function of the inputs. ``cases`` is a list
-    of ``{"id"?, "inputs": ..., "expected"?: ...}`` (LangSmith's example shape), a DataFrame,
-    or a ``.jsonl``/``.csv`` path; a case's ``inputs`` text becomes a user message. ``scorers``
+    builds, a LangGraph graph, a chain), a plain function of the inputs, or a graph on a
+    LangGraph server given as a :class:`~nbagents.RemoteSubAgent` spec (``{"url": ...,
+    "graph_id": ...}``): each case then runs on the server, its steps traced here. ``cases``
+    is a list of ``{"id"?, "inputs": ..., "expected"?: ...}`` (LangSmith's example shape), a
+    DataFrame, or a ``.jsonl``/``.csv`` path; a case's ``inputs`` text becomes a user message.
+    ``scorers``
     are plain functions that ask by parameter name for ``inputs``, ``outputs``, ``expected``
     (or ``reference_outputs``), ``answer`` and ``trace``, and return a bool, a number or
     ``{"score", "comment"}`` (see :mod:`nbagents.evaluation.scorers`).
@@ -241,6 +244,13 @@ def _check_resumable(experiment: Experiment, scorers: list[Scorer]) -> None:
 def _runnable(agent: Any) -> Runnable[Any, Any]:
     if isinstance(agent, Runnable):
         return agent
+    if isinstance(agent, Mapping) and "url" in agent and "graph_id" in agent:
+        # A graph on a LangGraph server, given as a RemoteSubAgent spec: its steps are relayed
+        # into each run's trace as a remote sub-agent's are.
+        from nbagents.subagents import RemoteGraphRunnable
+
+        spec: Any = {"name": agent["graph_id"], "description": "", **agent}
+        return RemoteGraphRunnable(spec)
     if callable(agent):
         return RunnableLambda(agent)
     raise TypeError(

@@ -5,7 +5,7 @@ from nbagents.subagents._factory import create_deep_agent
 from nbagents.subagents._limits import LimitReached, Limits
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
-from nbagents.subagents._remote import RemoteSubAgentError
+from nbagents.subagents._remote import RemoteGraphRunnable, RemoteSubAgentError
 from nbagents.subagents._results import StateDiff, SubAgentArtifact
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY
 from nbagents.subagents._specs import (
@@ -26,6 +26,7 @@ __all__ = [
     "CompiledSubAgent",
     "LimitReached",
     "Limits",
+    "RemoteGraphRunnable",
     "RemoteSubAgent",
     "RemoteSubAgentError",
     "StateDiff",
