@@ -21,10 +21,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nbagents"
 
 LAYERS: list[tuple[str, list[str]]] = [
     (
-        "foundation: what several layers share, the models and the file backends",
+        "foundation: what several layers share, cost, the models and the file backends",
         [
             "nbagents._contract",
             "nbagents._tokens",
+            "nbagents.cost",
             "nbagents._guard",
             "nbagents._kernel",
             "nbagents._versioned",
@@ -38,7 +39,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("agents: the sub-agent system and skills", ["nbagents.subagents", "nbagents.skills"]),
     ("tracing: callbacks into a Trace", ["nbagents.tracing"]),
-    ("export: OpenTelemetry and cost", ["nbagents.export"]),
+    ("export: OpenTelemetry", ["nbagents.export"]),
     ("history: runs kept over time", ["nbagents.history"]),
     ("pause and resume: answering a pause, continuing the trace", ["nbagents.approvals"]),
     ("display: the views of a Trace", ["nbagents.display"]),

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagents.comparison._align import AgentRun, Change, Pair, Prices, agent_tree, align
+from nbagents.comparison._align import AgentRun, Change, Pair, agent_tree, align
 from nbagents.comparison._words import word_diff
-from nbagents.export._cost import total_cost
+from nbagents.cost import Prices
+from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
 if TYPE_CHECKING:

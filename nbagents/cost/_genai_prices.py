@@ -12,7 +12,7 @@ import functools
 from decimal import Decimal
 from importlib import metadata
 
-from nbagents.tracing import TokenUsage
+from nbagents._tokens import TokenUsage
 
 __all__ = ["GenaiPrices"]
 
@@ -27,7 +27,12 @@ class GenaiPrices:
     """
 
     def __init__(self) -> None:
-        import genai_prices  # noqa: F401  (fail here, with the install hint, not at first use)
+        try:
+            import genai_prices  # noqa: F401  (fail here, with the install hint, not at first use)
+        except ImportError as error:
+            raise ImportError(
+                f"GenaiPrices needs genai-prices: pip install 'jupyter-nbagents[cost]' ({error})."
+            ) from error
 
         self.version = metadata.version("genai-prices")
 

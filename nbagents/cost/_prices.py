@@ -1,4 +1,5 @@
-"""Prices of model calls: user tables, a dated built-in table, and lookups by model name.
+"""Prices of model calls: user tables, a dated built-in table, lookups by model name, and
+:class:`Cost`, a sum of what calls cost.
 
 The maintained table (genai-prices, the ``cost`` extra) lives in ``_genai_prices.py``; every
 source answers the same question, :meth:`PriceSource.price_of`.
@@ -6,15 +7,27 @@ source answers the same question, :meth:`PriceSource.price_of`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol, runtime_checkable
 
-from nbagents.tracing import TokenUsage
+from nbagents._tokens import TokenUsage
+from nbagents.cost._genai_prices import GenaiPrices
 
-__all__ = ["BUILTIN_PRICES", "BUILTIN_PRICES_DATE", "ModelPrice", "PriceSource", "PriceTable"]
+__all__ = [
+    "BUILTIN_PRICES",
+    "BUILTIN_PRICES_DATE",
+    "Cost",
+    "ModelPrice",
+    "PriceSource",
+    "PriceTable",
+    "Prices",
+    "as_price_source",
+    "default_prices",
+]
 
 
 @runtime_checkable
@@ -186,3 +199,49 @@ def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
 
 BUILTIN_PRICES = PriceTable(_BUILTIN)
 """A few well-known models, as of :data:`BUILTIN_PRICES_DATE`, USD per million tokens."""
+
+Prices = PriceSource | Mapping[str, ModelPrice | tuple[float, ...]]
+"""What a function that prices takes: a price source, or a mapping of model name to price."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A sum of model-call costs. ``unknown`` names the models the price table lacks: while it
+    is not empty, ``amount`` covers only the priced calls and is not the cost."""
+
+    amount: Decimal = Decimal(0)
+    unknown: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def known(self) -> bool:
+        return not self.unknown
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.amount + other.amount, self.unknown | other.unknown)
+
+    def value(self) -> float | None:
+        """The cost as a float, or ``None`` when some model's price is unknown."""
+        return float(self.amount) if self.known else None
+
+
+@functools.cache
+def default_prices() -> PriceSource:
+    """The prices used when none are given: genai-prices' maintained table when the ``cost``
+    extra is installed (``pip install "jupyter-nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
+    try:
+        return GenaiPrices()
+    except ImportError:
+        return BUILTIN_PRICES
+
+
+def as_price_source(prices: Prices | None) -> PriceSource:
+    if prices is None:
+        return default_prices()
+    if isinstance(prices, PriceSource):
+        return prices
+    if isinstance(prices, Mapping):
+        return PriceTable(prices)
+    raise TypeError(
+        f"prices must be a PriceTable, another PriceSource or a mapping of model name to "
+        f"price, not {type(prices).__name__}."
+    )
