@@ -158,8 +158,7 @@ def resolve(run: RunLike, store: Any = None) -> tuple[Trace, str]:
 
         return run, run_name_of(run) or run.title
     if isinstance(run, str):
-        from nbagents.history import load_run
-        from nbagents.history._keeping import resolve_store
+        from nbagents.history import load_run, resolve_store
 
         chosen = resolve_store(store)
         trace = load_run(run, store=store)

@@ -21,7 +21,7 @@ from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._failures import count_failures, trace_failures
 from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._records import SubAgentRecord, subagent_records
-from nbagents.tracing._span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
+from nbagents.tracing.span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
 
 if TYPE_CHECKING:
     import graphviz
@@ -427,14 +427,14 @@ class Trace:
 
     def to_html(self) -> str:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
-        from nbagents.display._html import trace_html
+        from nbagents.display import trace_html
 
         html: str = trace_html(self)
         return html
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
-        from nbagents.display._graph import trace_graphviz
+        from nbagents.display import trace_graphviz
 
         return trace_graphviz(self)
 
