@@ -1,13 +1,11 @@
 """nbagents: the DeepAgents sub-agent pattern for LangChain, made visible inside Jupyter."""
 
-# Imported for its effect too: export registers the cost columns of Trace.token_usage(cost=True).
-from nbagents import export as export
 from nbagents._distribution import __version__ as __version__
 from nbagents._distribution import warn_about_other_distribution
 from nbagents._notebook import load_ipython_extension as load_ipython_extension
 from nbagents._notebook import trace, wait_for_decisions
 from nbagents._rerun import Rerun, rerun
-from nbagents.approvals import pending_approvals, resume
+from nbagents.approvals import ApprovalRequest, pending_approvals, resume
 from nbagents.evaluation import (
     Experiment,
     aevaluate,
@@ -40,11 +38,12 @@ from nbagents.subagents import (
     create_sub_agent,
     load_subagents,
 )
-from nbagents.tracing import Span, Trace, Tracer
+from nbagents.tracing import Span, TokenUsage, Trace, Tracer
 
 __all__ = [
     "GENERAL_PURPOSE_SUBAGENT",
     "SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY",
+    "ApprovalRequest",
     "BackgroundSubAgentMiddleware",
     "CompiledSubAgent",
     "Experiment",
@@ -57,6 +56,7 @@ __all__ = [
     "Span",
     "SubAgent",
     "SubAgentMiddleware",
+    "TokenUsage",
     "Trace",
     "Tracer",
     "aevaluate",

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nbagents._distribution import DISTRIBUTION, __version__
-from nbagents.skills._cli import EXIT_USAGE, add_skills_parser
-from nbagents.skills._cli import run as run_skills
+from nbagents.skills.cli import EXIT_USAGE, add_skills_parser
+from nbagents.skills.cli import run as run_skills
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ be keyed by interrupt id when several sub-agents pause at once. This module read
 into one flat list, takes a decision per request, and builds the resume command.
 
 It depends on LangGraph alone, so that tracing can read a pause the same way
-(``tracing/_pending.py``); :mod:`nbagents.approvals`, the public module, re-exports it and
+(``tracing/pending.py``); :mod:`nbagents.approvals`, the public module, re-exports it and
 resumes a traced run.
 """
 

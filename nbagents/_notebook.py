@@ -20,13 +20,13 @@ from collections.abc import Callable, Container, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from nbagents import history
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell
 from nbagents._trace_facts import with_facts
-from nbagents.display._saved import trace_saved_html
-from nbagents.history import _keeping as history
-from nbagents.tracing._pending import waiting_thread
-from nbagents.tracing._recording import recording
+from nbagents.display import trace_saved_html
+from nbagents.tracing import recording
+from nbagents.tracing.pending import waiting_thread
 
 if TYPE_CHECKING:
     from nbagents.display.live import LiveView

@@ -21,7 +21,7 @@ code with :func:`resume`, from the live view with :func:`answer`) and running th
 with the tracer that recorded the pause, shown by whatever follows the trace. The live view
 registers itself as the trace's follower (:func:`follow`); nothing here imports a view. Below it,
 reading the interrupts depends on LangGraph alone (``nbagents._interrupts``, re-exported here),
-recording a pause is tracing's (``nbagents.tracing._pending``), and the agents of
+recording a pause is tracing's (``nbagents.tracing.pending``), and the agents of
 ``create_deep_agent`` note the thread they run on (``nbagents._resumable``).
 """
 
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from nbagents import history
 from nbagents._interrupts import (
     ApprovalError,
     ApprovalRequest,
@@ -42,10 +43,8 @@ from nbagents._interrupts import (
     pending_approvals,
 )
 from nbagents._resumable import agent_for
-from nbagents.history import _keeping as history
-from nbagents.tracing._pending import AGENT, THREAD, waiting_root, waiting_thread
-from nbagents.tracing._recording import active_tracers, recording
-from nbagents.tracing._tracer import Tracer
+from nbagents.tracing import Tracer, active_tracers, recording
+from nbagents.tracing.pending import AGENT, THREAD, waiting_root, waiting_thread
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace

@@ -5,7 +5,7 @@ at the top of a module, inside a function, under ``if TYPE_CHECKING:`` (a module
 ``importlib`` in a string is not seen: name it in an import). Every module of the package
 must be in a layer, so a new one is placed on purpose. The only upward imports are the
 conveniences on ``Trace`` listed in :data:`EXCEPTIONS`, each with why; beyond layers, no two
-packages import each other, apart from those.
+packages import each other, apart from those, and none imports another's private module.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nbagents"
 
 LAYERS: list[tuple[str, list[str]]] = [
     (
-        "foundation: what several layers share, the models and the file backends",
+        "foundation: what several layers share, cost, the models and the file backends",
         [
             "nbagents._contract",
             "nbagents._tokens",
+            "nbagents.cost",
             "nbagents._guard",
             "nbagents._kernel",
             "nbagents._versioned",
@@ -38,7 +39,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("agents: the sub-agent system and skills", ["nbagents.subagents", "nbagents.skills"]),
     ("tracing: callbacks into a Trace", ["nbagents.tracing"]),
-    ("export: OpenTelemetry and cost", ["nbagents.export"]),
+    ("export: OpenTelemetry", ["nbagents.export"]),
     ("history: runs kept over time", ["nbagents.history"]),
     ("pause and resume: answering a pause, continuing the trace", ["nbagents.approvals"]),
     ("display: the views of a Trace", ["nbagents.display"]),
@@ -61,11 +62,11 @@ LAYERS: list[tuple[str, list[str]]] = [
 """Layer names and the modules (with their submodules) in each, lowest first."""
 
 EXCEPTIONS: dict[tuple[str, str, str], str] = {
-    ("nbagents.tracing.model", "nbagents.display._html", "Trace.to_html"): (
+    ("nbagents.tracing.model", "nbagents.display", "Trace.to_html"): (
         "A trace renders itself, as a pandas Styler does: t.to_html() is the static snapshot. "
         "Imported when called, so tracing loads without display."
     ),
-    ("nbagents.tracing.model", "nbagents.display._graph", "Trace.to_graphviz"): (
+    ("nbagents.tracing.model", "nbagents.display", "Trace.to_graphviz"): (
         "t.to_graphviz() draws the call graph where the user holds the trace; imported when "
         "called (graphviz is only needed then)."
     ),
@@ -208,6 +209,21 @@ def package_cycles(root: Path, exceptions: Mapping[tuple[str, str, str], str]) -
     return [list(group) for group in sorted(groups)]
 
 
+def private_imports(root: Path) -> list[str]:
+    """Imports of another package's private module (``nbagents.tracing._lock`` from display):
+    a package offers other packages its public modules only."""
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    return [
+        f"{found.importer}:{found.line} imports {found.imported}"
+        for found in imports(root)
+        if any(part.startswith("_") for part in found.imported.split(".")[2:])
+        and package(found.importer) != package(found.imported)
+    ]
+
+
 # -- nbagents keeps its layers -------------------------------------------------------------------
 
 
@@ -217,6 +233,10 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
 
 def test_no_two_packages_import_each_other() -> None:
     assert package_cycles(PACKAGE, EXCEPTIONS) == []
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    assert private_imports(PACKAGE) == []
 
 
 def test_every_exception_says_why() -> None:
@@ -247,6 +267,7 @@ TOY_LAYERS = [("low", ["toy.low"]), ("mid", ["toy.mid"]), ("high", ["toy", "toy.
 def test_a_package_that_keeps_its_layers_passes(toy: Path) -> None:
     assert violations(toy, TOY_LAYERS, {}) == []
     assert package_cycles(toy, {}) == []
+    assert private_imports(toy) == ["toy.high:1 imports toy.mid._impl"]
 
 
 def test_an_upward_import_inside_a_function_fails(toy: Path) -> None:

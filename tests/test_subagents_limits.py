@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from nbagents import LimitReached, ScriptedChatModel, Trace, Tracer, create_deep_agent
 from nbagents.export import default_prices
 from nbagents.models import Turn, call, delegate, parallel, say
-from nbagents.subagents._limits import LimitGuard, Limits, admitted
+from nbagents.subagents.limits import LimitGuard, Limits, admitted
 from nbagents.tracing import TokenUsage
 
 GO = {"messages": [("user", "go")]}

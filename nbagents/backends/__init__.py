@@ -6,23 +6,9 @@ so backends move between the two libraries; see ``docs/coming-from-deepagents.md
 
 from nbagents.backends._base import FileBackend
 from nbagents.backends._composite import CompositeBackend
-from nbagents.backends._descriptions import (
-    DELETE_TOOL_DESCRIPTION,
-    EDIT_FILE_TOOL_DESCRIPTION,
-    GLOB_TOOL_DESCRIPTION,
-    GREP_TOOL_DESCRIPTION,
-    LIST_FILES_TOOL_DESCRIPTION,
-    READ_FILE_TOOL_DESCRIPTION,
-    WRITE_FILE_TOOL_DESCRIPTION,
-)
 from nbagents.backends._disk import AccessRule, DiskBackend, FilesystemBackend
 from nbagents.backends._format import TOOL_RESULT_TOKEN_LIMIT, TRUNCATION_GUIDANCE
-from nbagents.backends._middleware import (
-    FILESYSTEM_PROMPT,
-    FilesState,
-    FilesystemMiddleware,
-    FilesystemState,
-)
+from nbagents.backends._middleware import FilesState, FilesystemMiddleware, FilesystemState
 from nbagents.backends._protocol import (
     FILE_NOT_FOUND,
     INVALID_PATH,
@@ -62,6 +48,16 @@ from nbagents.backends._protocol import (
 from nbagents.backends._state import FILES_KEY, StateBackend, files_reducer
 from nbagents.backends._store import NamespaceFactory, StoreBackend
 from nbagents.backends._tools import build_file_tools
+from nbagents.backends.prompts import (
+    DELETE_TOOL_DESCRIPTION,
+    EDIT_FILE_TOOL_DESCRIPTION,
+    FILESYSTEM_PROMPT,
+    GLOB_TOOL_DESCRIPTION,
+    GREP_TOOL_DESCRIPTION,
+    LIST_FILES_TOOL_DESCRIPTION,
+    READ_FILE_TOOL_DESCRIPTION,
+    WRITE_FILE_TOOL_DESCRIPTION,
+)
 
 __all__ = [
     "DELETE_TOOL_DESCRIPTION",

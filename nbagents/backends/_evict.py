@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from nbagents.backends._descriptions import LARGE_TOOL_RESULTS_DIR
+from nbagents.backends.prompts import LARGE_TOOL_RESULTS_DIR
 
 CHARS_PER_TOKEN = 4
 PREVIEW_LINES = 5

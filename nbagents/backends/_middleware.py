@@ -13,19 +13,12 @@ from langgraph.types import Command
 
 from nbagents.backends._composite import CompositeBackend
 from nbagents.backends._evict import Evictor
-from nbagents.backends._prompt import PromptSection
 from nbagents.backends._protocol import BackendLike, FileData, check_backend, resolve_backend
 from nbagents.backends._state import StateBackend, files_reducer
 from nbagents.backends._tools import build_file_tools
+from nbagents.backends.prompts import FILESYSTEM_PROMPT, PromptSection
 
 ToolResult = ToolMessage | Command[Any]
-
-FILESYSTEM_PROMPT = """## Files
-
-You have file tools: `ls`, `read_file`, `write_file`, `edit_file`, `delete`, `glob` and `grep`. \
-Paths are absolute and start with `/` (for example `/notes/plan.md`). Read a file before editing \
-it; `edit_file` replaces exact text. Long files are read in pages: follow the offset the tool \
-gives. `delete` cannot be undone."""
 
 
 class FilesState(AgentState):

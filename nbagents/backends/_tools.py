@@ -13,7 +13,6 @@ from langchain_core.tools import BaseTool
 
 from nbagents._contract import READ_FILE_TOOL
 from nbagents._runtime_tools import runtime_tool
-from nbagents.backends._descriptions import LARGE_TOOL_RESULTS_DIR, TOOL_DESCRIPTIONS
 from nbagents.backends._evict import results_dir
 from nbagents.backends._format import (
     NO_FILES,
@@ -26,6 +25,7 @@ from nbagents.backends._format import (
     truncate,
 )
 from nbagents.backends._protocol import agrep_at_most, grep_at_most, resolve_backend
+from nbagents.backends.prompts import LARGE_TOOL_RESULTS_DIR, TOOL_DESCRIPTIONS
 
 DEFAULT_READ_LIMIT = 2000
 BAD_MAX_COUNT = "Error: max_count must be 1 or more (leave it out for every match)."

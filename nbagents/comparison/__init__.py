@@ -8,7 +8,7 @@ from nbagents.comparison._align import AgentRun, Pair, agent_tree, align
 from nbagents.comparison._compare import Comparison, Row, RunLike, Side, Totals, labelled
 from nbagents.comparison._table import RunsTable
 from nbagents.comparison._words import word_diff
-from nbagents.export._cost import Prices
+from nbagents.cost import Prices
 from nbagents.tracing.model import Trace
 
 __all__ = [

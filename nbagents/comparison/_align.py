@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nbagents.export._cost import Cost, cost_of_spans
-from nbagents.export._cost import Prices as Prices
+from nbagents.cost import Cost, Prices
+from nbagents.tracing.cost import cost_of_spans
 from nbagents.tracing.model import Span, SpanStatus, Trace
 
 Change = Literal["same", "changed", "added", "removed"]

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagents.comparison._align import AgentRun, Change, Pair, Prices, agent_tree, align
+from nbagents.comparison._align import AgentRun, Change, Pair, agent_tree, align
 from nbagents.comparison._words import word_diff
-from nbagents.export._cost import total_cost
+from nbagents.cost import Prices
+from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
 if TYPE_CHECKING:
@@ -157,8 +158,7 @@ def resolve(run: RunLike, store: Any = None) -> tuple[Trace, str]:
 
         return run, run_name_of(run) or run.title
     if isinstance(run, str):
-        from nbagents.history import load_run
-        from nbagents.history._keeping import resolve_store
+        from nbagents.history import load_run, resolve_store
 
         chosen = resolve_store(store)
         trace = load_run(run, store=store)

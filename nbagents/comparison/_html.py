@@ -14,7 +14,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from nbagents.display._html import MINUS, WRAP_LONG_WORDS, stylesheet
+from nbagents.display import MINUS, WRAP_LONG_WORDS, stylesheet
 
 if TYPE_CHECKING:
     from nbagents.comparison._compare import Comparison, Row, Side, Totals

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nbagents.comparison._align import Prices
 from nbagents.comparison._compare import Totals, totals
+from nbagents.cost import Prices
 from nbagents.tracing.model import Trace
 
 if TYPE_CHECKING:

@@ -5,6 +5,14 @@ ipywidgets: the live view lives in :mod:`nbagents.display.live` (``LiveView``, `
 """
 
 from nbagents.display._graph import trace_graphviz
-from nbagents.display._html import trace_html
+from nbagents.display._html import MINUS, WRAP_LONG_WORDS, stylesheet, trace_html
+from nbagents.display._saved import trace_saved_html
 
-__all__ = ["trace_graphviz", "trace_html"]
+__all__ = [
+    "MINUS",
+    "WRAP_LONG_WORDS",
+    "stylesheet",
+    "trace_graphviz",
+    "trace_html",
+    "trace_saved_html",
+]

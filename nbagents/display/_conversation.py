@@ -24,7 +24,7 @@ from nbagents.display._format import (
 from nbagents.display._records import TURN_KINDS, ConversationView, ToolCallView, TurnView
 
 if TYPE_CHECKING:
-    from nbagents.tracing._transcript import Transcript, TranscriptEntry
+    from nbagents.tracing import Transcript, TranscriptEntry
 
 __all__ = ["conversation_view"]
 

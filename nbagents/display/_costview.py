@@ -1,6 +1,6 @@
 """What each agent's model calls cost, as the views show it: own and including sub-agents.
 
-Prices come from :func:`nbagents.export.default_prices` (genai-prices with the ``cost`` extra).
+Prices come from :func:`nbagents.cost.default_prices` (genai-prices with the ``cost`` extra).
 The views show cost only when at least one model call of the trace is priced, so a run on the
 scripted model (or on models no table knows) shows tokens alone rather than a column of
 unknowns. A cost that includes an unpriced call is shown as unknown (``?``), never as a smaller
@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from nbagents._tokens import TokenUsage
-from nbagents.export._cost import Cost, default_prices, priced_call
+from nbagents.cost import Cost, default_prices
+from nbagents.tracing.cost import priced_call
 from nbagents.tracing.model import Span
 
 __all__ = ["CostBook", "format_cost", "load_prices"]

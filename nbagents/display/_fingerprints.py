@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from nbagents.tracing._span import set_value
 from nbagents.tracing.model import STREAMED
+from nbagents.tracing.span import set_value
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, Trace

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import graphviz
 
 from nbagents.display._format import format_tokens, short
+from nbagents.tracing.span import AGENT_KINDS
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, Trace
@@ -114,7 +115,7 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
         fontsize="11",
     )
     graph.attr("edge", fontname="Helvetica", fontsize="9", color="#57606a")
-    agents = [s for s in _visible_walk(trace) if s.kind in _AGENT_KINDS]
+    agents = [s for s in _visible_walk(trace) if s.kind in AGENT_KINDS]
     names = {span.id: f"a{i}" for i, span in enumerate(agents)}
     for span in agents:
         own = trace.own_usage(span).total
@@ -140,9 +141,6 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
     return graph
 
 
-_AGENT_KINDS = ("agent", "subagent")
-
-
 def _visible_walk(trace: Trace) -> list[Span]:
     out: list[Span] = []
     stack = list(reversed(trace.visible_roots()))
@@ -156,7 +154,7 @@ def _visible_walk(trace: Trace) -> list[Span]:
 def _agent_parent(trace: Trace, span: Span) -> Span | None:
     parent = trace.parent(span)
     while parent is not None:
-        if parent.kind in _AGENT_KINDS and not parent.hidden:
+        if parent.kind in AGENT_KINDS and not parent.hidden:
             return parent
         parent = trace.parent(parent)
     return None

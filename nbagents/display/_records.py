@@ -146,7 +146,7 @@ class Header(TypedDict):
 
 
 class PendingView(TypedDict):
-    """A request a paused run waits for at this step (see ``nbagents.tracing._pending``)."""
+    """A request a paused run waits for at this step (see ``nbagents.tracing.pending``)."""
 
     key: str
     """``interrupt id:position``: what a decision from the live view names."""

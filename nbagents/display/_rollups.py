@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from nbagents._tokens import TokenUsage
 from nbagents.display._costview import CostBook
-from nbagents.tracing._classify import AGENT_KINDS
+from nbagents.tracing.span import AGENT_KINDS
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span

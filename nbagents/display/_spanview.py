@@ -32,8 +32,8 @@ from nbagents.display._records import (
     StateDiffView,
     ToolCallView,
 )
-from nbagents.tracing._jsonready import items_left_out
 from nbagents.tracing.model import STREAMED
+from nbagents.tracing.span import items_left_out
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from nbagents.tracing._classify import AGENT_KINDS
 from nbagents.tracing.model import call_order
+from nbagents.tracing.span import AGENT_KINDS
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span

@@ -54,9 +54,8 @@ from nbagents.display._rollups import UsageRollups
 from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, label, pending_view, state_diff
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
-from nbagents.tracing._pending import PENDING
-from nbagents.tracing._transcript import transcript_of
 from nbagents.tracing.model import count_failures
+from nbagents.tracing.pending import PENDING
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes, Trace
@@ -345,7 +344,7 @@ class ViewBuilder:
                     agent = self.trace.get(sid)
                 except KeyError:  # a view of spans handed in by hand
                     continue
-                transcripts.append((sid, transcript_of(self.trace, agent)))
+                transcripts.append((sid, self.trace.transcript(agent)))
         for sid, transcript in transcripts:
             view = conversation_view(transcript, key_of, title_of)
             text = _dumps(self._shared.conversation(view, changes.texts))

@@ -18,8 +18,7 @@ from nbagents.evaluation._stats import (
     pass_at_k,
     proportion_interval,
 )
-from nbagents.history._keeping import StoreLike, resolve_store
-from nbagents.history._store import RunStore, RunStoreError
+from nbagents.history import RunStore, RunStoreError, StoreLike, resolve_store
 
 if TYPE_CHECKING:
     import pandas as pd

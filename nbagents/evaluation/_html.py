@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from nbagents.display._html import WRAP_LONG_WORDS, stylesheet
+from nbagents.display import WRAP_LONG_WORDS, stylesheet
 
 if TYPE_CHECKING:
     from nbagents.evaluation._compare import ExperimentComparison

@@ -14,14 +14,14 @@ from typing import Any, TypeVar
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
+from nbagents import history
 from nbagents.evaluation._cases import Case, read_cases
 from nbagents.evaluation._experiment import Experiment, arguments, load_experiment
 from nbagents.evaluation._progress import Progress
 from nbagents.evaluation._results import Result, TypeFigures
 from nbagents.evaluation._scoring import Scorer, as_scorers
-from nbagents.export._cost import cost_of_spans, total_cost
-from nbagents.history import _keeping as history
 from nbagents.tracing import Tracer
+from nbagents.tracing.cost import cost_of_spans, total_cost
 from nbagents.tracing.model import Trace
 
 __all__ = ["aevaluate", "evaluate", "run_coroutine"]

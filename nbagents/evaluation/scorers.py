@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from nbagents.export._cost import Prices, total_cost
+from nbagents.cost import Prices
+from nbagents.tracing.cost import total_cost
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -183,7 +184,7 @@ def max_tokens(tokens: int) -> Check:
 
 def max_cost(cost: float, *, prices: Prices | None = None) -> Check:
     """Passes when the run cost at most ``cost`` (US dollars by the default price table, or
-    ``prices`` as :func:`nbagents.export.trace_cost` takes them). A run whose cost is unknown
+    ``prices`` as :func:`nbagents.tracing.cost.trace_cost` takes them). A run whose cost is unknown
     cannot be scored: its score is missing, with the reason."""
 
     def check(trace: Trace) -> dict[str, Any]:

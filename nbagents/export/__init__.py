@@ -1,4 +1,5 @@
-"""Beyond the notebook: OpenTelemetry export of a ``Trace``, and what its model calls cost.
+"""Beyond the notebook: OpenTelemetry export of a ``Trace``, and what its model calls cost
+(re-exported from :mod:`nbagents.cost` and :mod:`nbagents.tracing.cost`).
 
 Cost needs nothing extra; the ``cost`` extra (``pip install "jupyter-nbagents[cost]"``) brings
 the maintained price table, genai-prices, which then prices calls by default. OpenTelemetry
@@ -10,14 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbagents.export._cost import Cost, default_prices, span_cost, total_cost, trace_cost
-from nbagents.export._prices import (
+from nbagents.cost import (
     BUILTIN_PRICES,
     BUILTIN_PRICES_DATE,
+    Cost,
+    GenaiPrices,
     ModelPrice,
     PriceSource,
     PriceTable,
+    default_prices,
 )
+from nbagents.tracing.cost import span_cost, total_cost, trace_cost
 
 if TYPE_CHECKING:
     from nbagents.export._export import (
@@ -27,7 +31,6 @@ if TYPE_CHECKING:
         export_trace,
         to_otel_spans,
     )
-    from nbagents.export._genai_prices import GenaiPrices
 
 __all__ = [
     "BUILTIN_PRICES",
@@ -52,15 +55,6 @@ _OTEL_NAMES = {"ExportError", "ExportTarget", "LiveExport", "export_trace", "to_
 
 
 def __getattr__(name: str) -> Any:
-    if name == "GenaiPrices":
-        try:
-            from nbagents.export._genai_prices import GenaiPrices
-        except ImportError as error:
-            raise ImportError(
-                "nbagents.export.GenaiPrices needs genai-prices: "
-                f"pip install 'jupyter-nbagents[cost]' ({error})."
-            ) from error
-        return GenaiPrices
     # The OpenTelemetry SDK is an optional extra: import it only when an export name is used,
     # so cost works without it and a missing SDK is reported with the command that fixes it.
     if name not in _OTEL_NAMES:

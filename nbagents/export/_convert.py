@@ -20,8 +20,8 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.util.types import AttributeValue
 
 from nbagents._distribution import __version__
+from nbagents.cost import PriceSource
 from nbagents.export._ids import otel_span_id, otel_trace_id
-from nbagents.export._prices import PriceSource
 from nbagents.tracing import Span, SpanAttributes, Trace
 
 __all__ = ["SpanConverter", "default_resource"]
@@ -140,7 +140,7 @@ class SpanConverter:
         return attributes
 
     def _cost(self, span: Span) -> dict[str, AttributeValue]:
-        from nbagents.export._cost import cost_of_spans
+        from nbagents.tracing.cost import cost_of_spans
 
         assert self.prices is not None
         if span.kind == "model":

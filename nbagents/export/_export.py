@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from nbagents.cost import Prices, as_price_source
 from nbagents.export._convert import SpanConverter, default_resource, trace_id_of
-from nbagents.export._cost import Prices, as_price_source
 from nbagents.tracing import Span, Trace
 
 __all__ = ["ExportError", "ExportTarget", "LiveExport", "export_trace", "to_otel_spans"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nbagents.export._cost import total_cost
+from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
 

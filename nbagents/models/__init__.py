@@ -6,7 +6,7 @@ from nbagents.models._cassette import (
     CassetteFormatError,
     CassetteMissError,
 )
-from nbagents.models._providers import MissingAPIKeyError
+from nbagents.models._providers import MissingAPIKeyError, init_model
 from nbagents.models._scripted import ScriptedChatModel, ScriptExhaustedError, estimate_tokens
 from nbagents.models._turns import Turn, call, delegate, fail, parallel, say
 from nbagents.models.replay import RecordingChatModel, recorded
@@ -25,6 +25,7 @@ __all__ = [
     "delegate",
     "estimate_tokens",
     "fail",
+    "init_model",
     "parallel",
     "recorded",
     "say",

@@ -2,7 +2,6 @@
 
 from nbagents.subagents._background import BackgroundSubAgentMiddleware, BackgroundTask
 from nbagents.subagents._factory import create_deep_agent
-from nbagents.subagents._limits import LimitReached, Limits
 from nbagents.subagents._loader import SubAgentFileError, load_subagents
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._remote import RemoteGraphRunnable, RemoteSubAgentError
@@ -16,6 +15,7 @@ from nbagents.subagents._specs import (
     SubAgent,
 )
 from nbagents.subagents._standalone import create_sub_agent
+from nbagents.subagents.limits import LimitReached, Limits
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",

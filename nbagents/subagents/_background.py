@@ -39,7 +39,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from nbagents._runtime_tools import runtime_tool
-from nbagents.backends._prompt import PromptSection
+from nbagents.backends.prompts import PromptSection
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._remote_pause import asked_for, waiting_for
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs

@@ -13,15 +13,15 @@ from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._contract import MAX_PARALLEL_SUBAGENTS
 from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend, check_backend
-from nbagents.models._providers import init_model
+from nbagents.models import init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
 from nbagents.subagents._input import DeepAgentGraph
-from nbagents.subagents._limits import Limits, check_limits
 from nbagents.subagents._messages import batch_message_writes
 from nbagents.subagents._middleware import SubAgentMiddleware
 from nbagents.subagents._spawn import OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, tools_problem
+from nbagents.subagents.limits import Limits, check_limits
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
 

@@ -16,8 +16,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
 from nbagents._resumable import remember
-from nbagents.subagents._limits import LimitGuard, Limits, guarded_config
 from nbagents.subagents._stop import ctrl_c_stops_subagents
+from nbagents.subagents.limits import LimitGuard, Limits, guarded_config
 
 __all__ = ["DeepAgentGraph", "check_input"]
 

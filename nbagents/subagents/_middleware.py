@@ -21,8 +21,7 @@ from langgraph.types import Command
 from nbagents._contract import DEPTH_KEY, GENERAL_PURPOSE, TASK_TOOL
 from nbagents._runtime_tools import runtime_tool
 from nbagents.backends import BackendLike, check_backend
-from nbagents.backends._prompt import with_prompt_section
-from nbagents.subagents._limits import admitted, is_guarded
+from nbagents.backends.prompts import with_prompt_section
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
 from nbagents.subagents._registry import SubAgentRegistry, resolve_model
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
@@ -37,6 +36,7 @@ from nbagents.subagents._specs import (
 )
 from nbagents.subagents._stop import check_not_stopped
 from nbagents.subagents._stream import SubAgentFailureTransformer
+from nbagents.subagents.limits import admitted, is_guarded
 
 __all__ = ["SubAgentMiddleware"]
 

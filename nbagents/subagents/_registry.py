@@ -15,14 +15,14 @@ from langgraph.channels.binop import BinaryOperatorAggregate
 
 from nbagents._contract import GENERAL_PURPOSE
 from nbagents.backends import BackendLike, FilesystemMiddleware, files_reducer
-from nbagents.models._providers import MissingAPIKeyError, init_model
+from nbagents.models import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
-from nbagents.subagents._limits import Limits
 from nbagents.subagents._messages import batch_message_writes
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError
 from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent, validate_specs
 from nbagents.subagents._threads import with_threaded_coroutines
+from nbagents.subagents.limits import Limits
 
 __all__ = ["SubAgentRegistry", "reducer_keys", "resolve_model"]
 
@@ -96,7 +96,7 @@ class SubAgentRegistry:
         """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
 
         With ``admits`` a sub-agent nbagents builds admits each model call against the limits
-        of its run (see ``_limits.admitted``); a compiled or remote one is returned as it is.
+        of its run (see ``limits.admitted``); a compiled or remote one is returned as it is.
         Raises ``ValueError`` for a ``CompiledSubAgent`` (a ready-made runnable cannot be
         rebuilt with another format, as in deepagents) and for a ``RemoteSubAgent`` (the
         server's graph answers as it was deployed).

@@ -26,9 +26,9 @@ from nbagents._contract import (
 )
 from nbagents._tokens import TokenUsage
 from nbagents.subagents._fanout import in_flight
-from nbagents.subagents._limits import LimitGuard, Limits, StepGuard, guarded_config
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 from nbagents.subagents._stop import run_stoppable, stop_check
+from nbagents.subagents.limits import LimitGuard, Limits, StepGuard, guarded_config
 
 __all__ = ["SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY", "OnError", "Spawn"]
 

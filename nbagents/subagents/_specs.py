@@ -15,7 +15,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from nbagents._contract import GENERAL_PURPOSE, SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
-from nbagents.subagents._limits import Limits, check_limits
+from nbagents.subagents.limits import Limits, check_limits
 
 __all__ = [
     "DEFAULT_EXCLUDED_STATE_KEYS",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from nbagents.export import total_cost
-from nbagents.export._cost import Prices
+from nbagents.cost import Prices
 from nbagents.testing._facts import SpawnFact, ToolCall, problems, spawns, tool_calls
+from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
 __all__ = [
@@ -151,7 +151,7 @@ def assert_within_budget(
 ) -> None:
     """Check that the run used at most ``tokens`` tokens and cost at most ``cost`` (in the
     price table's currency, US dollars by default). ``prices`` is what
-    :func:`nbagents.export.trace_cost` takes; a model the table lacks fails a cost check,
+    :func:`nbagents.tracing.cost.trace_cost` takes; a model the table lacks fails a cost check,
     since its cost is unknown."""
     __tracebackhide__ = True
     _need_trace(trace)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbagents.tracing.model import Span, SpanStatus, Trace
+from nbagents.tracing.span import AGENT_KINDS
 
 __all__ = ["Problem", "SpawnFact", "ToolCall", "problems", "spawns", "tool_calls"]
 
-AGENT_KINDS = ("agent", "subagent")
 
 # The words the task tool and LangGraph use when a run hits one of their limits; a failure
 # that says one of them is reported as a limit reached rather than as an error of the agent.

@@ -1,7 +1,7 @@
 """Tracing: the ``Trace``/``Span`` data model, its JSON format and the callback handler."""
 
 from nbagents.tracing._jsonio import TraceFormatError
-from nbagents.tracing._recording import recording
+from nbagents.tracing._recording import active_tracers, recording
 from nbagents.tracing._tracer import Tracer
 from nbagents.tracing._transcript import Transcript, TranscriptEntry, TranscriptMatch
 from nbagents.tracing.model import Span, SpanAttributes, SubAgentRecord, TokenUsage, Trace
@@ -17,5 +17,6 @@ __all__ = [
     "Transcript",
     "TranscriptEntry",
     "TranscriptMatch",
+    "active_tracers",
     "recording",
 ]

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nbagents.tracing.span import AGENT_KINDS
+
 if TYPE_CHECKING:
-    from nbagents.tracing._span import Span
     from nbagents.tracing.model import Trace
+    from nbagents.tracing.span import Span
 
 __all__ = ["chrome_trace"]
 
-_AGENT_KINDS = ("agent", "subagent")
 PID = 1
 _US = 1_000_000
 
@@ -38,7 +39,7 @@ def chrome_trace(trace: Trace) -> dict[str, Any]:
         ]
         tids = iter(range(1, 1 << 31))
         for span in trace.walk():
-            if span.kind in _AGENT_KINDS and not span.hidden:
+            if span.kind in AGENT_KINDS and not span.hidden:
                 label = span.name
                 description = span.typed_attributes().get("description")
                 if span.kind == "subagent" and description:
@@ -116,7 +117,7 @@ class _Track:
         stack = list(reversed(trace.children(span)))
         while stack:
             child = stack.pop()
-            if child.kind in _AGENT_KINDS:
+            if child.kind in AGENT_KINDS:
                 continue  # its own track
             if child.hidden:
                 stack.extend(reversed(trace.children(child)))

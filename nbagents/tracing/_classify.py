@@ -34,9 +34,9 @@ from nbagents._contract import (
 )
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import SpanKind, SpanStatus
+from nbagents.tracing.span import AGENT_KINDS
 
 __all__ = [
-    "AGENT_KINDS",
     "agent_of",
     "chain_end_status",
     "classify_chain",
@@ -45,9 +45,6 @@ __all__ = [
     "step_of",
     "tool_kind",
 ]
-
-AGENT_KINDS: tuple[SpanKind, ...] = ("agent", "subagent")
-"""Kinds whose span is an agent's own run."""
 
 
 def classify_chain(

@@ -2,7 +2,7 @@
 
 The tracer's callbacks say what a LangChain event means; this keeps what they share: a frame
 per open run (by LangChain run id), the trace's clock, where each tool call sits in the model
-reply that made it, and the pauses (:class:`~nbagents.tracing._pending.PausedSpans`). Every
+reply that made it, and the pauses (:class:`~nbagents.tracing.pending.PausedSpans`). Every
 change happens under the trace's lock.
 """
 
@@ -14,12 +14,13 @@ from typing import Any
 from uuid import UUID
 
 from nbagents.tracing._attributes import SpanAttributes
-from nbagents.tracing._classify import AGENT_KINDS, agent_of, error_status, step_of
+from nbagents.tracing._classify import agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
 from nbagents.tracing._jsonready import deferred
-from nbagents.tracing._pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
+from nbagents.tracing.pending import PausedSpans, is_pause, thread_of
+from nbagents.tracing.span import AGENT_KINDS
 
 __all__ = ["OpenRuns", "new_span"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nbagents._tokens import TokenUsage
-from nbagents.tracing._span import Span, SpanStatus
+from nbagents.tracing.span import Span, SpanStatus
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace

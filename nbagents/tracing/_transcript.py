@@ -39,7 +39,7 @@ from langchain_core.messages import (
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import typed_attribute
 from nbagents.tracing._jsonready import items_left_out
-from nbagents.tracing._span import STREAMED, Span, SpanStatus
+from nbagents.tracing.span import AGENT_KINDS, STREAMED, Span, SpanStatus
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -59,7 +59,6 @@ EntryKind = Literal["system", "input", "reply", "tool", "approval", "error", "no
 that arrived later); a model reply; a tool result; a pause for a human; a failure; a note on
 what the record lacks or the step still running."""
 
-_AGENT_KINDS = ("agent", "subagent")
 _CALL_KINDS = ("tool", "task", "skill")
 _ROLES = {"user": "human", "assistant": "ai"}
 
@@ -242,7 +241,7 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
     ``SubAgentRecord``, an agent's name when one agent has it, or ``None`` for the main
     agent (the first run's)."""
     if which is None:
-        roots = [s for s in trace.visible_roots() if s.kind in _AGENT_KINDS]
+        roots = [s for s in trace.visible_roots() if s.kind in AGENT_KINDS]
         if not roots:
             raise LookupError("The trace has no agent run yet.")
         return roots[0]
@@ -261,7 +260,7 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
     except KeyError:
         span = None
     if span is None:
-        named = [s for s in trace.walk() if s.kind in _AGENT_KINDS and s.name == which]
+        named = [s for s in trace.walk() if s.kind in AGENT_KINDS and s.name == which]
         if len(named) == 1:
             return named[0]
         if not named:
@@ -270,7 +269,7 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
             f"{len(named)} agents are named {which!r}; pick one from trace.subagents "
             "(or pass its span id)."
         )
-    while span is not None and span.kind not in _AGENT_KINDS:
+    while span is not None and span.kind not in AGENT_KINDS:
         span = trace.parent(span)
     if span is None:
         raise LookupError(f"The span {which!r} belongs to no agent.")
@@ -286,7 +285,7 @@ def transcript_of(trace: Trace, agent: Span) -> Transcript:
         models, calls = _own_steps(trace, agent)
         entries = _Builder(trace, agent, calls).build(models)
         parent = trace.parent(agent)
-        while parent is not None and parent.kind not in _AGENT_KINDS:
+        while parent is not None and parent.kind not in AGENT_KINDS:
             parent = trace.parent(parent)
         attrs = agent.typed_attributes()
         return Transcript(
@@ -308,7 +307,7 @@ def _own_steps(trace: Trace, agent: Span) -> tuple[list[Span], list[Span]]:
     stack = list(reversed(trace.children(agent)))
     while stack:
         span = stack.pop()
-        if span.kind in _AGENT_KINDS:
+        if span.kind in AGENT_KINDS:
             continue
         if span.kind == "model":
             models.append(span)
@@ -585,7 +584,7 @@ def _spawned(trace: Trace, task: Span) -> str | None:
     stack = list(reversed(trace.children(task)))
     while stack:
         span = stack.pop()
-        if span.kind in _AGENT_KINDS:
+        if span.kind in AGENT_KINDS:
             return span.id
         stack.extend(reversed(trace.children(span)))
     return None

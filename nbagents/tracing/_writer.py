@@ -16,7 +16,6 @@ from uuid import UUID
 from nbagents._guard import Guard, guarded
 from nbagents._resumable import AGENT_REF
 from nbagents.tracing._classify import (
-    AGENT_KINDS,
     chain_end_status,
     classify_chain,
     is_visible_node,
@@ -37,9 +36,10 @@ from nbagents.tracing._extract import (
 )
 from nbagents.tracing._jsonready import deferred, jsonready, shape
 from nbagents.tracing._openruns import OpenRuns, new_span
-from nbagents.tracing._pending import AGENT, THREAD, is_resume, thread_of
 from nbagents.tracing._runs import RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, SpanKind, Trace
+from nbagents.tracing.pending import AGENT, THREAD, is_resume, thread_of
+from nbagents.tracing.span import AGENT_KINDS
 
 __all__ = ["VISIBLE_CHARS", "TraceWriter"]
 

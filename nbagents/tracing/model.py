@@ -21,12 +21,13 @@ from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._failures import count_failures, trace_failures
 from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._records import SubAgentRecord, subagent_records
-from nbagents.tracing._span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
+from nbagents.tracing.span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
 
 if TYPE_CHECKING:
     import graphviz
     import pandas as pd
 
+    from nbagents.cost import Prices
     from nbagents.tracing._tracer import Tracer
     from nbagents.tracing._transcript import Transcript, TranscriptMatch
 
@@ -48,19 +49,6 @@ __all__ = [
 Listener = Callable[["Trace"], None]
 Applier = Callable[[float, Callable[..., None], tuple[Any, ...]], None]
 """Applies one queued event: ``apply(when, event, args)``."""
-Costing = Callable[["Trace", Any, Literal["agent", "spawn"]], "pd.DataFrame"]
-"""``trace_cost(trace, prices, per)``: token usage with cost columns."""
-_costing: Costing | None = None
-
-
-def cost_token_usage_with(costing: Costing) -> None:
-    """Let ``Trace.token_usage(cost=True)`` price its rows with ``costing``.
-
-    Prices belong to ``nbagents.export``, a layer above tracing: export registers its
-    ``trace_cost`` here rather than tracing importing it.
-    """
-    global _costing
-    _costing = costing
 
 
 class Trace:
@@ -289,8 +277,8 @@ class Trace:
         """The steps of this agent span itself, not of the sub-agents it spawned.
 
         The one definition of an agent's own scope: ``own_usage`` sums the tokens of its model
-        calls and ``nbagents.export`` prices them, so tokens and costs always cover the same
-        calls.
+        calls and ``nbagents.tracing.cost`` prices them, so tokens and costs always cover the
+        same calls.
         """
         out: list[Span] = []
         stack = list(self.children(agent_span))
@@ -361,7 +349,7 @@ class Trace:
         per: Literal["agent", "spawn"] = "agent",
         *,
         cost: bool = False,
-        prices: Any = None,
+        prices: Prices | None = None,
     ) -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``.
 
@@ -371,14 +359,14 @@ class Trace:
         in that one's total already. So no row exceeds the run's total.
 
         With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
-        ``unknown_models``: see :func:`nbagents.export.trace_cost`, which this calls.
+        ``unknown_models``: see :func:`nbagents.tracing.cost.trace_cost`, which this calls.
         ``prices`` is what ``trace_cost`` takes: a ``PriceTable``, another ``PriceSource``, or a
         mapping of model name to price.
         """
         if cost or prices is not None:
-            if _costing is None:
-                raise RuntimeError("Cost needs nbagents.export: import it first.")
-            return _costing(self, prices, per)
+            from nbagents.tracing.cost import trace_cost
+
+            return trace_cost(self, prices, per)
         from nbagents.tracing._frames import token_usage_frame
 
         return token_usage_frame(self, per)
@@ -439,14 +427,14 @@ class Trace:
 
     def to_html(self) -> str:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
-        from nbagents.display._html import trace_html
+        from nbagents.display import trace_html
 
         html: str = trace_html(self)
         return html
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
-        from nbagents.display._graph import trace_graphviz
+        from nbagents.display import trace_graphviz
 
         return trace_graphviz(self)
 

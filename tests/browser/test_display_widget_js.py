@@ -854,7 +854,7 @@ def test_a_blank_in_the_tree_grows_with_its_steps_and_a_request_in_one_is_drawn_
     true); a request for a decision under one is drawn at once, with its card, wherever it is."""
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing import Trace
-    from nbagents.tracing._pending import PENDING
+    from nbagents.tracing.pending import PENDING
 
     trace = Trace([_span("main", None, "agent", 0.0)])
     for i in range(30):

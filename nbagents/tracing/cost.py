@@ -1,77 +1,21 @@
-"""Cost of a trace: per model call, per agent (own and including descendants), in total."""
+"""What a trace cost: per model call, per agent (own and including descendants), in total.
+
+Prices come from :mod:`nbagents.cost`; ``Trace.token_usage(cost=True)`` calls :func:`trace_cost`.
+"""
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from decimal import Decimal
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
-from nbagents.export._prices import BUILTIN_PRICES, ModelPrice, PriceSource, PriceTable
-from nbagents.subagents._limits import price_limits_with
-from nbagents.tracing import Span, Trace
-from nbagents.tracing.model import cost_token_usage_with
+from nbagents.cost import Cost, Prices, PriceSource, as_price_source
+from nbagents.tracing.model import Span, Trace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "Cost",
-    "cost_of_spans",
-    "default_prices",
-    "priced_call",
-    "span_cost",
-    "trace_cost",
-]
-
-Prices = PriceSource | Mapping[str, ModelPrice | tuple[float, ...]]
-
-
-@dataclass(frozen=True)
-class Cost:
-    """A sum of model-call costs. ``unknown`` names the models the price table lacks: while it
-    is not empty, ``amount`` covers only the priced calls and is not the cost."""
-
-    amount: Decimal = Decimal(0)
-    unknown: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def known(self) -> bool:
-        return not self.unknown
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(self.amount + other.amount, self.unknown | other.unknown)
-
-    def value(self) -> float | None:
-        """The cost as a float, or ``None`` when some model's price is unknown."""
-        return float(self.amount) if self.known else None
-
-
-@functools.cache
-def default_prices() -> PriceSource:
-    """The prices used when none are given: genai-prices' maintained table when the ``cost``
-    extra is installed (``pip install "jupyter-nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
-    try:
-        from nbagents.export._genai_prices import GenaiPrices
-
-        return GenaiPrices()
-    except ImportError:
-        return BUILTIN_PRICES
-
-
-def as_price_source(prices: Prices | None) -> PriceSource:
-    if prices is None:
-        return default_prices()
-    if isinstance(prices, PriceSource):
-        return prices
-    if isinstance(prices, Mapping):
-        return PriceTable(prices)
-    raise TypeError(
-        f"prices must be a PriceTable, another PriceSource or a mapping of model name to "
-        f"price, not {type(prices).__name__}."
-    )
+__all__ = ["cost_of_spans", "priced_call", "span_cost", "total_cost", "trace_cost"]
 
 
 def span_cost(span: Span, prices: Prices | None = None) -> Cost:
@@ -212,11 +156,3 @@ def _names(cost: Cost) -> str:
 def total_cost(trace: Trace, prices: Prices | None = None) -> Cost:
     """Every model call of the trace."""
     return cost_of_spans((s for s in trace.spans if s.kind == "model"), prices)
-
-
-# Trace.token_usage(cost=True) gives these columns, but tracing is a layer below export and may
-# not import it: export tells tracing how to price instead (nbagents/__init__ imports export, so
-# this has run before any trace exists).
-cost_token_usage_with(trace_cost)
-# Cost limits price each call as the views do, with the same table.
-price_limits_with(lambda model, usage: default_prices().price_of(model, usage))

@@ -8,21 +8,25 @@ from typing import Any, Final, Literal
 
 from nbagents._tokens import NO_TOKENS, TokenUsage
 from nbagents.tracing._attributes import SpanAttributes, typed_attribute, typed_attributes
-from nbagents.tracing._jsonready import Deferred
+from nbagents.tracing._jsonready import Deferred, items_left_out
 
 __all__ = [
+    "AGENT_KINDS",
     "STREAMED",
     "STREAMED_CHARS",
     "Span",
     "SpanKind",
     "SpanStatus",
     "call_order",
+    "items_left_out",
     "set_value",
 ]
 
 SpanKind = Literal["agent", "subagent", "task", "skill", "model", "tool", "chain"]
 SpanStatus = Literal["running", "ok", "error", "interrupted", "limit"]
 """``limit``: stopped by one of its limits (model calls, tokens, cost, seconds), not a failure."""
+AGENT_KINDS: tuple[SpanKind, ...] = ("agent", "subagent")
+"""Kinds whose span is an agent's own run."""
 
 STREAMED: Final = "streamed"
 """A model call's attribute holding the reply as it streams (its last ``STREAMED_CHARS``);

@@ -1,9 +1,24 @@
-"""What each file tool tells the model about itself (``FilesystemMiddleware`` can replace them).
+"""What the file tools tell the model: ``FILESYSTEM_PROMPT`` and each tool's description
+(``FilesystemMiddleware`` can replace them), and how a middleware adds its section to the
+system prompt.
 
 The names are deepagents' (``READ_FILE_TOOL_DESCRIPTION``, ...); the texts are nbagents' own.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.messages import SystemMessage
+
+FILESYSTEM_PROMPT = """## Files
+
+You have file tools: `ls`, `read_file`, `write_file`, `edit_file`, `delete`, `glob` and `grep`. \
+Paths are absolute and start with `/` (for example `/notes/plan.md`). Read a file before editing \
+it; `edit_file` replaces exact text. Long files are read in pages: follow the offset the tool \
+gives. `delete` cannot be undone."""
 
 LARGE_TOOL_RESULTS_DIR = "/large_tool_results/"
 """Where ``FilesystemMiddleware`` saves a tool result too large to keep in the conversation."""
@@ -65,3 +80,39 @@ TOOL_DESCRIPTIONS = {
     "grep": GREP_TOOL_DESCRIPTION,
 }
 """The description of each file tool, by the tool's name."""
+
+
+def with_prompt_section(request: ModelRequest[Any], section: str) -> ModelRequest[Any]:
+    """``request`` with ``section`` after its system prompt."""
+    if not section:
+        return request
+    current = request.system_message
+    if current is None or not current.content:
+        return request.override(system_message=SystemMessage(content=section))
+    if isinstance(current.content, str):
+        content: Any = f"{current.content}\n\n{section}"
+    else:
+        # Content blocks may carry provider settings (e.g. cache_control): keep them.
+        content = [*current.content, {"type": "text", "text": section}]
+    return request.override(system_message=current.model_copy(update={"content": content}))
+
+
+class PromptSection:
+    """Middleware mix-in: every model call gets ``system_prompt`` (if any) after the agent's
+    system prompt. Put it before ``AgentMiddleware`` in the bases."""
+
+    system_prompt: str | None
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(with_prompt_section(request, self.system_prompt or ""))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(with_prompt_section(request, self.system_prompt or ""))

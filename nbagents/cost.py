@@ -1,20 +1,39 @@
-"""Prices of model calls: user tables, a dated built-in table, and lookups by model name.
+"""What model calls cost: price tables, the maintained one, and :class:`Cost`, a sum of costs.
 
-The maintained table (genai-prices, the ``cost`` extra) lives in ``_genai_prices.py``; every
-source answers the same question, :meth:`PriceSource.price_of`.
+Below tracing and the sub-agents: cost limits, ``Trace.token_usage(cost=True)`` and the views
+price with :func:`default_prices`. Every source answers one question, :meth:`PriceSource.price_of`:
+a :class:`PriceTable` (user tables, the dated :data:`BUILTIN_PRICES`) or :class:`GenaiPrices`.
+
+genai-prices (the ``cost`` extra) ships a dated snapshot of providers' public prices inside the
+package and only goes to the network when asked to (``genai_prices.UpdatePrices``), which
+nbagents never does: a cost is what the installed snapshot says, so the same trace costs the
+same on every machine with the same package version.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
+from importlib import metadata
 from typing import Protocol, runtime_checkable
 
-from nbagents.tracing import TokenUsage
+from nbagents._tokens import TokenUsage
 
-__all__ = ["BUILTIN_PRICES", "BUILTIN_PRICES_DATE", "ModelPrice", "PriceSource", "PriceTable"]
+__all__ = [
+    "BUILTIN_PRICES",
+    "BUILTIN_PRICES_DATE",
+    "Cost",
+    "GenaiPrices",
+    "ModelPrice",
+    "PriceSource",
+    "PriceTable",
+    "Prices",
+    "as_price_source",
+    "default_prices",
+]
 
 
 @runtime_checkable
@@ -186,3 +205,111 @@ def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
 
 BUILTIN_PRICES = PriceTable(_BUILTIN)
 """A few well-known models, as of :data:`BUILTIN_PRICES_DATE`, USD per million tokens."""
+
+
+class GenaiPrices:
+    """Prices from the installed genai-prices snapshot (``pip install "jupyter-nbagents[cost]"``).
+
+    A model name may carry its provider (``openai:gpt-4o``, ``anthropic/claude-sonnet-4``);
+    otherwise genai-prices finds the provider from the name. Dated snapshots
+    (``claude-sonnet-4-5-20250929``) are priced as their model. Cache reads and writes are billed
+    at the model's cache prices.
+    """
+
+    def __init__(self) -> None:
+        try:
+            import genai_prices  # noqa: F401  (fail here, with the install hint, not at first use)
+        except ImportError as error:
+            raise ImportError("GenaiPrices needs: pip install 'jupyter-nbagents[cost]'") from error
+
+        self.version = metadata.version("genai-prices")
+
+    def price_of(self, model: str | None, usage: TokenUsage) -> Decimal | None:
+        if not model:
+            return None
+        return _price(model, usage.input, usage.output, usage.cache_read, usage.cache_write)
+
+    def __repr__(self) -> str:
+        return f"GenaiPrices(genai-prices {self.version})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _price(model: str, inp: int, out: int, read: int, write: int) -> Decimal | None:
+    # Cached: a view or a cost table prices the same calls again.
+    from genai_prices import Usage, calc_price
+
+    if model in _UNKNOWN:
+        return None
+    usage = Usage(
+        input_tokens=inp, output_tokens=out, cache_read_tokens=read, cache_write_tokens=write
+    )
+    for provider, name in _provider_and_name(model):
+        try:
+            return calc_price(usage, model_ref=name, provider_id=provider).total_price
+        except LookupError:
+            continue
+    _UNKNOWN.add(model)
+    return None
+
+
+_UNKNOWN: set[str] = set()
+"""Models the snapshot has no price for under any reading of the name. Only finding a model
+raises ``LookupError``, so this holds whatever the tokens; each call of a model the cache has
+not seen (its tokens differ) would otherwise search the table again."""
+
+
+def _provider_and_name(model: str) -> list[tuple[str | None, str]]:
+    out: list[tuple[str | None, str]] = []
+    for separator in (":", "/"):
+        provider, found, name = model.partition(separator)
+        if found and provider and name:
+            out.append((provider, name))
+    out.append((None, model))
+    return out
+
+
+Prices = PriceSource | Mapping[str, ModelPrice | tuple[float, ...]]
+"""What a function that prices takes: a price source, or a mapping of model name to price."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A sum of model-call costs. ``unknown`` names the models the price table lacks: while it
+    is not empty, ``amount`` covers only the priced calls and is not the cost."""
+
+    amount: Decimal = Decimal(0)
+    unknown: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def known(self) -> bool:
+        return not self.unknown
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.amount + other.amount, self.unknown | other.unknown)
+
+    def value(self) -> float | None:
+        """The cost as a float, or ``None`` when some model's price is unknown."""
+        return float(self.amount) if self.known else None
+
+
+@functools.cache
+def default_prices() -> PriceSource:
+    """The prices used when none are given: genai-prices' maintained table when the ``cost``
+    extra is installed (``pip install "jupyter-nbagents[cost]"``), else :data:`BUILTIN_PRICES`."""
+    try:
+        return GenaiPrices()
+    except ImportError:
+        return BUILTIN_PRICES
+
+
+def as_price_source(prices: Prices | None) -> PriceSource:
+    if prices is None:
+        return default_prices()
+    if isinstance(prices, PriceSource):
+        return prices
+    if isinstance(prices, Mapping):
+        return PriceTable(prices)
+    raise TypeError(
+        f"prices must be a PriceTable, another PriceSource or a mapping of model name to "
+        f"price, not {type(prices).__name__}."
+    )

@@ -11,8 +11,7 @@ starts.
 
 Tokens and cost are known only when a call ends, so they are checked before the next one: the
 last call may take an agent past its token or cost limit, never a further one. Cost is priced
-with the table the views use (``nbagents.export.default_prices``), which ``nbagents.export``
-hands over with :func:`price_limits_with` (it is a layer above this one).
+with the table the views use (``nbagents.cost.default_prices``).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import Decimal
@@ -34,6 +33,7 @@ from langchain_core.runnables import RunnableConfig
 
 from nbagents._contract import LimitReached
 from nbagents._tokens import TokenUsage
+from nbagents.cost import default_prices
 
 __all__ = [
     "LimitGuard",
@@ -44,7 +44,6 @@ __all__ = [
     "check_limits",
     "guarded_config",
     "is_guarded",
-    "price_limits_with",
 ]
 
 
@@ -63,17 +62,6 @@ class Limits(TypedDict, total=False):
     model the table cannot price stops the agent: the limit could not be kept."""
     seconds: float
     """Wall seconds since the agent started."""
-
-
-Pricer = Callable[[str | None, TokenUsage], Decimal | None]
-
-_pricer: Pricer | None = None
-
-
-def price_limits_with(pricer: Pricer) -> None:
-    """Use ``pricer`` (model name, usage → cost, or ``None`` when unknown) for cost limits."""
-    global _pricer
-    _pricer = pricer
 
 
 _KINDS: dict[str, type | tuple[type, ...]] = {
@@ -259,7 +247,7 @@ def _handlers(config: RunnableConfig) -> list[Any]:
 
 def _price(model: str | None, usage: TokenUsage) -> Decimal | None:
     try:
-        return _pricer(model, usage) if _pricer is not None else None
+        return default_prices().price_of(model, usage)
     except Exception:
         # An unpriced call stops the agent at its next call, with the model named: a price
         # table that fails must not break the run here (callbacks never do, see _guard).
