@@ -137,6 +137,9 @@ def test_a_deep_agent_over_cases_every_run_kept_in_the_history(tmp_path: Path) -
     assert set(runs["name"]) == {"before"}
     hard = exp.trace("hard")
     assert [s.type for s in hard.subagents] == ["researcher", "writer"]
+    # What the agent returned stays in the history, read back on demand, not held in memory.
+    assert exp.results[0].outputs is None
+    assert exp.outputs("add")["messages"][-1].text == "The answer is 4"
 
 
 def test_a_failing_case_is_recorded_and_the_others_go_on(tmp_path: Path) -> None:
@@ -337,3 +340,4 @@ def test_without_a_history_the_traces_stay_in_memory() -> None:
     assert exp.store is None
     assert [s.type for s in exp.trace("add").subagents] == ["researcher"]
     assert exp.results[0].run_id is None
+    assert exp.outputs("capital")["messages"][-1].text == "Paris"

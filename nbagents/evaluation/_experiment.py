@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagents.evaluation._cases import Case
@@ -108,12 +109,32 @@ class Experiment:
             )
         return self.store.load(found.run_id)
 
+    def outputs(self, case_id: str, repeat: int = 0) -> Any:
+        """What the agent returned in one run (read back from the history, where it is kept)."""
+        found = self.result(case_id, repeat)
+        if self.store is None:
+            return found.outputs
+        return self._saved()[(case_id, repeat)].outputs
+
     def add(self, result: Result, trace: Trace | None = None) -> None:
-        """Record one run (the runner's call)."""
+        """Record one run (the runner's call). With a history, its outputs and trace stay there
+        and not in memory, which then holds a few figures per run however many there are."""
+        key = (result.case_id, result.repeat)
         with self._lock:
-            self._results[(result.case_id, result.repeat)] = result
-            if trace is not None and self.store is None:
-                self._traces[(result.case_id, result.repeat)] = trace
+            if self.store is None:
+                self._results[key] = result
+                if trace is not None:
+                    self._traces[key] = trace
+            else:
+                self._results[key] = replace(result, outputs=None)
+
+    def _saved(self) -> dict[tuple[str, int], Result]:
+        """Every run as saved in the history, outputs included."""
+        if self.store is None:
+            return dict(self._results)
+        _, texts = self.store.experiment(self.id)
+        found = (Result.from_json(text) for text in texts)
+        return {(r.case_id, r.repeat): r for r in found}
 
     # -- tables --------------------------------------------------------------------------------
 
@@ -294,7 +315,8 @@ class Experiment:
                 said = await asyncio.gather(*(s.score(given) for s in scorers))
             return result.rescored({s.name: score for s, score in zip(scorers, said, strict=True)})
 
-        done = await asyncio.gather(*(one(r) for r in self.results))
+        saved = await asyncio.to_thread(self._saved)
+        done = await asyncio.gather(*(one(saved[(r.case_id, r.repeat)]) for r in self.results))
         for result in done:
             self.add(result)
         self.scorers += [s.name for s in scorers if s.name not in self.scorers]

@@ -39,6 +39,8 @@ class Result:
     status: str
     """``"ok"``, or ``"error"`` when the agent raised."""
     outputs: Any = None
+    """What the agent returned; ``None`` in an experiment kept in a history, which holds it
+    (``exp.outputs(case_id, repeat)`` reads it back)."""
     error: str | None = None
     scores: Mapping[str, Score] = field(default_factory=dict)
     tokens: int = 0
