@@ -304,3 +304,24 @@ def test_the_results_view_escapes_what_the_cases_and_scorers_said() -> None:
     assert hostile not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<script" not in html
+
+
+def test_an_upstream_deepagents_agent_is_scored_per_sub_agent() -> None:
+    from test_tracing_agents import upstream_agent
+
+    exp = nbagents.evaluate(
+        upstream_agent(),
+        [{"id": "go", "inputs": "go"}],
+        store=False,
+        scorers=[
+            scorers.spawned("researcher", min=2, max=2),
+            scorers.max_depth(2),
+            scorers.tool_called("write_file", by="researcher"),
+        ],
+    )
+    assert exp.to_dataframe().iloc[0][
+        ["status", "spawned_researcher", "max_depth_2", "called_write_file_by_researcher"]
+    ].tolist() == ["ok", 1.0, 1.0, 1.0]
+    types = exp.summary(by="subagent").set_index("type")
+    assert types.loc["researcher", "spawns_per_run"] == 2
+    assert types.loc["general-purpose", "spawns_per_run"] == 2
