@@ -54,14 +54,17 @@ class ModelPrice:
     """What one model charges, in a currency per million tokens (USD in the built-in table).
 
     ``cache_read`` prices input tokens served from the provider's prompt cache and
-    ``cache_write`` those written to it; ``None`` bills them as ordinary input. Prices are read
-    through ``Decimal(str(price))`` so that a sum of costs is exact to the digits written here.
+    ``cache_write`` those written to it; ``None`` bills them as ordinary input.
+    ``cache_write_1h`` prices writes to a one-hour cache (Anthropic's); ``None`` bills them as
+    other writes. Reasoning tokens are output and billed as output. Prices are read through
+    ``Decimal(str(price))`` so that a sum of costs is exact to the digits written here.
     """
 
     input: float
     output: float
     cache_read: float | None = None
     cache_write: float | None = None
+    cache_write_1h: float | None = None
 
     def cost(
         self,
@@ -69,20 +72,32 @@ class ModelPrice:
         output_tokens: int,
         cache_read_tokens: int = 0,
         cache_write_tokens: int = 0,
+        cache_write_1h_tokens: int = 0,
     ) -> Decimal:
         """The cost of one call. ``input_tokens`` includes the cache reads and writes, as
-        LangChain counts them."""
-        read = min(max(cache_read_tokens, 0), input_tokens)
-        written = min(max(cache_write_tokens, 0), input_tokens - read)
+        LangChain counts them, and ``cache_write_tokens`` the one-hour writes."""
+        read, written, hour = _cache_parts(
+            input_tokens, cache_read_tokens, cache_write_tokens, cache_write_1h_tokens
+        )
         read_price = self.input if self.cache_read is None else self.cache_read
         write_price = self.input if self.cache_write is None else self.cache_write
+        hour_price = write_price if self.cache_write_1h is None else self.cache_write_1h
         total = (
             _dec(self.input) * (input_tokens - read - written)
             + _dec(read_price) * read
-            + _dec(write_price) * written
+            + _dec(write_price) * (written - hour)
+            + _dec(hour_price) * hour
             + _dec(self.output) * output_tokens
         )
         return total / _MILLION
+
+
+def _cache_parts(inp: int, read: int, written: int, hour: int) -> tuple[int, int, int]:
+    """Cache reads, writes and one-hour writes, each cut to fit in what contains it (the
+    input, what the reads leave of it, the writes): a loaded trace may hold any numbers."""
+    read = min(max(read, 0), max(inp, 0))
+    written = min(max(written, 0), max(inp, 0) - read)
+    return read, written, min(max(hour, 0), written)
 
 
 def _dec(value: float) -> Decimal:
@@ -103,12 +118,13 @@ _BUILTIN: dict[str, ModelPrice] = {
     "gpt-4.1-nano": ModelPrice(0.10, 0.40, 0.025),
     "o3": ModelPrice(2.00, 8.00, 0.50),
     "o4-mini": ModelPrice(1.10, 4.40, 0.275),
-    # Anthropic, USD per 1M tokens; cache_read is the price of a cache hit
-    "claude-opus-4": ModelPrice(15.00, 75.00, 1.50),
-    "claude-opus-4-1": ModelPrice(15.00, 75.00, 1.50),
-    "claude-sonnet-4": ModelPrice(3.00, 15.00, 0.30),
-    "claude-3-7-sonnet": ModelPrice(3.00, 15.00, 0.30),
-    "claude-3-5-haiku": ModelPrice(0.80, 4.00, 0.08),
+    # Anthropic, USD per 1M tokens: input, output, a cache hit, a five-minute cache write, a
+    # one-hour cache write
+    "claude-opus-4": ModelPrice(15.00, 75.00, 1.50, 18.75, 30.00),
+    "claude-opus-4-1": ModelPrice(15.00, 75.00, 1.50, 18.75, 30.00),
+    "claude-sonnet-4": ModelPrice(3.00, 15.00, 0.30, 3.75, 6.00),
+    "claude-3-7-sonnet": ModelPrice(3.00, 15.00, 0.30, 3.75, 6.00),
+    "claude-3-5-haiku": ModelPrice(0.80, 4.00, 0.08, 1.00, 1.60),
 }
 
 
@@ -145,7 +161,9 @@ class PriceTable(Mapping[str, ModelPrice]):
     def price_of(self, model: str | None, usage: TokenUsage) -> Decimal | None:
         price = self.lookup(model)
         if price is not None:
-            return price.cost(usage.input, usage.output, usage.cache_read, usage.cache_write)
+            return price.cost(
+                usage.input, usage.output, usage.cache_read, usage.cache_write, usage.cache_write_1h
+            )
         return None if self.fallback is None else self.fallback.price_of(model, usage)
 
     def lookup(self, model: str | None) -> ModelPrice | None:
@@ -195,11 +213,12 @@ def _candidates(model: str) -> Iterable[str]:
 def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
     if isinstance(price, ModelPrice):
         return price
-    if isinstance(price, tuple) and len(price) in (2, 3, 4):
+    if isinstance(price, tuple) and len(price) in (2, 3, 4, 5):
         return ModelPrice(*price)
     raise TypeError(
         f"The price of {name!r} must be a ModelPrice or a tuple "
-        f"(input, output[, cache_read[, cache_write]]) per million tokens, not {price!r}."
+        f"(input, output[, cache_read[, cache_write[, cache_write_1h]]]) per million tokens, "
+        f"not {price!r}."
     )
 
 
@@ -212,8 +231,9 @@ class GenaiPrices:
 
     A model name may carry its provider (``openai:gpt-4o``, ``anthropic/claude-sonnet-4``);
     otherwise genai-prices finds the provider from the name. Dated snapshots
-    (``claude-sonnet-4-5-20250929``) are priced as their model. Cache reads and writes are billed
-    at the model's cache prices.
+    (``claude-sonnet-4-5-20250929``) are priced as their model. Cache reads, writes and one-hour
+    writes are billed at the model's cache prices, and reasoning tokens as genai-prices bills
+    them (as output, unless a model has a price of its own for them).
     """
 
     def __init__(self) -> None:
@@ -227,21 +247,33 @@ class GenaiPrices:
     def price_of(self, model: str | None, usage: TokenUsage) -> Decimal | None:
         if not model:
             return None
-        return _price(model, usage.input, usage.output, usage.cache_read, usage.cache_write)
+        read, written, hour = _cache_parts(
+            usage.input, usage.cache_read, usage.cache_write, usage.cache_write_1h
+        )
+        out = max(usage.output, 0)
+        reasoning = min(max(usage.reasoning, 0), out)
+        return _price(model, max(usage.input, 0), out, read, written, hour, reasoning)
 
     def __repr__(self) -> str:
         return f"GenaiPrices(genai-prices {self.version})"
 
 
 @functools.lru_cache(maxsize=4096)
-def _price(model: str, inp: int, out: int, read: int, write: int) -> Decimal | None:
+def _price(
+    model: str, inp: int, out: int, read: int, write: int, write_1h: int, reasoning: int
+) -> Decimal | None:
     # Cached: a view or a cost table prices the same calls again.
     from genai_prices import Usage, calc_price
 
     if model in _UNKNOWN:
         return None
     usage = Usage(
-        input_tokens=inp, output_tokens=out, cache_read_tokens=read, cache_write_tokens=write
+        input_tokens=inp,
+        output_tokens=out,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        cache_write_1h_tokens=write_1h,
+        output_reasoning_tokens=reasoning,
     )
     for provider, name in _provider_and_name(model):
         try:

@@ -55,7 +55,9 @@ def test_lookup_by_exact_dated_and_provider_prefixed_names() -> None:
     assert table.lookup("gpt-4o-audio-preview") is None
     assert BUILTIN_PRICES.lookup("o3-mini") is None
     assert BUILTIN_PRICES.lookup("claude-opus-4-5-20251101") is None
-    assert BUILTIN_PRICES.lookup("claude-opus-4-1-20250805") == ModelPrice(15.0, 75.0, 1.5)
+    assert BUILTIN_PRICES.lookup("claude-opus-4-1-20250805") == ModelPrice(
+        15.0, 75.0, 1.5, 18.75, 30.0
+    )
     assert table.lookup(None) is None
 
 

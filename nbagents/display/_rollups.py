@@ -66,10 +66,4 @@ class UsageRollups:
 
 
 def _minus(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input - b.input,
-        a.output - b.output,
-        a.total - b.total,
-        a.cache_read - b.cache_read,
-        a.cache_write - b.cache_write,
-    )
+    return a - b

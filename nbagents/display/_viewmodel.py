@@ -70,6 +70,8 @@ took ~20 ms to rebuild, and the live view's ten updates a second rebuilt it at n
 
 COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
 COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
+REASONING_COLUMN = "reasoning"
+"""After "out", once a model call of the run reported reasoning tokens (part of "out")."""
 COST_LABEL = "cost"
 """The header's cost stat: the static HTML marks its value, which varies with the price table."""
 RUNNING = "running…"
@@ -193,6 +195,7 @@ class ViewBuilder:
         self._errors: set[str] = set()
         self._horizon = 0.0
         self._priced = False
+        self._reasoning = False
         self._status = "running"
         self._finished = False
         self._title = ""
@@ -262,9 +265,9 @@ class ViewBuilder:
             self._node_text.pop(sid, None)
         if self._preparing:
             self._unmade |= dropped
-        priced = self._usage.costs.priced
-        if priced != self._priced:
-            self._priced = priced
+        priced, reasoning = self._usage.costs.priced, bool(self._usage.total.reasoning)
+        if (priced, reasoning) != (self._priced, self._reasoning):
+            self._priced, self._reasoning = priced, reasoning
             changes.columns = True
             changes.agent_rows.update(self._tree.agents)
         for sid in changes.agent_rows:
@@ -426,6 +429,7 @@ class ViewBuilder:
             _time(span),
             format_tokens(own.input),
             format_tokens(own.output),
+            *([format_tokens(own.reasoning)] if self._reasoning else []),
             format_tokens(own.total),
             format_tokens(total.total),
         ]
@@ -496,12 +500,17 @@ class ViewBuilder:
         )
 
     def _columns(self) -> list[str]:
-        return COLUMNS + COST_COLUMNS if self._priced else list(COLUMNS)
+        columns = COLUMNS + COST_COLUMNS if self._priced else list(COLUMNS)
+        if self._reasoning:
+            columns.insert(columns.index("out") + 1, REASONING_COLUMN)
+        return columns
 
     def _totals(self) -> list[str]:
         total = self._usage.total
         cells = ["all", "", "", ""]
-        cells += [format_tokens(n) for n in (total.input, total.output, total.total, total.total)]
+        reasoning = [total.reasoning] if self._reasoning else []
+        tokens = [total.input, total.output, *reasoning, total.total, total.total]
+        cells += [format_tokens(n) for n in tokens]
         if self._priced:
             cells += [format_cost(self._usage.costs.trace())] * 2
         return cells
@@ -639,6 +648,10 @@ def _token_pairs(tokens: TokenUsage) -> list[tuple[str, str]]:
         ("output", format_tokens(tokens.output)),
         ("total", format_tokens(tokens.total)),
     ]
+    if tokens.reasoning:
+        pairs.insert(2, ("reasoning", format_tokens(tokens.reasoning)))
     if tokens.cache_read:
         pairs.append(("cache read", format_tokens(tokens.cache_read)))
+    if tokens.cache_write:
+        pairs.append(("cache write", format_tokens(tokens.cache_write)))
     return pairs

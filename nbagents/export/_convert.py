@@ -235,6 +235,11 @@ def _model(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
         attrs["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
     if usage.cache_write:
         attrs["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write
+    if usage.cache_write_1h:
+        # The conventions have no attribute for writes to a longer-lived cache.
+        attrs["nbagents.usage.cache_creation_1h.input_tokens"] = usage.cache_write_1h
+    if usage.reasoning:
+        attrs["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning
     # The conventions name a chat span after the model; a call that reported none keeps the
     # chat model's class name, which is what the notebook view shows.
     return f"chat {span.model or span.name}", SpanKind.CLIENT, attrs

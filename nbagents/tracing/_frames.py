@@ -42,6 +42,7 @@ def spans_frame(trace: Trace) -> pd.DataFrame:
             "total_tokens": s.usage.total,
             "cache_read_tokens": s.usage.cache_read,
             "cache_write_tokens": s.usage.cache_write,
+            "reasoning_tokens": s.usage.reasoning,
             "hidden": s.hidden,
         }
         for s in trace.walk()
@@ -50,7 +51,11 @@ def spans_frame(trace: Trace) -> pd.DataFrame:
 
 
 def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
-    """Rows for the main agent(s) and each sub-agent (type, or spawn with ``per="spawn"``)."""
+    """Rows for the main agent(s) and each sub-agent (type, or spawn with ``per="spawn"``).
+
+    A ``reasoning_tokens`` column (the own calls' reasoning, part of ``output_tokens``) follows
+    ``output_tokens`` when some model call of the run reported reasoning tokens.
+    """
     if per not in ("agent", "spawn"):
         raise ValueError(f"per must be 'agent' or 'spawn', got {per!r}.")
     rows: list[dict[str, object]] = []
@@ -74,6 +79,11 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=["agent", "role", "spawns", *_TOKEN_COLUMNS])
+    columns = list(_TOKEN_COLUMNS)
+    if frame["reasoning_tokens"].any():
+        columns.insert(columns.index("output_tokens") + 1, "reasoning_tokens")
+    else:
+        frame = frame.drop(columns=["reasoning_tokens"])
     if per == "spawn":
         return frame.drop(columns=["spawns"]).reset_index(drop=True)
     # A spawn inside another of its own type (a researcher that delegates to a researcher) is
@@ -85,7 +95,7 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     ]
     grouped = (
         frame.groupby(["agent", "role"], sort=False)
-        .agg(spawns=("spawns", "sum"), **{c: (c, "sum") for c in _TOKEN_COLUMNS})
+        .agg(spawns=("spawns", "sum"), **{c: (c, "sum") for c in columns})
         .reset_index()
     )
     grouped.loc[grouped["role"] == "main", "spawns"] = 0
@@ -131,6 +141,7 @@ def _row(
         "description": description,
         "input_tokens": own.input,
         "output_tokens": own.output,
+        "reasoning_tokens": own.reasoning,
         "total_tokens": own.total,
         "total_tokens_incl_descendants": total.total,
         "span_id": span_id,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal
 
 from nbagents._tokens import NO_TOKENS, TokenUsage
@@ -116,7 +116,7 @@ class Span:
         """The span as JSON-ready data, as the trace file stores it. Values are the span's own,
         not copies: encode them while the trace's lock is held if the run may still change them."""
         data = {name: getattr(self, name) for name in _SPAN_FIELDS}
-        data["usage"] = asdict(self.usage)
+        data["usage"] = self.usage.to_dict()
         return data
 
     @classmethod
