@@ -356,7 +356,9 @@ class Trace:
         Per agent, ``total_tokens`` adds up the spawns' own tokens, and
         ``total_tokens_incl_descendants`` counts every step under the type's spawns once: a
         spawn inside another of the same type (a researcher that delegates to a researcher) is
-        in that one's total already. So no row exceeds the run's total.
+        in that one's total already. So no row exceeds the run's total. When a model call of the
+        run reported reasoning tokens, ``reasoning_tokens`` (part of ``output_tokens``) follows
+        ``output_tokens``.
 
         With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
         ``unknown_models``: see :func:`nbagents.tracing.cost.trace_cost`, which this calls.
