@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Quiet, idempotent `pip install -e .[EXTRAS]` (or `-r REQUIREMENTS`) into a venv.
+# Quiet, idempotent `uv pip install -e .[EXTRAS]` (or `-r REQUIREMENTS`) into a venv.
 #   scripts/pip-install.sh VENV EXTRAS
 #   scripts/pip-install.sh VENV -r REQUIREMENTS_FILE
+# The installer is uv, taken from the package index into the venv (`pip install uv`, once, a few
+# seconds); pip installs instead where uv cannot be had (NBAGENTS_INSTALLER=pip forces it).
+# WHEELHOUSE=DIR installs from that folder only (`make wheelhouse` fills it), with no network.
 # Skips the install when a stamp file says this was installed from the current pyproject.toml
-# (or requirements file); on failure prints the tail of pip's log instead of pip's wall of text.
-# A first install takes a minute or two: every PIP_PROGRESS_EVERY seconds (default 10) it prints
-# one line with the elapsed time and what pip is doing, so it never looks hung.
+# (or requirements file); on failure prints the tail of the installer's log instead of its wall
+# of text. Every PIP_PROGRESS_EVERY seconds (default 10) it prints one line with the elapsed time
+# and what the installer is doing, so a slow first install never looks hung.
 set -euo pipefail
 
 venv="$1"
@@ -24,58 +27,88 @@ fi
 stamp="$venv/.nbagents-installed-$slug"
 
 if [[ -f "$stamp" && "$stamp" -nt "$source_file" && -x "$venv/bin/python" ]]; then
-    echo "pip: $what already installed in $venv"
+    echo "install: $what already installed in $venv"
     exit 0
 fi
 
+# Where packages come from: the package index, or only the wheelhouse.
+sources=()
+if [[ -n "${WHEELHOUSE:-}" ]]; then
+    if [[ ! -d "$WHEELHOUSE" ]]; then
+        echo "install: ERROR: WHEELHOUSE=$WHEELHOUSE is not a folder (make wheelhouse fills one)" >&2
+        exit 1
+    fi
+    sources=(--no-index --find-links "$(cd "$WHEELHOUSE" && pwd)")
+fi
+
+pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input)
+
+# uv, from the index (or the wheelhouse) into the venv: its own copy, whatever else is on PATH.
+uv="$venv/bin/uv"
+if [[ "${NBAGENTS_INSTALLER:-uv}" != pip && ! -x "$uv" ]]; then
+    if ! "${pip[@]}" install -q --progress-bar off "${sources[@]}" uv >"$venv/uv-install.log" 2>&1 \
+        || [[ ! -x "$uv" ]]; then
+        echo "install: uv is not to be had ($(tail -n 1 "$venv/uv-install.log" | cut -c1-100));" \
+            "installing with pip, which is slower"
+    fi
+fi
+if [[ "${NBAGENTS_INSTALLER:-uv}" != pip && -x "$uv" ]]; then
+    installer=uv
+    # the venv's own python, whichever venv is active in the calling shell
+    command=("$uv" pip install --python "$venv/bin/python" "${sources[@]}")
+else
+    installer=pip
+    command=("${pip[@]}" install --progress-bar off "${sources[@]}")
+fi
+
 # Before it was renamed jupyter-nbagents, this project was installed as `nbagents`, the name of an
-# unrelated PyPI project; pip would keep such an editable install of this clone beside the new
-# one, as a second distribution of the `nbagents` package, so it goes first.
+# unrelated PyPI project; an installer would keep such an editable install of this clone beside
+# the new one, as a second distribution of the `nbagents` package, so it goes first.
 if [[ "$source_file" == pyproject.toml ]] && "$venv/bin/python" -I -c '
 import importlib.metadata as m, json, pathlib, sys
 here = pathlib.Path(sys.argv[1]).resolve().as_uri()
 old = [json.loads(d.read_text("direct_url.json") or "{}") for d in m.distributions(name="nbagents")]
 sys.exit(0 if any(d.get("url") == here for d in old) else 1)' "$PWD"; then
-    echo "pip: removing the editable install of this clone under its old name, nbagents"
-    "$venv/bin/python" -m pip uninstall --disable-pip-version-check -y -q nbagents
+    echo "install: removing the editable install of this clone under its old name, nbagents"
+    "${pip[@]}" uninstall -y -q nbagents
 fi
 
 log="$venv/pip-$slug.log"
-echo "pip: installing $what into $venv (first time: 1-3 minutes; log: $log)"
+from=${WHEELHOUSE:+" from $WHEELHOUSE"}
+echo "$installer: installing $what into $venv$from (log: $log)"
 start=$(date +%s)
-"$venv/bin/python" -m pip install --disable-pip-version-check --no-input --progress-bar off \
-    "${install[@]}" >"$log" 2>&1 &
-pip_pid=$!
-trap 'kill "$pip_pid" 2>/dev/null || true' INT TERM
+"${command[@]}" "${install[@]}" >"$log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true' INT TERM
 
-# The last "Collecting x" / "Building wheel for x" / "Installing collected packages" line
-# says what pip is doing without repeating its whole log.
+# The installer's last progress line says what it is doing without repeating its whole log:
+# pip's "Collecting x" / "Installing collected packages", uv's "Resolved/Prepared N packages".
 doing() {
     local line
-    line=$(grep -E '^(Collecting|Downloading|Building|Installing|Obtaining)' "$log" 2>/dev/null \
-        | tail -n 1)
+    line=$(grep -E '^ *(Collecting|Downloading|Building|Installing|Obtaining|Resolved|Prepared|Built|Downloaded)' \
+        "$log" 2>/dev/null | tail -n 1)
     if [[ "$line" == "Installing collected packages:"* ]]; then
         echo "installing $(tr ',' '\n' <<<"${line#*:}" | grep -c .) packages into the venv"
     else
-        cut -c1-80 <<<"$line" | sed 's/^Collecting /resolving /'
+        cut -c1-80 <<<"${line# }" | sed 's/^Collecting /resolving /'
     fi
 }
 
 last_report=$start
-while kill -0 "$pip_pid" 2>/dev/null; do
-    sleep 1
+while kill -0 "$pid" 2>/dev/null; do
+    sleep 0.2
     now=$(date +%s)
-    if (( now - last_report >= every )) && kill -0 "$pip_pid" 2>/dev/null; then
-        echo "pip: $((now - start)) s: $(doing)"
+    if (( now - last_report >= every )) && kill -0 "$pid" 2>/dev/null; then
+        echo "$installer: $((now - start)) s: $(doing)"
         last_report=$now
     fi
 done
 
-if ! wait "$pip_pid"; then
-    echo "pip: ERROR: install of $what failed after $(($(date +%s) - start)) s;" \
+if ! wait "$pid"; then
+    echo "$installer: ERROR: install of $what failed after $(($(date +%s) - start)) s;" \
         "last lines of $log:" >&2
     tail -n 30 "$log" >&2
     exit 1
 fi
-echo "pip: installed $what in $(($(date +%s) - start)) s"
+echo "$installer: installed $what in $(($(date +%s) - start)) s"
 touch "$stamp"
