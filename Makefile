@@ -40,7 +40,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 .DEFAULT_GOAL := help
 # WHEELHOUSE=DIR: install from that folder only, with no network (`make wheelhouse` fills it).
 WHEELHOUSE ?=
-INSTALL := WHEELHOUSE="$(WHEELHOUSE)" scripts/pip-install.sh
+INSTALL := WHEELHOUSE="$(WHEELHOUSE)" PYTHON="$(PYTHON)" scripts/pip-install.sh
 WORKSHOP ?= build/workshop
 
 .PHONY: help lab test docs notebooks lint typecheck pytest docs-build system-deps \
@@ -53,7 +53,7 @@ help:
 
 $(BIN)/python:
 	@echo "venv: creating $(VENV) with $$($(PYTHON) --version 2>&1)"
-	@$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv --without-pip $(VENV)
 
 install-lab: $(BIN)/python
 	@$(INSTALL) $(VENV) lab$(MORE_EXTRAS)
@@ -81,8 +81,9 @@ system-deps:
 # --- the two set-up commands ----------------------------------------------------------------------
 
 # The tutorials are ours: trusted, their saved trace outputs draw the interactive view at once.
+# Signing them takes seconds: it runs while JupyterLab starts.
 lab: install-lab
-	@$(BIN)/jupyter trust notebooks/[0-9]*.ipynb > /dev/null
+	@$(BIN)/jupyter trust notebooks/[0-9]*.ipynb > /dev/null &
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: install-test install-phoenix system-deps

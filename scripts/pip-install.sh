@@ -42,22 +42,42 @@ if [[ -n "${WHEELHOUSE:-}" ]]; then
 fi
 
 pip=("$venv/bin/python" -m pip --disable-pip-version-check --no-input)
+# `make` makes the venv without pip (ensurepip is the slowest part of making one): pip comes only
+# where it is needed, and uv installs it for the notebooks' `%pip`.
+ensure_pip() {
+    "$venv/bin/python" -m pip --version >/dev/null 2>&1 \
+        || "$venv/bin/python" -m ensurepip --default-pip >"$venv/ensurepip.log" 2>&1
+}
 
 # uv, from the index (or the wheelhouse) into the venv: its own copy, whatever else is on PATH.
+# The interpreter that made the venv installs it with its pip (`pip --python`, pip >= 22.3);
+# else the venv's own pip does.
 uv="$venv/bin/uv"
 if [[ "${NBAGENTS_INSTALLER:-uv}" != pip && ! -x "$uv" ]]; then
-    if ! "${pip[@]}" install -q --progress-bar off "${sources[@]}" uv >"$venv/uv-install.log" 2>&1 \
-        || [[ ! -x "$uv" ]]; then
-        echo "install: uv is not to be had ($(tail -n 1 "$venv/uv-install.log" | cut -c1-100));" \
-            "installing with pip, which is slower"
+    quiet=(--disable-pip-version-check --no-input install -q --progress-bar off "${sources[@]}" uv)
+    { "${PYTHON:-python3}" -m pip --python "$venv/bin/python" "${quiet[@]}" \
+        || { ensure_pip && "$venv/bin/python" -m pip "${quiet[@]}"; }; } >"$venv/uv-install.log" 2>&1 \
+        || true
+    if [[ ! -x "$uv" ]]; then
+        echo "install: uv is not to be had ($(grep -E 'ERROR|rror:' "$venv/uv-install.log" \
+            | tail -n 1 | cut -c1-100)); installing with pip, which is slower"
     fi
 fi
+offline_first=()
 if [[ "${NBAGENTS_INSTALLER:-uv}" != pip && -x "$uv" ]]; then
     installer=uv
-    # the venv's own python, whichever venv is active in the calling shell
+    # the venv's own python, whichever venv is active in the calling shell; pip for `%pip`
     command=("$uv" pip install --python "$venv/bin/python" "${sources[@]}")
+    install+=(pip)
+    # With a warm cache, uv resolves from it alone in a few seconds instead of asking the index
+    # about every package; whatever is missing there sends it to the index after all.
+    # NBAGENTS_OFFLINE_FIRST=0 asks the index every time (the newest versions).
+    if [[ -z "${WHEELHOUSE:-}" && "${NBAGENTS_OFFLINE_FIRST:-1}" != 0 ]]; then
+        offline_first=(--offline)
+    fi
 else
     installer=pip
+    ensure_pip
     command=("${pip[@]}" install --progress-bar off "${sources[@]}")
 fi
 
@@ -70,14 +90,25 @@ here = pathlib.Path(sys.argv[1]).resolve().as_uri()
 old = [json.loads(d.read_text("direct_url.json") or "{}") for d in m.distributions(name="nbagents")]
 sys.exit(0 if any(d.get("url") == here for d in old) else 1)' "$PWD"; then
     echo "install: removing the editable install of this clone under its old name, nbagents"
-    "${pip[@]}" uninstall -y -q nbagents
+    if [[ $installer == uv ]]; then
+        "$uv" pip uninstall --python "$venv/bin/python" -q nbagents
+    else
+        "${pip[@]}" uninstall -y -q nbagents
+    fi
 fi
 
 log="$venv/pip-$slug.log"
 from=${WHEELHOUSE:+" from $WHEELHOUSE"}
 echo "$installer: installing $what into $venv$from (log: $log)"
 start=$(date +%s)
-"${command[@]}" "${install[@]}" >"$log" 2>&1 &
+{
+    if (( ${#offline_first[@]} )); then
+        "${command[@]}" "${offline_first[@]}" "${install[@]}" \
+            || { echo "-- not all in uv's cache: from the package index"; false; }
+    else
+        false
+    fi || "${command[@]}" "${install[@]}"
+} >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' INT TERM
 

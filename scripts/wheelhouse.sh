@@ -23,6 +23,9 @@ fail() {
     exit 1
 }
 
+# pip downloads and builds the wheels: the venv `make` made has none yet
+"$venv/bin/python" -m pip --version >/dev/null 2>&1 \
+    || "$venv/bin/python" -m ensurepip --default-pip >>"$log" 2>&1 || fail "no pip in $venv"
 [[ -x "$venv/bin/uv" ]] || "${pip[@]}" install -q uv >>"$log" 2>&1 || fail "could not install uv"
 python_version=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 echo "wheelhouse: resolving .[$extras] for Python $python_version on $(uname -sm)"

@@ -27,9 +27,15 @@ echo "python $@" >> "$bin/../calls"
 case "$*" in
     *" install "*" uv")
         [ -n "$NO_UV" ] && { echo "ERROR: No matching distribution found for uv"; exit 1; }
-        printf '#!/bin/sh\\necho "uv $*" >> "%s/../calls"\\n' "$bin" > "$bin/uv"
-        chmod +x "$bin/uv";;
+        cp "$bin/../uv-stand-in" "$bin/uv" && chmod +x "$bin/uv";;
 esac
+"""
+
+UV_STAND_IN = """#!/bin/sh
+echo "uv $@" >> "$(dirname "$0")/../calls"
+# a cold cache: uv --offline cannot resolve
+case "$*" in *--offline*) [ -n "$COLD" ] && exit 1;; esac
+exit 0
 """
 
 
@@ -39,6 +45,7 @@ def venv(tmp_path: Path) -> Path:
     python.parent.mkdir(parents=True)
     python.write_text(STAND_IN)
     python.chmod(0o755)
+    (python.parent.parent / "uv-stand-in").write_text(UV_STAND_IN)
     return python.parent.parent
 
 
@@ -46,7 +53,15 @@ def make(venv: Path, *args: str, **more_env: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("EXTRAS", "MAKEFLAGS", "WHEELHOUSE")}
     env.update(more_env)
     done = subprocess.run(
-        ["make", "--no-print-directory", *args, f"VENV={venv}", "PIP_PROGRESS_EVERY=60"],
+        # PYTHON, the interpreter that made the venv, installs uv into it with its pip
+        [
+            "make",
+            "--no-print-directory",
+            *args,
+            f"VENV={venv}",
+            f"PYTHON={venv}/bin/python",
+            "PIP_PROGRESS_EVERY=60",
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -62,35 +77,50 @@ def calls(venv: Path) -> list[str]:
 
 
 def installs(venv: Path) -> list[str]:
-    """Each install of the project, as "uv .[extras]" or "pip .[extras]"."""
+    """Each install of the project: "uv .[extras]", "uv --offline .[extras]" or "pip .[extras]"."""
     done = []
     for call in calls(venv):
         words = call.split()
-        if "install" in words and words[-1] != "uv":
-            done.append(f"{'uv' if words[0] == 'uv' else 'pip'} {words[-1]}")
+        if "install" in words and "-e" in words:
+            offline = " --offline" if "--offline" in words else ""
+            done.append(
+                f"{'uv' if words[0] == 'uv' else 'pip'}{offline} {words[words.index('-e') + 1]}"
+            )
     return done
 
 
 def test_extras_adds_to_the_lab_install(venv: Path) -> None:
     assert "installed -e .[lab,providers]" in make(venv, "install-lab", "EXTRAS=providers")
-    assert installs(venv) == ["uv .[lab,providers]"]
+    assert installs(venv) == ["uv --offline .[lab,providers]"]
     # The stamp is per set of extras: the same set is not installed twice, another one is.
     assert "already installed" in make(venv, "install-lab", "EXTRAS=providers")
     make(venv, "install-lab")
-    assert installs(venv) == ["uv .[lab,providers]", "uv .[lab]"]
-    # uv came from the package index into the venv, once
-    assert sum(c.startswith("python -m pip") and c.endswith(" uv") for c in calls(venv)) == 1
+    assert installs(venv) == ["uv --offline .[lab,providers]", "uv --offline .[lab]"]
+    # uv came from the package index into the venv, once, by the interpreter that made the venv
+    (uv_itself,) = [c for c in calls(venv) if c.endswith(" uv")]
+    assert uv_itself.startswith(f"python -m pip --python {venv}/bin/python")
 
 
 def test_extras_adds_to_the_test_install(venv: Path) -> None:
     make(venv, "install-test", "EXTRAS=providers,postgres")
-    assert installs(venv) == ["uv .[test,docs,providers,postgres]"]
+    assert installs(venv) == ["uv --offline .[test,docs,providers,postgres]"]
 
 
-def test_uv_installs_into_the_venv_it_is_given(venv: Path) -> None:
+def test_uv_installs_into_the_venv_it_is_given_and_pip_too(venv: Path) -> None:
     make(venv, "install-lab")
     (install,) = [c for c in calls(venv) if c.startswith("uv ")]
-    assert f"pip install --python {venv}/bin/python -e .[lab]" in install
+    assert f"pip install --python {venv}/bin/python --offline -e .[lab] pip" in install
+
+
+def test_what_the_cache_lacks_comes_from_the_index(venv: Path) -> None:
+    make(venv, "install-lab", COLD="1")
+    assert installs(venv) == ["uv --offline .[lab]", "uv .[lab]"]
+    assert "not all in uv's cache" in (venv / "pip-lab.log").read_text()
+
+
+def test_offline_first_can_be_turned_off(venv: Path) -> None:
+    make(venv, "install-lab", NBAGENTS_OFFLINE_FIRST="0")
+    assert installs(venv) == ["uv .[lab]"]
 
 
 def test_pip_installs_where_uv_cannot_be_had(venv: Path) -> None:
@@ -107,6 +137,7 @@ def test_the_wheelhouse_is_the_only_source(venv: Path, tmp_path: Path) -> None:
     assert f"from {wheels}" in make(venv, "install-lab", f"WHEELHOUSE={wheels}")
     uv_itself, project = (c for c in calls(venv) if "install" in c.split())
     assert f"--no-index --find-links {wheels} uv" in uv_itself
+    # no --offline: the wheelhouse is the only source already
     assert f"--no-index --find-links {wheels} -e .[lab]" in project
 
 
