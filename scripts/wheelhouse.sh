@@ -33,7 +33,7 @@ echo "wheelhouse: resolving .[$extras] for Python $python_version on $(uname -sm
 # fetches into its isolated build environment
 "$venv/bin/uv" pip compile --quiet --python "$venv/bin/python" --no-header --no-annotate \
     pyproject.toml $(printf -- '--extra %s ' ${extras//,/ }) \
-    <(printf 'uv\nsetuptools>=77\n') -o "$dir/requirements.txt" >>"$log" 2>&1 \
+    <(printf 'uv\npip\nsetuptools>=77\n') -o "$dir/requirements.txt" >>"$log" 2>&1 \
     || fail "could not resolve .[$extras]"
 count=$(grep -c '^[a-zA-Z0-9]' "$dir/requirements.txt")
 echo "wheelhouse: downloading $count wheels into $dir (building any that come only as sources)"
