@@ -1,6 +1,7 @@
 # nbagents: one command opens the tutorials, one runs every check.
 #
-#   make lab     create .venv if missing, install -e .[lab] (and EXTRAS), open JupyterLab on notebooks/
+#   make lab     create .venv if missing, install -e .[lab] (and EXTRAS), open JupyterLab on notebooks/;
+#                WHEELHOUSE=DIR installs from a folder `make wheelhouse` filled, with no network
 #   make test    create .venv, install -e .[test,docs], Arize Phoenix (in .venv/phoenix) and the
 #                system packages (graphviz, chromium, postgresql), then ruff, ruff format --check,
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
@@ -47,7 +48,7 @@ WORKSHOP ?= build/workshop
         install-lab install-test install-docs install-phoenix clean workshop wheelhouse
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # --- environment ----------------------------------------------------------------------------------
 

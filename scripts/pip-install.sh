@@ -4,7 +4,8 @@
 #   scripts/pip-install.sh VENV -r REQUIREMENTS_FILE
 # The installer is uv, taken from the package index into the venv (`pip install uv`, once, a few
 # seconds); pip installs instead where uv cannot be had (NBAGENTS_INSTALLER=pip forces it).
-# WHEELHOUSE=DIR installs from that folder only (`make wheelhouse` fills it), with no network.
+# WHEELHOUSE=DIR (or an http:// URL serving it) installs from that folder only (`make wheelhouse`
+# fills it), with no package index.
 # Skips the install when a stamp file says this was installed from the current pyproject.toml
 # (or requirements file); on failure prints the tail of the installer's log instead of its wall
 # of text. Every PIP_PROGRESS_EVERY seconds (default 10) it prints one line with the elapsed time
@@ -33,7 +34,10 @@ fi
 
 # Where packages come from: the package index, or only the wheelhouse.
 sources=()
-if [[ -n "${WHEELHOUSE:-}" ]]; then
+# A URL is a wheelhouse served on the room's network (`python -m http.server` in the folder).
+if [[ "${WHEELHOUSE:-}" == http://* || "${WHEELHOUSE:-}" == https://* ]]; then
+    sources=(--no-index --find-links "$WHEELHOUSE")
+elif [[ -n "${WHEELHOUSE:-}" ]]; then
     if [[ ! -d "$WHEELHOUSE" ]]; then
         echo "install: ERROR: WHEELHOUSE=$WHEELHOUSE is not a folder (make wheelhouse fills one)" >&2
         exit 1

@@ -152,3 +152,10 @@ def test_the_readme_says_how_to_set_up_a_real_provider() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "`make lab EXTRAS=providers`" in readme
     assert "`make lab EXTRAS=providers` installs `.[lab,providers]`" in readme
+
+
+def test_a_wheelhouse_may_be_served(venv: Path) -> None:
+    make(venv, "install-lab", "WHEELHOUSE=http://10.0.0.2:8000/")
+    uv_itself, project = (c for c in calls(venv) if "install" in c.split())
+    assert "--no-index --find-links http://10.0.0.2:8000/ uv" in uv_itself
+    assert "--no-index --find-links http://10.0.0.2:8000/ -e .[lab]" in project

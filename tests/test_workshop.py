@@ -154,3 +154,40 @@ def _hint(notebook: dict[str, Any]) -> str:
             assert isinstance(value, str)
             return value
     raise AssertionError("the check cell gives no hint")
+
+
+# --- each tutorial's first code cell installs nbagents where it is missing -----------------------
+
+
+def install_cell(path: Path) -> dict[str, Any]:
+    code = [c for c in load(path)["cells"] if c["cell_type"] == "code"]
+    return code[0]
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_the_first_code_cell_does_nothing_where_nbagents_is_installed(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cell = install_cell(path)
+    assert cell["id"] == "install-nbagents" and cell["outputs"] == []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"ran {args}")
+
+    monkeypatch.setattr(subprocess, "run", refuse)
+    exec(compile(source(cell), path.name, "exec"), {})
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem)
+def test_the_first_code_cell_installs_our_distribution_where_nbagents_is_missing(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: ran.append(args))
+    monkeypatch.setitem(sys.modules, "nbagents", None)  # `import nbagents` raises ImportError
+    exec(compile(source(install_cell(path)), path.name, "exec"), {})
+    ((python, *pip),) = ran
+    assert python == sys.executable and pip[:4] == ["-m", "pip", "install", "-q"]
+    assert pip[4].startswith("jupyter-nbagents")
+    # the comment says what it runs
+    assert f"# pip install {' '.join(pip[4:])}\n" in source(install_cell(path))
