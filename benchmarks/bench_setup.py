@@ -95,6 +95,11 @@ def time_make_lab(
     return seconds, log.read_text()
 
 
+def load() -> str:
+    """The machine's load average over the last minute: the figures move with it."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
 def installed_in(output: str) -> str:
     """What the installer said it took ("uv: installed -e .[lab] in 9 s")."""
     found = re.search(r"^(uv|pip): installed .* in (\d+) s$", output, re.MULTILINE)
@@ -144,7 +149,7 @@ def main() -> int:
             seconds, output = time_make_lab(where, args.python, tmp / f"online-{run}.log")
             print(
                 f"make lab, online, run {run}: {seconds:5.1f} s to serving "
-                f"(install: {installed_in(output)})",
+                f"(install: {installed_in(output)}; {load()})",
                 flush=True,
             )
         if args.wheelhouse:
@@ -162,7 +167,7 @@ def main() -> int:
             size = sum(p.stat().st_size for p in wheels.glob("*.whl")) / 1e6
             print(
                 f"make wheelhouse: {time.perf_counter() - start:5.1f} s, "
-                f"{len(list(wheels.glob('*.whl')))} wheels, {size:.0f} MB",
+                f"{len(list(wheels.glob('*.whl')))} wheels, {size:.0f} MB ({load()})",
                 flush=True,
             )
             where = clone(tmp / "offline")
@@ -171,7 +176,7 @@ def main() -> int:
             )
             print(
                 f"make lab WHEELHOUSE=…, index unreachable, empty caches: {seconds:5.1f} s to "
-                f"serving (install: {installed_in(output)})"
+                f"serving (install: {installed_in(output)}; {load()})"
             )
     finally:
         if not args.keep:
