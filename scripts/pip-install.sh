@@ -124,6 +124,8 @@ doing() {
         "$log" 2>/dev/null | tail -n 1)
     if [[ "$line" == "Installing collected packages:"* ]]; then
         echo "installing $(tr ',' '\n' <<<"${line#*:}" | grep -c .) packages into the venv"
+    elif [[ -z "$line" ]]; then
+        echo "resolving and downloading"  # uv says nothing until it has resolved
     else
         cut -c1-80 <<<"${line# }" | sed 's/^Collecting /resolving /'
     fi
