@@ -44,7 +44,7 @@ STARTER_TAG = "starter"
 GENERIC_STARTER = "# Your solution here: the check in the next cell says what is missing.\n"
 # "The cell below holds one solution: clear it, write yours, and run the check." and its variants
 _POINTS_AT_SOLUTION = re.compile(r"\s*The\s+cells?\s+below\s+holds?\s+one\s+solution[^.]*\.")
-_WRITE_YOURS = " Write yours in the cell below, then run the check after it."
+_WRITE_YOURS = " Write your solution in the cell below, then run the check after it."
 
 
 class ExerciseError(AssertionError):

@@ -75,7 +75,7 @@ def test_a_participant_notebook_has_starters_and_no_solution_or_output(
     assert all(c.get("execution_count") is None for c in given["cells"] if "outputs" in c)
     text = "\n".join(source(c) for c in given["cells"])
     assert "one solution" not in text
-    assert "Write yours in the cell below" in text
+    assert "Write your solution in the cell below" in text
     # every other cell as the tutorial has it, the check included, in the same order
     kept = [source(c) for c in tutorial["cells"] if SOLUTION_TAG not in tags(c)]
     assert [source(c) for c in given["cells"] if STARTER_TAG not in tags(c)] == [
