@@ -1,16 +1,22 @@
 # nbagents: one command opens the tutorials, one runs every check.
 #
-#   make lab     create .venv if missing, install -e .[lab] (and EXTRAS), open JupyterLab on notebooks/
+#   make lab     create .venv if missing, install -e .[lab] (and EXTRAS), open JupyterLab on notebooks/;
+#                WHEELHOUSE=DIR installs from a folder `make wheelhouse` filled, with no network
 #   make test    create .venv, install -e .[test,docs], Arize Phoenix (in .venv/phoenix) and the
 #                system packages (graphviz, chromium, postgresql), then ruff, ruff format --check,
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
 #                notebooks/) and the docs build; every step runs, the target fails if any did
 #   make docs    build the docs site into docs/_build/html (offline)
 #   make notebooks  re-execute every tutorial in place (after a change to what they show)
+#   make workshop   participant notebooks (exercises unsolved) and facilitator notebooks (solved)
+#                   in build/workshop/ (docs/teaching.md)
+#   make wheelhouse every wheel .[lab] needs in wheelhouse/; then `make lab WHEELHOUSE=wheelhouse`
+#                   installs with no network
 #
-# Installs are quiet and idempotent: pip's output goes to .venv/pip-*.log and is shown only on failure;
-# a stamp file skips pip until pyproject.toml changes. PYTHON=python3.12 make ... picks the interpreter;
-# EXTRAS=providers (make lab EXTRAS=providers) adds the real model providers' packages to the venv.
+# Installs use uv (from the package index, into the venv; pip where uv cannot be had) and are quiet
+# and idempotent: the installer's output goes to .venv/pip-*.log and is shown only on failure; a
+# stamp file skips the install until pyproject.toml changes. PYTHON=python3.12 make ... picks the
+# interpreter; EXTRAS=providers (make lab EXTRAS=providers) adds the real model providers' packages.
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -33,27 +39,32 @@ MORE_EXTRAS := $(if $(strip $(EXTRAS)),$(comma)$(strip $(EXTRAS)))
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .DEFAULT_GOAL := help
+# WHEELHOUSE=DIR: install from that folder only, with no network (`make wheelhouse` fills it).
+WHEELHOUSE ?=
+INSTALL := WHEELHOUSE="$(WHEELHOUSE)" PYTHON="$(PYTHON)" scripts/pip-install.sh
+WORKSHOP ?= build/workshop
+
 .PHONY: help lab test docs notebooks lint typecheck pytest docs-build system-deps \
-        install-lab install-test install-docs install-phoenix clean
+        install-lab install-test install-docs install-phoenix clean workshop wheelhouse
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # --- environment ----------------------------------------------------------------------------------
 
 $(BIN)/python:
 	@echo "venv: creating $(VENV) with $$($(PYTHON) --version 2>&1)"
-	@$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv --without-pip $(VENV)
 
 install-lab: $(BIN)/python
-	@scripts/pip-install.sh $(VENV) lab$(MORE_EXTRAS)
+	@$(INSTALL) $(VENV) lab$(MORE_EXTRAS)
 
 install-test: $(BIN)/python
-	@scripts/pip-install.sh $(VENV) test,docs$(MORE_EXTRAS)
+	@$(INSTALL) $(VENV) test,docs$(MORE_EXTRAS)
 
 install-docs: $(BIN)/python
 	@if [[ -f $(VENV)/.nbagents-installed-test-docs ]]; then \
-	    scripts/pip-install.sh $(VENV) test,docs; else scripts/pip-install.sh $(VENV) docs; fi
+	    $(INSTALL) $(VENV) test,docs; else $(INSTALL) $(VENV) docs; fi
 
 # Arize Phoenix, the OpenTelemetry backend tests/test_export_phoenix.py starts on loopback, gets
 # its own venv: it pins packages (anthropic, python-dateutil) older than the main venv's.
@@ -63,7 +74,7 @@ NBAGENTS_PHOENIX ?= $(PHOENIX_VENV)/bin/phoenix
 
 install-phoenix: $(BIN)/python
 	@[[ -x $(PHOENIX_VENV)/bin/python ]] || $(PYTHON) -m venv $(PHOENIX_VENV)
-	@scripts/pip-install.sh $(PHOENIX_VENV) -r $(PHOENIX_REQS)
+	@$(INSTALL) $(PHOENIX_VENV) -r $(PHOENIX_REQS)
 
 system-deps:
 	@scripts/system-deps.sh
@@ -71,8 +82,9 @@ system-deps:
 # --- the two set-up commands ----------------------------------------------------------------------
 
 # The tutorials are ours: trusted, their saved trace outputs draw the interactive view at once.
+# Signing them takes seconds: it runs while JupyterLab starts.
 lab: install-lab
-	@$(BIN)/jupyter trust notebooks/[0-9]*.ipynb > /dev/null
+	@$(BIN)/jupyter trust notebooks/[0-9]*.ipynb > /dev/null &
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: install-test install-phoenix system-deps
@@ -114,6 +126,19 @@ notebooks: install-test
 docs-build:
 	@$(STEP) "docs (sphinx + myst-nb -> docs/_build/html)" \
 	    $(BIN)/sphinx-build -b html -q $(SPHINX_ARGS) docs docs/_build/html
+
+# --- workshops (docs/teaching.md) -----------------------------------------------------------------
+
+# Participant and facilitator notebooks from the tutorials, whose solution cells are tagged
+# "solution"; ../examples goes beside them, for tutorial 9.
+workshop: install-lab
+	@$(BIN)/nbagents workshop notebooks $(WORKSHOP) --also examples
+
+# Every wheel the lab install needs, for this platform and Python, in one folder (plus uv, the
+# build backend and nbagents' own wheel): copy it to a USB stick or serve it, then
+# `make lab WHEELHOUSE=DIR` installs from it with no network.
+wheelhouse: $(BIN)/python
+	@scripts/wheelhouse.sh $(VENV) $(or $(WHEELHOUSE),wheelhouse) lab$(MORE_EXTRAS)
 
 clean:
 	rm -rf docs/_build docs/jupyter_execute test-artifacts .mypy_cache .ruff_cache
