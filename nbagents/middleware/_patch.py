@@ -1,0 +1,75 @@
+"""``PatchToolCallsMiddleware``: an answer for every tool call left without one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents import AgentState
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.runtime import Runtime
+
+__all__ = ["PatchToolCallsMiddleware", "patch_dangling_tool_calls"]
+
+
+def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | None:
+    """``messages`` with an error ``ToolMessage`` after each AI tool call that has no answer,
+    or ``None`` when every call has one.
+
+    A run stopped between a tool call and its result (Ctrl-C, a crash, an approval answered
+    with a new message instead of a resume) leaves such a call in the thread; providers refuse
+    a conversation that holds one, so the next run would fail at its first model call.
+    """
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    if not any(
+        call["id"] is not None and call["id"] not in answered
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in (*m.tool_calls, *m.invalid_tool_calls)
+    ):
+        return None
+    patched: list[AnyMessage] = []
+    for message in messages:
+        patched.append(message)
+        if not isinstance(message, AIMessage):
+            continue
+        for call in (*message.tool_calls, *message.invalid_tool_calls):
+            call_id = call["id"]
+            if call_id is None or call_id in answered:
+                continue
+            name = call["name"] or "unknown"
+            if call.get("type") == "invalid_tool_call":
+                text = (
+                    f"Tool call {name} with id {call_id} was not run: its arguments could not "
+                    f"be parsed."
+                )
+            else:
+                text = (
+                    f"Tool call {name} with id {call_id} has no result: the run stopped before "
+                    f"it finished (interrupted or cancelled). Call it again if you still need it."
+                )
+            patched.append(
+                ToolMessage(content=text, name=name, tool_call_id=call_id, status="error")
+            )
+    return patched
+
+
+class PatchToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any]):
+    """Before each run, answers the tool calls an earlier, interrupted run left unanswered.
+
+    Each such call gets an error ``ToolMessage`` right after the AI message that made it, so the
+    conversation the model sees is well formed and the model knows the call did not complete.
+    deepagents' middleware of the same name, built by ``create_deep_agent`` for every agent.
+    """
+
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        patched = patch_dangling_tool_calls(list(state.get("messages") or []))
+        if patched is None:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *patched]}
+
+    async def abefore_agent(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
