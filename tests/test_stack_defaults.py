@@ -193,7 +193,10 @@ def test_memory_is_loaded_into_the_main_agent_and_not_into_subagents() -> None:
 
 
 def test_a_dangling_tool_call_is_patched_before_the_next_model_call() -> None:
+    sent: list[list[BaseMessage]] = []
+
     def replies(agent: str, messages: list[BaseMessage]) -> Turn:
+        sent.append(messages)
         answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
         for m in messages:  # as a provider does: a tool call without its result is refused
             for c in getattr(m, "tool_calls", None) or []:
@@ -218,6 +221,25 @@ def test_a_dangling_tool_call_is_patched_before_the_next_model_call() -> None:
 
     assert result["messages"][-1].text == "Carrying on."
     call_id = next(m for m in result["messages"] if isinstance(m, AIMessage)).tool_calls[0]["id"]
-    patch = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    patch = next(m for m in sent[-1] if isinstance(m, ToolMessage))
     assert patch.tool_call_id == call_id and patch.status == "error"
     assert "has no result" in patch.text
+
+
+def test_without_the_patch_the_next_run_fails() -> None:
+    def replies(agent: str, messages: list[BaseMessage]) -> Turn:
+        answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+        if any(
+            c["id"] not in answered for m in messages for c in getattr(m, "tool_calls", None) or []
+        ):
+            raise ValueError("a tool call has no result")
+        return say("Carrying on.")
+
+    agent = create_deep_agent(
+        ScriptedChatModel(script={}, responder=replies),
+        tools=[step],
+        excluded_middleware=["PatchToolCallsMiddleware"],
+    )
+    dangling = AIMessage("", tool_calls=[{"name": "step", "args": {"n": 1}, "id": "c1"}])
+    with pytest.raises(ValueError, match="no result"):
+        agent.invoke({"messages": [HumanMessage("Run step 1."), dangling, HumanMessage("Go on.")]})

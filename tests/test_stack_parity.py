@@ -116,14 +116,29 @@ def test_callers_middleware_replaces_by_name_and_lands_before_the_tail(
     assert "TodoListMiddleware" not in ours["general-purpose"]
 
 
-def test_excluded_middleware_removes_a_default_and_refuses_the_required() -> None:
+def test_excluded_middleware_removes_a_default_and_refuses_the_required(
+    recorded: Callable[[str], Stacks],
+) -> None:
     model = ScriptedChatModel(script={})
-    full = set(nbagents.create_deep_agent(model).get_graph().nodes)
-    assert {"SummarizationMiddleware.before_model", "PatchToolCallsMiddleware.before_agent"} <= full
-    agent = nbagents.create_deep_agent(
+    nbagents.create_deep_agent(
         model, excluded_middleware=["SummarizationMiddleware", "PatchToolCallsMiddleware"]
     )
-    nodes = set(agent.get_graph().nodes)
-    assert not any("Summarization" in n or "PatchToolCalls" in n for n in nodes), nodes
+    for names in recorded("nbagents").values():
+        assert "AnthropicPromptCachingMiddleware" in names
+        assert not {"SummarizationMiddleware", "PatchToolCallsMiddleware"} & set(names)
     with pytest.raises(ValueError, match="SubAgentMiddleware"):
         nbagents.create_deep_agent(model, excluded_middleware=["SubAgentMiddleware"])
+
+
+def test_the_defaults_add_no_graph_node() -> None:
+    """They act inside the model call: a short run traces as it would without them."""
+    model = ScriptedChatModel(script={})
+    bare = nbagents.create_deep_agent(
+        model,
+        excluded_middleware=[
+            "SummarizationMiddleware",
+            "PatchToolCallsMiddleware",
+            "AnthropicPromptCachingMiddleware",
+        ],
+    )
+    assert set(nbagents.create_deep_agent(model).get_graph().nodes) == set(bare.get_graph().nodes)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.runtime import Runtime
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 __all__ = ["PatchToolCallsMiddleware", "patch_dangling_tool_calls"]
 
@@ -56,20 +55,32 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | 
 
 
 class PatchToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any]):
-    """Before each run, answers the tool calls an earlier, interrupted run left unanswered.
+    """Before each model call, answers the tool calls that an earlier, interrupted run left
+    unanswered.
 
-    Each such call gets an error ``ToolMessage`` right after the AI message that made it, so the
-    conversation the model sees is well formed and the model knows the call did not complete.
-    deepagents' middleware of the same name, built by ``create_deep_agent`` for every agent.
+    Each such call gets an error ``ToolMessage`` right after the AI message that made it, in
+    the messages the model is sent, so the conversation is well formed and the model knows the
+    call did not complete. deepagents' middleware of the same name, built by
+    ``create_deep_agent`` for every agent. Unlike deepagents', which rewrites the state once
+    per run, it leaves the thread's messages as they are: patching the request needs no graph
+    node, so an agent with nothing to patch runs and traces as it would without it.
     """
 
-    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        patched = patch_dangling_tool_calls(list(state.get("messages") or []))
-        if patched is None:
-            return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *patched]}
+    # It changes the messages, never the system prompt (see SubAgentRegistry's prompt section).
+    changes_prompt = False
 
-    async def abefore_agent(
-        self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        patched = patch_dangling_tool_calls(list(request.messages))
+        return handler(request if patched is None else request.override(messages=patched))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        patched = patch_dangling_tool_calls(list(request.messages))
+        return await handler(request if patched is None else request.override(messages=patched))

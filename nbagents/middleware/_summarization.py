@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, cast
 
 from langchain.agents import AgentState
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
 from langchain.agents.middleware import SummarizationMiddleware as LangChainSummarization
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT, ContextSize
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -16,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, get_buffer_string
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from nbagents.backends import (
     BackendLike,
@@ -141,29 +148,53 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
 
     # -- the hook --------------------------------------------------------------------------------
 
-    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        update = super().before_model(state, runtime)
-        folded = _folded(state, update)
+    # LangChain's middleware summarizes in a ``before_model`` node. Here it happens inside the
+    # model call instead (as deepagents does it), so an agent whose conversation stays short
+    # has no extra graph node, and its trace no extra step, for a summary that never comes.
+    before_model = AgentMiddleware.before_model  # type: ignore[assignment]
+    abefore_model = AgentMiddleware.abefore_model  # type: ignore[assignment]
+    # It changes the messages, never the system prompt (see SubAgentRegistry's prompt section).
+    changes_prompt = False
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> Any:
+        messages = list(request.messages)
+        update = LangChainSummarization.before_model(
+            self, cast(Any, {"messages": messages}), request.runtime
+        )
+        folded = _folded(messages, update)
         if update is None or folded is None:
-            return update
-        session = _session(state)
-        backend = backend_for_hook(self.backend, state, runtime)
+            return handler(request)
+        session = _session(request.state)
+        backend = backend_for_hook(self.backend, request.state, request.runtime)
         path = self.history_path(session)
         saved = _append(backend, path, _section(folded))
-        return self._with_path(update, session, path if saved else None, state)
+        update = self._with_path(update, session, path if saved else None, messages, request)
+        response = handler(request.override(messages=update["messages"][1:]))
+        return _extended(response, update)
 
-    async def abefore_model(
-        self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
-        update = await super().abefore_model(state, runtime)
-        folded = _folded(state, update)
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> Any:
+        messages = list(request.messages)
+        update = await LangChainSummarization.abefore_model(
+            self, cast(Any, {"messages": messages}), request.runtime
+        )
+        folded = _folded(messages, update)
         if update is None or folded is None:
-            return update
-        session = _session(state)
-        backend = backend_for_hook(self.backend, state, runtime)
+            return await handler(request)
+        session = _session(request.state)
+        backend = backend_for_hook(self.backend, request.state, request.runtime)
         path = self.history_path(session)
         saved = await _aappend(backend, path, _section(folded))
-        return self._with_path(update, session, path if saved else None, state)
+        update = self._with_path(update, session, path if saved else None, messages, request)
+        response = await handler(request.override(messages=update["messages"][1:]))
+        return _extended(response, update)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -173,10 +204,14 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
 
     @staticmethod
     def _with_path(
-        update: dict[str, Any], session: str, path: str | None, state: AgentState[Any]
+        update: dict[str, Any],
+        session: str,
+        path: str | None,
+        messages: list[AnyMessage],
+        request: ModelRequest[Any],
     ) -> dict[str, Any]:
         remove, summary, *kept = update["messages"]
-        folded = len(state["messages"]) - len(kept)
+        folded = len(messages) - len(kept)
         if path is None:
             where = "They could not be saved; only this summary of them remains."
         else:
@@ -192,12 +227,22 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             content=text, id=summary.id, additional_kwargs=dict(summary.additional_kwargs)
         )
         result: dict[str, Any] = {**update, "messages": [remove, new_summary, *kept]}
-        if state.get(SESSION_KEY) != session:
+        if (request.state or {}).get(SESSION_KEY) != session:
             result[SESSION_KEY] = session
         return result
 
 
-def _folded(state: AgentState[Any], update: dict[str, Any] | None) -> list[AnyMessage] | None:
+def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:
+    """The model's response, and the state update that puts the summary in place of the folded
+    messages. LangChain applies a middleware's update after the response's own, so the update
+    ends with the response's messages, which its ``RemoveMessage`` would otherwise drop."""
+    messages = [*update["messages"], *response.result]
+    return ExtendedModelResponse(
+        model_response=response, command=Command(update={**update, "messages": messages})
+    )
+
+
+def _folded(messages: list[AnyMessage], update: dict[str, Any] | None) -> list[AnyMessage] | None:
     """The messages LangChain's update folds into its summary: those before the kept ones.
 
     LangChain replaces the whole list with ``[RemoveMessage(ALL), summary, *kept]``, the kept
@@ -214,7 +259,6 @@ def _folded(state: AgentState[Any], update: dict[str, Any] | None) -> list[AnyMe
         or not isinstance(new[1], HumanMessage)
     ):
         return None
-    messages = list(state["messages"])
     cut = len(messages) - (len(new) - 2)
     if cut <= 0:
         return None
@@ -222,8 +266,8 @@ def _folded(state: AgentState[Any], update: dict[str, Any] | None) -> list[AnyMe
     return [m for m in messages[:cut] if m.additional_kwargs.get("lc_source") != "summarization"]
 
 
-def _session(state: AgentState[Any]) -> str:
-    existing = state.get(SESSION_KEY)
+def _session(state: Any) -> str:
+    existing = (state or {}).get(SESSION_KEY)
     if isinstance(existing, str) and existing:
         return existing
     return f"session_{uuid.uuid4().hex}"
