@@ -2,7 +2,7 @@
 names: summarization that saves what it folds, patched tool calls, memory files, prompt
 caching. ``create_deep_agent`` builds them with LangChain's own (``TodoListMiddleware``, ...)."""
 
-from nbagents.middleware._caching import PromptCachingMiddleware
+from nbagents.middleware._caching import PromptCachingMiddleware, prompt_caching_for
 from nbagents.middleware._memory import (
     MEMORY_CONTENTS_KEY,
     MEMORY_SYSTEM_PROMPT,
@@ -38,5 +38,6 @@ __all__ = [
     "drop_excluded",
     "merge_by_name",
     "patch_dangling_tool_calls",
+    "prompt_caching_for",
     "summarization_defaults",
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 
-__all__ = ["PromptCachingMiddleware"]
+__all__ = ["PromptCachingMiddleware", "prompt_caching_for"]
 
 
 def _is_anthropic(model: Any) -> bool:
@@ -65,3 +65,21 @@ class PromptCachingMiddleware(AgentMiddleware[Any, Any]):
         if delegate is None:
             return await handler(request)
         return await delegate.awrap_model_call(request, handler)
+
+
+class _NoPromptCaching(PromptCachingMiddleware):
+    """The stand-in for an agent whose model is not Anthropic's: same name, no hook."""
+
+    wrap_model_call = AgentMiddleware.wrap_model_call  # type: ignore[assignment]
+    awrap_model_call = AgentMiddleware.awrap_model_call  # type: ignore[assignment]
+
+
+def prompt_caching_for(model: Any) -> PromptCachingMiddleware:
+    """The prompt-caching middleware of an agent on ``model``.
+
+    Every layer around the model call costs LangChain some work per call, so an agent whose
+    model is not Anthropic's gets one without a hook (still in the stack by name, so it can be
+    replaced or excluded as deepagents' can). A middleware that switches the model per call to
+    an Anthropic one should be given ``PromptCachingMiddleware()`` itself.
+    """
+    return PromptCachingMiddleware() if _is_anthropic(model) else _NoPromptCaching()

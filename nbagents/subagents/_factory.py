@@ -16,11 +16,11 @@ from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend, c
 from nbagents.middleware import (
     MemoryMiddleware,
     PatchToolCallsMiddleware,
-    PromptCachingMiddleware,
     check_excluded,
     create_summarization_middleware,
     drop_excluded,
     merge_by_name,
+    prompt_caching_for,
 )
 from nbagents.models import init_model
 from nbagents.skills import SkillsMiddleware
@@ -153,7 +153,7 @@ def create_deep_agent(
             create_summarization_middleware(subagent_model, offload),
             PatchToolCallsMiddleware(),
         ]
-        tail: list[AgentMiddleware[Any, Any]] = [PromptCachingMiddleware()]
+        tail: list[AgentMiddleware[Any, Any]] = [prompt_caching_for(subagent_model)]
         if subagent == GENERAL_PURPOSE:
             # As deepagents: the general-purpose sub-agent takes the main agent's replacement
             # of one of its defaults (a SummarizationMiddleware of other thresholds, ...).
@@ -192,7 +192,7 @@ def create_deep_agent(
     tail: list[AgentMiddleware[Any, Any]] = []
     if skills and backend is not None:
         tail.append(SkillsMiddleware(backend, sources=list(skills)))
-    tail.append(PromptCachingMiddleware())
+    tail.append(prompt_caching_for(chat_model))
     if memory:
         tail.append(MemoryMiddleware(backend=backend, sources=list(memory)))
     stack = merge_by_name([*core, *tail], custom, core={m.name for m in core})
