@@ -22,7 +22,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from nbagents import create_deep_agent
-from nbagents.backends import FilesystemBackend
+from nbagents.backends import FilesystemBackend, StateBackend, WriteResult
 from nbagents.middleware import SummarizationMiddleware
 from nbagents.models import ScriptedChatModel, Turn, call, delegate, say
 
@@ -243,3 +243,22 @@ def test_without_the_patch_the_next_run_fails() -> None:
     dangling = AIMessage("", tool_calls=[{"name": "step", "args": {"n": 1}, "id": "c1"}])
     with pytest.raises(ValueError, match="no result"):
         agent.invoke({"messages": [HumanMessage("Run step 1."), dangling, HumanMessage("Go on.")]})
+
+
+class _Full(StateBackend):
+    """A backend that refuses every write."""
+
+    def write(self, file_path: str, content: str) -> WriteResult:
+        return WriteResult(error=f"{file_path}: no space left")
+
+
+def test_a_history_that_cannot_be_saved_is_said_so_and_the_run_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    agent = create_deep_agent(_model(LongTask(worker="main")), tools=[step], backend=_Full())
+    result = agent.invoke({"messages": [HumanMessage("Run the long task.")]})
+
+    assert result["messages"][-1].text == f"All {STEPS} steps done."
+    assert "could not be saved" in result["messages"][0].text
+    assert "no space left" in caplog.text
+    assert not any(p.startswith("/conversation_history/") for p in result.get("files") or {})
