@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "nbagents._runtime_tools",
             "nbagents.models",
             "nbagents.backends",
+            "nbagents.middleware",
         ],
     ),
     ("agents: the sub-agent system and skills", ["nbagents.subagents", "nbagents.skills"]),

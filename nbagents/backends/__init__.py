@@ -8,7 +8,12 @@ from nbagents.backends._base import FileBackend
 from nbagents.backends._composite import CompositeBackend
 from nbagents.backends._disk import AccessRule, DiskBackend, FilesystemBackend
 from nbagents.backends._format import TOOL_RESULT_TOKEN_LIMIT, TRUNCATION_GUIDANCE
-from nbagents.backends._middleware import FilesState, FilesystemMiddleware, FilesystemState
+from nbagents.backends._middleware import (
+    FilesState,
+    FilesystemMiddleware,
+    FilesystemState,
+    uses_state,
+)
 from nbagents.backends._protocol import (
     FILE_NOT_FOUND,
     INVALID_PATH,
@@ -118,4 +123,5 @@ __all__ = [
     "files_reducer",
     "is_backend",
     "resolve_backend",
+    "uses_state",
 ]

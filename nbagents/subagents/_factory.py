@@ -11,8 +11,17 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.graph.state import CompiledStateGraph
 
-from nbagents._contract import MAX_PARALLEL_SUBAGENTS
+from nbagents._contract import GENERAL_PURPOSE, MAX_PARALLEL_SUBAGENTS
 from nbagents.backends import BackendLike, FilesystemMiddleware, StateBackend, check_backend
+from nbagents.middleware import (
+    MemoryMiddleware,
+    PatchToolCallsMiddleware,
+    check_excluded,
+    create_summarization_middleware,
+    drop_excluded,
+    merge_by_name,
+    prompt_caching_for,
+)
 from nbagents.models import init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._background import BackgroundSubAgentMiddleware
@@ -24,6 +33,7 @@ from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent
 from nbagents.subagents.limits import Limits, check_limits
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "DEFAULT_SYSTEM_PROMPT", "create_deep_agent"]
+
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a capable assistant. Plan the work, delegate self-contained parts to sub-agents "
@@ -46,7 +56,9 @@ def create_deep_agent(
     subagents: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent] = (),
     backend: BackendLike | None = None,
     skills: Sequence[str] | None = None,
+    memory: Sequence[str] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+    excluded_middleware: Iterable[str] = (),
     max_subagent_depth: int = 3,
     name: str = "main",
     checkpointer: Any = None,
@@ -86,6 +98,25 @@ def create_deep_agent(
     sub-agents are busy; a sub-agent left in a blocking call stops before its next model call, and
     its result is dropped.
 
+    Every agent gets deepagents' default stack, built from LangChain's middleware where it
+    has one: the main agent ``FilesystemMiddleware`` (with a backend), ``SubAgentMiddleware``,
+    ``SummarizationMiddleware``, ``PatchToolCallsMiddleware``, the background-task middleware
+    (with background specs), then ``middleware``, then ``SkillsMiddleware`` (with skills),
+    ``AnthropicPromptCachingMiddleware`` (``PromptCachingMiddleware``, which acts only on
+    Anthropic models) and ``MemoryMiddleware`` (with ``memory``), then approvals; each
+    sub-agent built from a ``SubAgent`` spec the same without the task, background and memory
+    middleware (see ``nbagents.middleware``). Summarization folds the start of a conversation
+    into a summary past 85% of the model's context size (``model.profile["max_input_tokens"]``)
+    or, for a model without one, past 170,000 tokens, after saving the folded messages to
+    ``/conversation_history/`` on ``backend`` (the state's ``files`` without one); each
+    sub-agent summarizes its own conversation. Each default is replaced by passing a
+    middleware of its name in ``middleware`` (the general-purpose sub-agent takes the
+    replacement too), and removed by naming it in ``excluded_middleware``
+    (``FilesystemMiddleware`` and ``SubAgentMiddleware`` cannot be). ``memory`` lists memory
+    files (``["/AGENTS.md"]``) on the backend, loaded into the main agent's system prompt when a
+    thread starts; sub-agents do not get them. The todo list is not a default (as in
+    deepagents since 0.7): pass ``middleware=[TodoListMiddleware()]``.
+
     ``limits`` bounds each run (each ``invoke``, ``stream`` or resumption) as a whole: its
     model calls, tokens, cost and seconds, the main agent's and every sub-agent's together
     (``{"model_calls": 50, "cost": 2.0}``, see ``Limits``). A sub-agent that reaches it stops
@@ -93,6 +124,7 @@ def create_deep_agent(
     the main agent reaches it, ``invoke`` raises ``LimitReached``. A sub-agent's own limits go
     in its spec (``"limits"``).
     """
+    excluded = check_excluded(excluded_middleware)
     problem = tools_problem(tools)
     if problem is not None:
         raise TypeError(f"create_deep_agent: tools= {problem}")
@@ -101,11 +133,33 @@ def create_deep_agent(
     chat_model = init_model(model, f"Agent {name!r}") if isinstance(model, str) else model
     if isinstance(skills, str):
         raise ValueError("skills must be a list of skill source directories, not one string.")
+    if isinstance(memory, str):
+        raise ValueError("memory must be a list of file paths (['/AGENTS.md']), not one string.")
     if backend is not None:
         backend = check_backend(backend)
-    elif skills:
-        # Skills then live in the state's files, e.g. given with the input: {"files": {...}}.
+    elif skills or memory:
+        # Skills and memory then live in the state's files, given with the input:
+        # {"files": {...}}; the agent gets the file tools to keep its memory up to date.
         backend = StateBackend()
+    # Without a backend, summarization keeps what it folds in the thread's state (``files``),
+    # where a checkpointer keeps it and the run's output shows it.
+    offload = backend
+    custom = list(middleware)
+
+    def subagent_stack(
+        subagent: str, subagent_model: BaseChatModel
+    ) -> tuple[list[AgentMiddleware[Any, Any]], list[AgentMiddleware[Any, Any]]]:
+        core: list[AgentMiddleware[Any, Any]] = [
+            create_summarization_middleware(subagent_model, offload),
+            PatchToolCallsMiddleware(),
+        ]
+        tail: list[AgentMiddleware[Any, Any]] = [prompt_caching_for(subagent_model)]
+        if subagent == GENERAL_PURPOSE:
+            # As deepagents: the general-purpose sub-agent takes the main agent's replacement
+            # of one of its defaults (a SummarizationMiddleware of other thresholds, ...).
+            core, tail = _replaced(core, custom), _replaced(tail, custom)
+        return drop_excluded(core, excluded), drop_excluded(tail, excluded)
+
     # Validation (in the middlewares) names a spec that is not a dict; do not trip on it here.
     background = [s for s in subagents if isinstance(s, Mapping) and s.get("background")]
     subagent_middleware = SubAgentMiddleware(
@@ -115,21 +169,34 @@ def create_deep_agent(
         backend=backend,
         default_skills=skills,
         default_interrupt_on=interrupt_on,
+        default_stack=subagent_stack,
         general_purpose_agent=general_purpose_agent,
         excluded_state_keys=excluded_state_keys,
         state_schema=state_schema,
         max_subagent_depth=max_subagent_depth,
         on_subagent_error=on_subagent_error,
     )
-    stack: list[AgentMiddleware[Any, Any]] = []
+    # deepagents' order: files, task, summarization, patched tool calls, background tasks (the
+    # core); then the caller's middleware; then skills, prompt caching and memory (the tail),
+    # which change the prompt last. A caller's middleware of a default's name replaces it.
+    core: list[AgentMiddleware[Any, Any]] = []
     if backend is not None:
-        stack.append(FilesystemMiddleware(backend=backend))
-    if skills and backend is not None:
-        stack.append(SkillsMiddleware(backend, sources=list(skills)))
-    stack.append(subagent_middleware)
+        core.append(FilesystemMiddleware(backend=backend))
+    core += [
+        subagent_middleware,
+        create_summarization_middleware(chat_model, offload),
+        PatchToolCallsMiddleware(),
+    ]
     if background:
-        stack.append(BackgroundSubAgentMiddleware(cast(list[RemoteSubAgent], background)))
-    stack += list(middleware)
+        core.append(BackgroundSubAgentMiddleware(cast(list[RemoteSubAgent], background)))
+    tail: list[AgentMiddleware[Any, Any]] = []
+    if skills and backend is not None:
+        tail.append(SkillsMiddleware(backend, sources=list(skills)))
+    tail.append(prompt_caching_for(chat_model))
+    if memory:
+        tail.append(MemoryMiddleware(backend=backend, sources=list(memory)))
+    stack = merge_by_name([*core, *tail], custom, core={m.name for m in core})
+    stack = drop_excluded(stack, excluded)
     if interrupt_on:
         stack.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
     agent = create_agent(
@@ -147,3 +214,11 @@ def create_deep_agent(
     )
     graph = DeepAgentGraph.of(batch_message_writes(agent), subagent_middleware._registry, limits)
     return graph.with_config(max_concurrency=max_concurrency)
+
+
+def _replaced(
+    stack: list[AgentMiddleware[Any, Any]], custom: Sequence[AgentMiddleware[Any, Any]]
+) -> list[AgentMiddleware[Any, Any]]:
+    """``stack`` with the ``custom`` middleware that share a name with one of it in its place."""
+    names = {m.name for m in stack}
+    return merge_by_name(stack, [m for m in custom if m.name in names])

@@ -23,7 +23,7 @@ from nbagents._runtime_tools import runtime_tool
 from nbagents.backends import BackendLike, check_backend
 from nbagents.backends.prompts import with_prompt_section
 from nbagents.subagents._prompts import TASK_SYSTEM_PROMPT, TASK_TOOL_DESCRIPTION, list_agents
-from nbagents.subagents._registry import SubAgentRegistry, resolve_model
+from nbagents.subagents._registry import DefaultStack, SubAgentRegistry, resolve_model
 from nbagents.subagents._spawn import SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY, OnError, Spawn
 from nbagents.subagents._specs import (
     DEFAULT_EXCLUDED_STATE_KEYS,
@@ -70,6 +70,12 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         subagents: ``SubAgent``, ``CompiledSubAgent`` and ``RemoteSubAgent`` specs (a graph on
             a LangGraph server; needs the ``remote`` extra).
         default_middleware: middleware every built sub-agent gets before its own.
+        default_stack: builds deepagents' default middleware of each sub-agent built from a
+            ``SubAgent`` spec, from its name and model: a ``(core, tail)`` pair, the core
+            placed after the file tools and the tail (prompt caching, ...) after the skills.
+            The spec's own middleware replaces one of them that has its name, and otherwise
+            goes between the two. ``create_deep_agent`` passes its stack (summarization,
+            patched tool calls, prompt caching); ``None``, the default, adds none.
         default_interrupt_on: human-in-the-loop approvals of built sub-agents whose spec has no
             ``interrupt_on`` (usually the main agent's).
         general_purpose_agent: add ``GENERAL_PURPOSE_SUBAGENT`` unless a spec of that name
@@ -100,6 +106,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
         backend: BackendLike | None = None,
         default_skills: Sequence[str] | None = None,
         default_middleware: Sequence[AgentMiddleware[Any, Any]] = (),
+        default_stack: DefaultStack | None = None,
         default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None = None,
         general_purpose_agent: bool | None = None,
         system_prompt: str | None = TASK_SYSTEM_PROMPT,
@@ -147,6 +154,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             ),
             default_tools=default_tools,
             default_middleware=default_middleware,
+            default_stack=default_stack,
             backend=None if backend is None else check_backend(backend),
             default_skills=default_skills,
             default_interrupt_on=default_interrupt_on,
@@ -225,8 +233,12 @@ class _ToolOnly(SubAgentMiddleware):
 
 
 def wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
-    """Whether ``create_agent`` puts ``middleware`` around model calls (a hook of either kind)."""
+    """Whether ``create_agent`` puts ``middleware`` around model calls (a hook of either kind)
+    that may change the prompt; a middleware that says ``changes_prompt = False`` (prompt
+    caching touches only the model settings) does not count."""
     kind = type(middleware)
+    if getattr(middleware, "changes_prompt", True) is False:
+        return False
     return (
         kind.wrap_model_call is not AgentMiddleware.wrap_model_call
         or kind.awrap_model_call is not AgentMiddleware.awrap_model_call

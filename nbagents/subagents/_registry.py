@@ -15,6 +15,7 @@ from langgraph.channels.binop import BinaryOperatorAggregate
 
 from nbagents._contract import GENERAL_PURPOSE
 from nbagents.backends import BackendLike, FilesystemMiddleware, files_reducer
+from nbagents.middleware import merge_by_name
 from nbagents.models import MissingAPIKeyError, init_model
 from nbagents.skills import SkillsMiddleware
 from nbagents.subagents._messages import batch_message_writes
@@ -24,7 +25,12 @@ from nbagents.subagents._specs import CompiledSubAgent, RemoteSubAgent, SubAgent
 from nbagents.subagents._threads import with_threaded_coroutines
 from nbagents.subagents.limits import Limits
 
-__all__ = ["SubAgentRegistry", "reducer_keys", "resolve_model"]
+__all__ = ["DefaultStack", "SubAgentRegistry", "reducer_keys", "resolve_model"]
+
+DefaultStack = Callable[
+    [str, BaseChatModel], tuple[list[AgentMiddleware[Any, Any]], list[AgentMiddleware[Any, Any]]]
+]
+"""Builds a sub-agent's default middleware from its name and model: ``(core, tail)``."""
 
 _FORMATS_KEPT = 32
 """Sub-agents built for a per-call response format that are kept for reuse."""
@@ -46,6 +52,7 @@ class SubAgentRegistry:
         default_model: BaseChatModel | None,
         default_tools: Sequence[Any],
         default_middleware: Sequence[AgentMiddleware[Any, Any]],
+        default_stack: DefaultStack | None = None,
         backend: BackendLike | None,
         default_skills: Sequence[str] | None,
         default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None,
@@ -67,6 +74,7 @@ class SubAgentRegistry:
         self._default_model = default_model
         self._default_tools = list(default_tools)
         self._default_middleware = list(default_middleware)
+        self._default_stack = default_stack
         self._backend = backend
         self._default_skills = list(default_skills) if default_skills else None
         self._default_interrupt_on = dict(default_interrupt_on or {})
@@ -186,11 +194,24 @@ class SubAgentRegistry:
             return RemoteGraphRunnable(cast(RemoteSubAgent, spec))
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
-        middleware: list[AgentMiddleware[Any, Any]] = [
-            *self._file_middleware(spec),
-            *self._default_middleware,
-            *spec.get("middleware", ()),
-        ]
+        model = spec.get("model") or self._default_model
+        if model is None:
+            raise ValueError(
+                f"SubAgent {spec['name']!r} must specify 'model': SubAgentMiddleware was given "
+                f"no default_model to inherit; give the spec a model or pass default_model=..."
+            )
+        chat_model = resolve_model(model, f"Sub-agent {spec['name']!r}")
+        files, skills = self._file_middleware(spec)
+        own = [*self._default_middleware, *spec.get("middleware", ())]
+        middleware: list[AgentMiddleware[Any, Any]]
+        if self._default_stack is None:
+            middleware = [*files, *skills, *own]
+        else:
+            # deepagents' order: files, the core defaults, the spec's own middleware, skills,
+            # then the tail (prompt caching); the spec's own replaces a default of its name.
+            core, tail = self._default_stack(spec["name"], chat_model)
+            head = [*files, *core]
+            middleware = merge_by_name([*head, *skills, *tail], own, core={m.name for m in head})
         # A sub-agent may hold the main agent's tools, so it keeps their approvals unless its
         # spec says otherwise.
         interrupt_on = spec.get("interrupt_on", self._default_interrupt_on)
@@ -211,14 +232,8 @@ class SubAgentRegistry:
                 else self.prompt_section
             )
         middleware.append(self._delegation(self, in_request))
-        model = spec.get("model") or self._default_model
-        if model is None:
-            raise ValueError(
-                f"SubAgent {spec['name']!r} must specify 'model': SubAgentMiddleware was given "
-                f"no default_model to inherit; give the spec a model or pass default_model=..."
-            )
         built = create_agent(
-            resolve_model(model, f"Sub-agent {spec['name']!r}"),
+            chat_model,
             tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
             system_prompt=system_prompt,
             middleware=middleware,
@@ -230,7 +245,9 @@ class SubAgentRegistry:
         )
         return batch_message_writes(built)
 
-    def _file_middleware(self, spec: SubAgent) -> list[AgentMiddleware[Any, Any]]:
+    def _file_middleware(
+        self, spec: SubAgent
+    ) -> tuple[list[AgentMiddleware[Any, Any]], list[AgentMiddleware[Any, Any]]]:
         """File tools on the shared backend, and the skills this sub-agent is offered.
 
         The general-purpose sub-agent shares the main agent's skills; any other sub-agent has
@@ -246,11 +263,11 @@ class SubAgentRegistry:
                     f"backend to read them from: pass backend=... to create_deep_agent or "
                     f"SubAgentMiddleware."
                 )
-            return []
-        stack: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self._backend)]
-        if sources:
-            stack.append(SkillsMiddleware(self._backend, sources=list(sources)))
-        return stack
+            return [], []
+        files: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self._backend)]
+        if not sources:
+            return files, []
+        return files, [SkillsMiddleware(self._backend, sources=list(sources))]
 
 
 def resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:

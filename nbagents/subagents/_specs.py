@@ -15,6 +15,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from nbagents._contract import GENERAL_PURPOSE, SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
+from nbagents.middleware import SESSION_KEY
 from nbagents.subagents.limits import Limits, check_limits
 
 __all__ = [
@@ -155,9 +156,11 @@ DEFAULT_EXCLUDED_STATE_KEYS: frozenset[str] = frozenset(
         SKILLS_ERRORS_KEY,
         "memory_contents",
         "background_tasks",
+        SESSION_KEY,
     }
 )
-"""Withheld from every sub-agent: each starts from its task and loads its own skills."""
+"""Withheld from every sub-agent: each starts from its task, loads its own skills and keeps
+its own summarized history."""
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 

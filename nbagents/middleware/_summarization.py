@@ -1,0 +1,349 @@
+"""Summarization that keeps what it folds: LangChain's ``SummarizationMiddleware``, with the
+folded messages saved to a file backend first (what LangChain lacks)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any, NotRequired, cast
+
+from langchain.agents import AgentState
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain.agents.middleware import SummarizationMiddleware as LangChainSummarization
+from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT, ContextSize
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, get_buffer_string
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import Command
+
+from nbagents.backends import (
+    BackendLike,
+    BackendProtocol,
+    CompositeBackend,
+    FileData,
+    FilesState,
+    StateBackend,
+    check_backend,
+    files_reducer,
+    uses_state,
+)
+from nbagents.middleware._runtime import backend_for_hook
+
+__all__ = [
+    "SESSION_KEY",
+    "SummarizationMiddleware",
+    "create_summarization_middleware",
+    "summarization_defaults",
+]
+
+log = logging.getLogger(__name__)
+
+SESSION_KEY = "_summarization_session_id"
+"""Private state key naming the file one agent's folded history goes to, kept across turns of
+a thread; withheld from sub-agents, so each sub-agent run has a file of its own."""
+
+PROFILE_TRIGGER: ContextSize = ("fraction", 0.85)
+PROFILE_KEEP: ContextSize = ("fraction", 0.10)
+TOKENS_TRIGGER: ContextSize = ("tokens", 170_000)
+MESSAGES_KEEP: ContextSize = ("messages", 6)
+
+
+class _SessionState(AgentState[Any]):
+    _summarization_session_id: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+class _SessionFilesState(FilesState):
+    _summarization_session_id: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+class _SessionHistoryState(AgentState[Any]):
+    """For an agent given no backend: the ``files`` key of the state backend the history goes
+    to, without a starting value (``| None`` makes LangGraph leave the channel empty), so the
+    key appears in the state, and in what sub-agents receive, only once a summary is made."""
+
+    files: Annotated[NotRequired[dict[str, FileData] | None], files_reducer]
+    _summarization_session_id: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
+def _max_input_tokens(model: BaseChatModel) -> int | None:
+    profile = getattr(model, "profile", None)
+    value = profile.get("max_input_tokens") if isinstance(profile, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def summarization_defaults(model: BaseChatModel) -> tuple[ContextSize, ContextSize]:
+    """``(trigger, keep)`` for ``model``, as deepagents chooses them.
+
+    With a context size in the model's profile (``profile["max_input_tokens"]``): summarize at
+    85% of it and keep the latest 10%. Without one: summarize past 170,000 tokens and keep the
+    latest 6 messages.
+    """
+    if _max_input_tokens(model) is not None:
+        return PROFILE_TRIGGER, PROFILE_KEEP
+    return TOKENS_TRIGGER, MESSAGES_KEEP
+
+
+class SummarizationMiddleware(LangChainSummarization[Any, Any]):
+    """LangChain's ``SummarizationMiddleware`` that first saves the messages it folds away.
+
+    When the conversation passes ``trigger`` (see LangChain's middleware for the thresholds),
+    the messages before the ``keep`` window are appended, in full, to
+    ``/conversation_history/<session>.md`` on ``backend`` (under the ``artifacts_root`` of a
+    ``CompositeBackend``), then replaced in the state by one summary message that names that
+    file, so the agent can read back any detail with ``read_file``. Each agent run, and each
+    sub-agent run, has its own file; later summaries of the same thread append to it. A file
+    that cannot be written is logged and the summary says the history was not kept.
+    ``backend`` defaults to a ``StateBackend`` (the thread's ``files`` key). The other
+    arguments are LangChain's. ``create_summarization_middleware`` picks deepagents' defaults
+    for a model.
+    """
+
+    def __init__(
+        self,
+        model: str | BaseChatModel,
+        *,
+        backend: BackendLike | None = None,
+        trigger: Any = None,
+        keep: ContextSize = ("messages", 20),
+        token_counter: Any = count_tokens_approximately,
+        summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
+        trim_tokens_to_summarize: int | None = 4000,
+        summarizer: Any = None,
+    ) -> None:
+        super().__init__(
+            model,
+            trigger=trigger,
+            keep=keep,
+            token_counter=token_counter,
+            summary_prompt=summary_prompt,
+            trim_tokens_to_summarize=trim_tokens_to_summarize,
+            summarizer=summarizer,
+        )
+        self.backend: BackendLike = check_backend(
+            backend if backend is not None else StateBackend()
+        )
+        # A state backend writes to the ``files`` key, which the agent's state must then have,
+        # even when the agent has no file tools.
+        if backend is None:
+            self.state_schema = _SessionHistoryState
+        elif uses_state(self.backend):
+            self.state_schema = _SessionFilesState
+        else:
+            self.state_schema = _SessionState
+        root = self.backend.artifacts_root if isinstance(self.backend, CompositeBackend) else "/"
+        self.history_dir = f"{str(root).rstrip('/')}/conversation_history"
+
+    @property
+    def name(self) -> str:
+        return "SummarizationMiddleware"
+
+    # -- the hook --------------------------------------------------------------------------------
+
+    # LangChain's middleware summarizes in a ``before_model`` node. Here it happens inside the
+    # model call instead (as deepagents does it), so an agent whose conversation stays short
+    # has no extra graph node, and its trace no extra step, for a summary that never comes.
+    before_model = AgentMiddleware.before_model  # type: ignore[assignment]
+    abefore_model = AgentMiddleware.abefore_model  # type: ignore[assignment]
+    # It changes the messages, never the system prompt (see SubAgentRegistry's prompt section).
+    changes_prompt = False
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> Any:
+        messages = list(request.messages)
+        update = LangChainSummarization.before_model(
+            self, cast(Any, {"messages": messages}), request.runtime
+        )
+        folded = _folded(messages, update)
+        if update is None or folded is None:
+            return handler(request)
+        session = _session(request.state)
+        backend = backend_for_hook(self.backend, request.state, request.runtime)
+        path = self.history_path(session)
+        saved = _append(backend, path, _section(folded))
+        update = self._with_path(update, session, path if saved else None, messages, request)
+        response = handler(request.override(messages=update["messages"][1:]))
+        return _extended(response, update)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> Any:
+        messages = list(request.messages)
+        update = await LangChainSummarization.abefore_model(
+            self, cast(Any, {"messages": messages}), request.runtime
+        )
+        folded = _folded(messages, update)
+        if update is None or folded is None:
+            return await handler(request)
+        session = _session(request.state)
+        backend = backend_for_hook(self.backend, request.state, request.runtime)
+        path = self.history_path(session)
+        saved = await _aappend(backend, path, _section(folded))
+        update = self._with_path(update, session, path if saved else None, messages, request)
+        response = await handler(request.override(messages=update["messages"][1:]))
+        return _extended(response, update)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def history_path(self, session: str) -> str:
+        """The file the folded history of ``session`` is appended to."""
+        return f"{self.history_dir}/{session}.md"
+
+    @staticmethod
+    def _with_path(
+        update: dict[str, Any],
+        session: str,
+        path: str | None,
+        messages: list[AnyMessage],
+        request: ModelRequest[Any],
+    ) -> dict[str, Any]:
+        remove, summary, *kept = update["messages"]
+        folded = len(messages) - len(kept)
+        if path is None:
+            where = "They could not be saved; only this summary of them remains."
+        else:
+            where = (
+                f"They are saved in full in {path}: read that file (read_file) when you need a "
+                f"detail this summary leaves out."
+            )
+        text = (
+            f"The conversation so far grew too long, so its first {folded} messages were "
+            f"summarized. {where}\n\n{summary.content}"
+        )
+        new_summary = HumanMessage(
+            content=text, id=summary.id, additional_kwargs=dict(summary.additional_kwargs)
+        )
+        result: dict[str, Any] = {**update, "messages": [remove, new_summary, *kept]}
+        if (request.state or {}).get(SESSION_KEY) != session:
+            result[SESSION_KEY] = session
+        return result
+
+
+def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:
+    """The model's response, and the state update that puts the summary in place of the folded
+    messages. LangChain applies a middleware's update after the response's own, so the update
+    ends with the response's messages, which its ``RemoveMessage`` would otherwise drop."""
+    messages = [*update["messages"], *response.result]
+    return ExtendedModelResponse(
+        model_response=response, command=Command(update={**update, "messages": messages})
+    )
+
+
+def _folded(messages: list[AnyMessage], update: dict[str, Any] | None) -> list[AnyMessage] | None:
+    """The messages LangChain's update folds into its summary: those before the kept ones.
+
+    LangChain replaces the whole list with ``[RemoveMessage(ALL), summary, *kept]``, the kept
+    messages being the end of the state's list; any other shape is left as it is.
+    """
+    if update is None:
+        return None
+    new = update.get("messages")
+    if (
+        not isinstance(new, list)
+        or len(new) < 2
+        or not isinstance(new[0], RemoveMessage)
+        or new[0].id != REMOVE_ALL_MESSAGES
+        or not isinstance(new[1], HumanMessage)
+    ):
+        return None
+    cut = len(messages) - (len(new) - 2)
+    if cut <= 0:
+        return None
+    # A summary made earlier is already in the file with what it summarized.
+    return [m for m in messages[:cut] if m.additional_kwargs.get("lc_source") != "summarization"]
+
+
+def _session(state: Any) -> str:
+    existing = (state or {}).get(SESSION_KEY)
+    if isinstance(existing, str) and existing:
+        return existing
+    return f"session_{uuid.uuid4().hex}"
+
+
+def _section(messages: list[AnyMessage]) -> str:
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    body = get_buffer_string(messages, format="xml")
+    return f"## {len(messages)} messages summarized at {stamp}\n\n{body}\n\n"
+
+
+def _existing(backend: BackendProtocol, path: str) -> str:
+    try:
+        (response,) = backend.download_files([path])
+    except Exception:  # a backend that cannot tell: start the file
+        return ""
+    if response.error is not None or response.content is None:
+        return ""
+    return response.content.decode("utf-8", errors="replace")
+
+
+def _append(backend: BackendProtocol, path: str, section: str) -> bool:
+    old = _existing(backend, path)
+    try:
+        result = backend.edit(path, old, old + section) if old else backend.write(path, section)
+    except Exception as error:
+        log.warning("Could not save the summarized history to %s: %s", path, error)
+        return False
+    if result.error:
+        log.warning("Could not save the summarized history to %s: %s", path, result.error)
+        return False
+    return True
+
+
+async def _aappend(backend: BackendProtocol, path: str, section: str) -> bool:
+    old = ""
+    try:
+        (response,) = await backend.adownload_files([path])
+        if response.error is None and response.content is not None:
+            old = response.content.decode("utf-8", errors="replace")
+    except Exception:
+        old = ""
+    try:
+        result = (
+            await backend.aedit(path, old, old + section)
+            if old
+            else await backend.awrite(path, section)
+        )
+    except Exception as error:
+        log.warning("Could not save the summarized history to %s: %s", path, error)
+        return False
+    if result.error:
+        log.warning("Could not save the summarized history to %s: %s", path, result.error)
+        return False
+    return True
+
+
+def create_summarization_middleware(
+    model: BaseChatModel,
+    backend: BackendLike | None = None,
+    *,
+    summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
+    trim_tokens_to_summarize: int | None = None,
+    token_counter: Any = count_tokens_approximately,
+    summarizer: Any = None,
+) -> SummarizationMiddleware:
+    """A ``SummarizationMiddleware`` for ``model`` with deepagents' defaults (see
+    ``summarization_defaults``); the whole folded history goes to the summarizer."""
+    trigger, keep = summarization_defaults(model)
+    return SummarizationMiddleware(
+        model,
+        backend=backend,
+        trigger=trigger,
+        keep=keep,
+        token_counter=token_counter,
+        summary_prompt=summary_prompt,
+        trim_tokens_to_summarize=trim_tokens_to_summarize,
+        summarizer=summarizer,
+    )
