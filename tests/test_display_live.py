@@ -18,9 +18,8 @@ import nbagents.display._viewmodel as viewmodel
 import nbagents.display.live as live
 from nbagents.display._fingerprints import QUIET_SECONDS, SpanFingerprints
 from nbagents.display._format import format_tokens
-from nbagents.display._html import draw_ahead, render_view, trace_html
+from nbagents.display._html import render_view, trace_html
 from nbagents.display._viewmodel import CONVERSE_SECONDS, ViewBuilder, build_view
-from nbagents.display._viewsource import LocalSource
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
 
@@ -107,13 +106,12 @@ def test_the_patches_add_up_to_the_view_of_the_finished_run() -> None:
     assert _without_rev(seen) == _without_rev(dict(expected))
 
 
-def test_a_page_loaded_anew_is_sent_the_whole_view_as_it_is_and_no_whole_view_goes_unasked(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_page_loaded_anew_is_sent_the_whole_view_as_it_is_and_no_whole_view_goes_unasked() -> (
+    None
+):
     # The widget holds its last whole view and last patch. A page loaded while the run goes on
     # asks for the whole state and gets the view as it is then; no other whole view goes out
     # mid-run (at 500 sub-agents each cost the page ~0.5 s and the kernel 4 MB to send).
-    monkeypatch.setenv("NBAGENTS_VIEW_WORKER", "0")  # one source: a move starts a whole view
     step = {"agent": "main", "depth": 0, "start": 0.0}
     trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
     view = LiveView(trace)
@@ -275,8 +273,6 @@ def _gaps_before_finish(recorder: Recorder) -> list[float]:
 
 def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
     # Building the view holds the GIL the agent's threads need: its share of time is capped.
-    # What counts is the CPU the flusher spends, not a wait (for the view worker) that holds
-    # no GIL.
     update = ViewBuilder.update
 
     def slow_update(self: ViewBuilder, *, thorough: bool = True) -> Any:
@@ -286,9 +282,6 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
         return update(self, thorough=thorough)
 
     monkeypatch.setattr(ViewBuilder, "update", slow_update)
-    # Kept in the kernel: past OFFLOAD_SPANS (a loaded machine adds spans for longer before
-    # three updates went out) the view would move to the worker, where nothing is slow.
-    monkeypatch.setenv("NBAGENTS_VIEW_WORKER", "0")
     trace = Trace()
     view = LiveView(trace).start()
     recorder = Recorder(view)
@@ -305,39 +298,6 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     assert len(recorder.events) >= 4
     # 10 updates a second would leave 0.1 s; a 0.05 s build keeps the flusher away 0.5 s.
     assert min(gaps) >= 0.3, gaps
-
-
-class _WaitingSource(LocalSource):
-    """A view built elsewhere, as by the view worker: each update waits for the other process
-    (here a sleep, which holds no GIL and spends no CPU of this one)."""
-
-    cheap_updates = True
-
-    def update(self, *, thorough: bool = True) -> bool:
-        time.sleep(0.05)
-        return super().update(thorough=thorough)
-
-
-def test_a_wait_for_the_view_worker_does_not_hold_the_widget_back() -> None:
-    # At 500 sub-agents the worker's answers took ~0.25 s of wall time (the kernel's threads
-    # queue for the GIL meanwhile): counted as the update's cost, that kept the widget without
-    # an update for ~5 s. The kernel's own CPU is what MAX_DUTY bounds.
-    trace = Trace()
-    view = LiveView(trace)
-    view.source = _WaitingSource(trace)
-    view._in_kernel = True  # the source stays as set
-    view.start()
-    recorder = Recorder(view)
-    _grow_until(trace, recorder, updates=4, pause=0.01)
-    # A change the flusher has not sent, so finish() sends an update (the last, not counted).
-    trace.add(
-        Span(id="last", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
-    )
-    view.finish()
-    gaps = _gaps_before_finish(recorder)
-    assert len(gaps) >= 3
-    # Counting the 0.05 s waits would keep the flusher away a whole second after each update.
-    assert min(gaps) < 0.5, gaps
 
 
 def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -596,8 +556,7 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
                 if updates % 5 == 0:
                     builder.view_json()  # whole views mid-run fill the caches
                 elif updates % 3 == 0:
-                    builder.prepare()  # as the view worker does between requests
-                    draw_ahead(builder.snapshot_view())
+                    render_view(builder.snapshot_view())
 
         tracer.trace.subscribe(follow_run)
         agent.invoke(INPUT)
@@ -605,46 +564,6 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
     assert updates > 20
     assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
     assert render_view(builder.snapshot_view()) == trace_html(tracer.trace)
-
-
-def test_prepare_leaves_a_whole_view_nothing_to_make(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The view worker prepares between requests so that the saved output at the run's end
-    # only joins texts: after prepare() a whole view must make no node, row or bar again,
-    # whatever the updates before it changed (new children, tokens rolling up, a tool call
-    # ending under a running agent, agents ending, a failure).
-    agent = make_agent(latency=0.05, fail_writer=True)
-    made: list[str] = []
-    remade: list[str] = []
-    wholes = 0
-    with recording() as tracer:
-        builder = ViewBuilder(tracer.trace)
-        for maker in ("_node", "_agent_row", "_timeline_row"):
-            real = getattr(builder, maker)
-            monkeypatch.setattr(
-                builder, maker, lambda sid, *a, _m=maker, _r=real: made.append(_m) or _r(sid, *a)
-            )
-        one_at_a_time = threading.Lock()
-
-        def follow_run(trace: Trace) -> None:
-            nonlocal wholes
-            with one_at_a_time:
-                builder.update(thorough=False)
-                builder.prepare()
-                made.clear()
-                builder.view_json()
-                remade.extend(made)  # the trace's listeners must not raise: kept, then checked
-                wholes += 1
-
-        tracer.trace.subscribe(follow_run)
-        agent.invoke(INPUT)
-    builder.update()
-    builder.prepare()
-    made.clear()
-    whole = json.loads(builder.view_json())
-    assert remade == [] and made == []
-    assert wholes > 20
-    assert len(whole["nodes"]) > 10 and len(whole["agent_rows"]) >= 3
-    assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
 
 
 def test_a_late_change_to_an_ended_sub_agent_is_found_within_a_second_or_by_a_thorough_look(

@@ -39,7 +39,6 @@ from nbagents.display._records import (
     VIEW_VERSION,
     AgentRow,
     Header,
-    KeptNode,
     NodeTexts,
     Segment,
     Stat,
@@ -180,17 +179,9 @@ class ViewBuilder:
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
         """Whole records as JSON text, dropped when they change and made again when asked."""
-        self._preparing = False
-        self._unmade: set[str] = set()
-        self._unmade_agents: set[str] = set()
-        """Once :meth:`prepare` has run, the nodes and agents whose whole records were dropped
-        since, for its next run (it made every record again after each update: at 500
-        sub-agents a walk of ~2,500 nodes, ten times a second)."""
         self._talking: set[str] = set()
         """Agents whose own steps changed since their conversations were last rebuilt."""
         self._conversed_at = 0.0
-        self._kept: dict[str, KeptNode] = {}
-        """What snapshots parsed and drew of each node (:class:`NodeTexts`), by node id."""
         self._errors: set[str] = set()
         self._horizon = 0.0
         self._priced = False
@@ -227,29 +218,12 @@ class ViewBuilder:
         trace = self.trace
         with trace.lock:
             dirty = self._fingerprints.changed(trace, thorough=thorough)
-            status, finished, title = trace.status, bool(trace.finished), trace.title
-        return self.take_in(dirty, status, finished, title, thorough=thorough)
-
-    def take_in(
-        self,
-        dirty: list[tuple[Span, bool]],
-        status: str,
-        finished: bool,
-        title: str,
-        *,
-        thorough: bool = True,
-    ) -> _Changes:
-        """Take in spans new or changed (each with whether it is final: it will not change
-        again) and the trace's state: :meth:`update` with what changed found elsewhere (a
-        copy of the trace kept in another process, :mod:`nbagents.display._viewworker`)."""
+            self._status = _status(trace.status)
+            self._finished = bool(trace.finished)
+            self._title = trace.title
         changes = _Changes()
-        self._status = _status(status)
-        self._finished = finished
-        self._title = title
-        talking: set[str] = set()
         for span, final in dirty:
-            self._take(span, changes, final, talking)
-        self._talking |= talking
+            self._take(span, changes, final)
         now = time.monotonic()
         if thorough or now - self._conversed_at >= CONVERSE_SECONDS:
             self._converse(self._talking, changes)
@@ -258,11 +232,8 @@ class ViewBuilder:
         changes.kids.update(p for p in self._tree.settle() if p is not None)
         for sid in changes.nodes:
             self._heads.pop(sid, None)
-        dropped = changes.nodes | changes.kids
-        for sid in dropped:
+        for sid in changes.nodes | changes.kids:
             self._node_text.pop(sid, None)
-        if self._preparing:
-            self._unmade |= dropped
         priced = self._usage.costs.priced
         if priced != self._priced:
             self._priced = priced
@@ -272,8 +243,6 @@ class ViewBuilder:
             self._row_text.pop(sid, None)
         for sid in changes.timeline:
             self._bar_text.pop(sid, None)
-        if self._preparing:
-            self._unmade_agents |= changes.agent_rows | changes.timeline
         roots = self._tree.kids[None]
         last = self._tree.spans[roots[-1]] if roots else None
         self._waiting = bool(last and last.status == "interrupted" and last.error is None)
@@ -281,7 +250,7 @@ class ViewBuilder:
             self.rev += 1
         return changes
 
-    def _take(self, span: Span, changes: _Changes, final: bool, talking: set[str]) -> None:
+    def _take(self, span: Span, changes: _Changes, final: bool) -> None:
         sid = span.id
         tree = self._tree
         self._horizon = max(self._horizon, span.end if span.end is not None else span.start)
@@ -304,11 +273,11 @@ class ViewBuilder:
             if span.kind in AGENT_KINDS:
                 changes.agent_rows.add(sid)
                 changes.timeline.add(sid)
-                talking.add(sid)
+                self._talking.add(sid)
             owner = tree.owner.get(sid)
             if owner is not None:
                 changes.timeline.add(owner)
-                talking.add(owner)  # a model or tool call: a step of its agent's conversation
+                self._talking.add(owner)  # a model or tool call: a step of its agent's conversation
         if span.kind == "model":
             ancestors = list(tree.ancestors(sid))
             if self._usage.take_call(span, ancestors, final):
@@ -536,25 +505,6 @@ class ViewBuilder:
             ],
         )
 
-    def prepare(self) -> None:
-        """Make now the records of what changed that :meth:`view_json` would make (it keeps
-        them). The view worker does it between requests, while the run goes on: at the run's
-        end the saved output then has only the last changes left to make (at 500 sub-agents,
-        every node's record was made there, ~60 ms of the cell's wait)."""
-        tree = self._tree
-        if not self._preparing:  # the first time: every record
-            self._preparing = True
-            nodes, agents = tree.walk(), tree.agents
-        else:
-            nodes = [s for s in self._unmade if s in tree.key]  # visible ones
-            agents = [a for a in self._unmade_agents if a in tree.calls]
-        self._unmade, self._unmade_agents = set(), set()
-        for sid in nodes:
-            self._whole_node(sid)
-        for agent in agents:
-            self._row(agent)
-            self._bar(agent)
-
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`, its long texts in place."""
         return cast(View, self._filled(self.view_json()))
@@ -571,7 +521,7 @@ class ViewBuilder:
         view["roots"] = self._tree.keys(self._tree.kids[None])
         key = self._tree.key
         texts = {key[s]: self._whole_node(s) for s in self._tree.walk()}
-        view["nodes"] = NodeTexts(texts, self._kept, self._shared.table)
+        view["nodes"] = NodeTexts(texts, self._shared.table)
         view["agents"] = self._tree.keys(self._tree.agents)
         view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
         view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])

@@ -142,10 +142,10 @@ function applyPatch(data, patch) {
   return touched;
 }
 
-// A whole view arriving for data the page already has (the view worker took the run over, a
-// whole view built for a page loaded anew) mostly repeats it: as a patch of what differs it
-// redraws only that, where drawing it whole rebuilt every row (at 500 sub-agents ~0.5 s of the
-// page's time). Null when `next` does not extend `data` (a step gone, or under another parent).
+// A whole view arriving for data the page already has (built for a page loaded anew, or sent as
+// a run pauses for decisions) mostly repeats it: as a patch of what differs it redraws only
+// that, where drawing it whole rebuilt every row. Null when `next` does not extend `data` (a
+// step gone, or under another parent).
 function asPatch(data, next) {
   for (const [id, node] of data.nodes) {
     const now = next.nodes.get(id);
