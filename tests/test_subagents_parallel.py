@@ -8,6 +8,7 @@ import gc
 import threading
 from typing import Any, ClassVar, NotRequired
 
+import pytest
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -219,6 +220,16 @@ def test_full_garbage_collections_wait_while_a_wide_fan_out_runs() -> None:
         running.enter_context(fanout.in_flight())
         first, second, third = gc.get_threshold()
         assert (first, second) == before[:2] and third > before[2]
+    assert gc.get_threshold() == before
+
+
+def test_the_deferral_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(fanout.ENV, "0")
+    before = gc.get_threshold()
+    with contextlib.ExitStack() as running:
+        for _ in range(fanout.WIDE + 1):
+            running.enter_context(fanout.in_flight())
+        assert gc.get_threshold() == before
     assert gc.get_threshold() == before
 
 

@@ -11,20 +11,25 @@ While at least :data:`WIDE` sub-agents run at once, the oldest generation's thre
 raised so that only young collections run (they still free short-lived cycles); when the
 count drops below it, the threshold the process had is put back, and the next full
 collection happens as it would have. Only the third threshold is touched, and only if nobody
-else changed it meanwhile.
+else changed it meanwhile. This is nbagents' one change to the collector;
+``NBAGENTS_DEFER_GC=0`` in the environment turns it off (read as each wide fan-out begins).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
 from collections.abc import Iterator
 
-__all__ = ["WIDE", "in_flight"]
+__all__ = ["ENV", "WIDE", "in_flight"]
 
 WIDE = 64
 """Sub-agents running at once from which full collections wait (narrower runs: no change)."""
+
+ENV = "NBAGENTS_DEFER_GC"
+"""``0`` (or ``false``, ``no``, ``off``) leaves the collector's thresholds alone."""
 
 _DEFERRED = 1_000_000
 """The oldest generation's threshold meanwhile: young collections before a full one."""
@@ -49,7 +54,7 @@ def _enter() -> None:
     global _running, _saved
     with _lock:
         _running += 1
-        if _running >= WIDE and _saved is None:
+        if _running >= WIDE and _saved is None and _deferring():
             first, second, third = gc.get_threshold()
             if third < _DEFERRED:
                 _saved = third
@@ -65,3 +70,7 @@ def _leave() -> None:
             if third == _DEFERRED:  # someone else's setting since then is theirs to keep
                 gc.set_threshold(first, second, _saved)
             _saved = None
+
+
+def _deferring() -> bool:
+    return os.environ.get(ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
