@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "nbagents._contract",
             "nbagents._tokens",
             "nbagents._guard",
+            "nbagents._gc",
             "nbagents._kernel",
             "nbagents._versioned",
             "nbagents._distribution",

@@ -36,6 +36,7 @@ import anywidget
 import traitlets
 
 from nbagents import approvals
+from nbagents._gc import view_work
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
@@ -218,13 +219,15 @@ class LiveView:
             return False
         if first or whole:
             self._changes = _Changes()
-            text = self.builder.view_json()
+            with view_work():
+                text = self.builder.view_json()
             self.widget.view_json = text
             self._based = True
             self.wholes += 1
         else:
             changes, self._changes = self._changes, _Changes()
-            text = self.builder.patch_json(changes)
+            with view_work():
+                text = self.builder.patch_json(changes)
             self.widget.patch_json = text
         self._unsent = False
         self.sent_bytes += len(text)
@@ -242,7 +245,8 @@ class LiveView:
         """The builder takes in the trace's changes; whether the view changed. Under
         ``_sync_lock``. The flusher's periodic updates are not ``thorough`` (a late change to a
         step that ended is taken within a second); ``sync()`` and the final update are."""
-        changes = self.builder.update(thorough=thorough)
+        with view_work():
+            changes = self.builder.update(thorough=thorough)
         self._changes.merge(changes)
         return bool(changes)
 
@@ -425,14 +429,14 @@ class LiveView:
         """The static snapshot as it goes into the output, between the live markers."""
         # Through sync(), so the widget gets every change the snapshot shows.
         self._guard(self.sync)
-        with self._sync_lock:
+        with self._sync_lock, view_work():
             html = render_view(self.builder.snapshot_view())
         return LIVE_HTML_START + html + LIVE_HTML_END
 
     def _save(self) -> None:
         """Make the saved output once: the output no longer changes (a resumed run starts a
         new one)."""
-        with self._sync_lock:
+        with self._sync_lock, view_work():
             self._saved_html = saved_html(self.builder, self.widget.uid)
 
     def _bundle(self) -> dict[str, Any]:
