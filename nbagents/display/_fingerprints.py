@@ -7,9 +7,8 @@ threads cannot change under the view.
 
 An agent, task or sub-agent that ended rarely changes again (a late result, a resumption),
 but it can: once it was seen unchanged after its end it is *quiet*, looked at again by a
-thorough look, or by any look a second (:data:`QUIET_SECONDS`) after the last that did. At 500
-sub-agents the ~1,000 ended tasks and sub-agents were most of what each look, ten a second in
-the kernel, fingerprinted.
+thorough look, or by any look a second (:data:`QUIET_SECONDS`) after the last that did. In a
+wide run the ended tasks and sub-agents would otherwise be most of what each look fingerprints.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ steps, agent rows and timeline rows that changed, which the front end updates in
 front end keeps one store per widget, so a view drawn late in the same page starts from all
 that arrived. A page loaded anew (the notebook reopened while its kernel runs) asks for the
 widget's whole state: the whole view is built again for it then, never sent again on a timer
-(at 500 sub-agents each whole view sent mid-run cost the page ~0.5 s and the kernel 4 MB).
+(a wide run's whole view is megabytes for the kernel to send and the page to draw).
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output with the saved HTML of
 :mod:`nbagents.display._saved` (the final snapshot, and the view drawn again from it where the
@@ -196,7 +196,7 @@ class LiveView:
             started = time.monotonic()
             changed = self._update(thorough=False)
             # Once finish() began, it makes the last update (none for an output it replaces):
-            # a tick caught in it sent a 500-way run's whole view (~4 MB) while the cell waited.
+            # a tick caught in it would send a wide run's whole view while the cell waits.
             if not self._stop.is_set() and (started >= self._send_at or not self._based):
                 self._send(changed, whole=False, started=started)
             else:
@@ -260,8 +260,8 @@ class LiveView:
 
     def _last_update(self) -> None:
         """Take in the run's last changes. A displayed widget that the saved output is about to
-        replace is not sent them: at 500 sub-agents that last patch was ~1 MB of JSON, built
-        and sent while the cell waited, for a widget closed right after."""
+        replace is not sent them: a wide run's last patch would be built and sent while the
+        cell waits, for a widget closed right after."""
         if self.display_id is None:
             self.sync()
         else:
