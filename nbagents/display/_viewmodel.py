@@ -23,7 +23,6 @@ order, depths) is kept by :mod:`nbagents.display._tree`, the token and cost sums
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -60,12 +59,7 @@ from nbagents.tracing.model import count_failures
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes, Trace
 
-__all__ = ["CONVERSE_SECONDS", "ViewBuilder", "build_view"]
-
-CONVERSE_SECONDS = 1.0
-"""How often an update that is not thorough rebuilds the conversations of the agents whose
-steps changed. A main agent's conversation holds a result per sub-agent: in a wide run it
-changes at nearly every update, and rebuilding it each time would be most of the view's CPU."""
+__all__ = ["ViewBuilder", "build_view"]
 
 COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
 COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
@@ -179,8 +173,7 @@ class ViewBuilder:
         self._bar_text: dict[str, str] = {}
         """Whole records as JSON text, dropped when they change and made again when asked."""
         self._talking: set[str] = set()
-        """Agents whose own steps changed since their conversations were last rebuilt."""
-        self._conversed_at = 0.0
+        """Agents whose own steps changed in the update under way."""
         self._errors: set[str] = set()
         self._horizon = 0.0
         self._priced = False
@@ -207,27 +200,19 @@ class ViewBuilder:
 
     # -- reading the trace ---------------------------------------------------------------------
 
-    def update(self, *, thorough: bool = True) -> _Changes:
-        """Take in what changed in the trace since the last call; returns what it touched.
-
-        Not ``thorough``, as the live view's periodic updates are: a change to a step that
-        ended a while ago may be left for a later update (:mod:`nbagents.display._fingerprints`),
-        and agents' conversations are rebuilt at most every :data:`CONVERSE_SECONDS`.
-        """
+    def update(self) -> _Changes:
+        """Take in what changed in the trace since the last call; returns what it touched."""
         trace = self.trace
         with trace.lock:
-            dirty = self._fingerprints.changed(trace, thorough=thorough)
+            dirty = self._fingerprints.changed(trace)
             self._status = _status(trace.status)
             self._finished = bool(trace.finished)
             self._title = trace.title
         changes = _Changes()
         for span, final in dirty:
             self._take(span, changes, final)
-        now = time.monotonic()
-        if thorough or now - self._conversed_at >= CONVERSE_SECONDS:
-            self._converse(self._talking, changes)
-            self._talking = set()
-            self._conversed_at = now
+        self._converse(self._talking, changes)
+        self._talking = set()
         changes.kids.update(p for p in self._tree.settle() if p is not None)
         for sid in changes.nodes:
             self._heads.pop(sid, None)

@@ -194,7 +194,7 @@ class LiveView:
     def _tick(self) -> None:
         with self._sync_lock:
             started = time.monotonic()
-            changed = self._update(thorough=False)
+            changed = self._update()
             # Once finish() began, it makes the last update (none for an output it replaces):
             # a tick caught in it would send a wide run's whole view while the cell waits.
             if not self._stop.is_set() and (started >= self._send_at or not self._based):
@@ -241,12 +241,11 @@ class LiveView:
         )
         return True
 
-    def _update(self, *, thorough: bool = True) -> bool:
+    def _update(self) -> bool:
         """The builder takes in the trace's changes; whether the view changed. Under
-        ``_sync_lock``. The flusher's periodic updates are not ``thorough`` (a late change to a
-        step that ended is taken within a second); ``sync()`` and the final update are."""
+        ``_sync_lock``."""
         with view_work():
-            changes = self.builder.update(thorough=thorough)
+            changes = self.builder.update()
         self._changes.merge(changes)
         return bool(changes)
 
