@@ -29,9 +29,6 @@ import argparse
 import gc
 import itertools
 import json
-import os
-import statistics
-import subprocess
 import sys
 import time
 import tracemalloc
@@ -45,8 +42,6 @@ from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from nbagents import Tracer
 from nbagents.display._saved import saved_html
 from nbagents.display._viewmodel import ViewBuilder
-from nbagents.display._viewsource import ENV as VIEW_WORKER_ENV
-from nbagents.display._viewsource import RemoteSource, view_worker
 from nbagents.display.live import LiveView
 from nbagents.tracing import Trace
 
@@ -179,103 +174,14 @@ def build_cost(trace: Trace, repeat: int = 7) -> tuple[float, float, float, int]
     return best[0], best[1], best[2], kept
 
 
-def view_floor(workers: int, repeat: int = 3) -> tuple[float, float]:
-    """Least wall seconds of a run with no view, and the least CPU seconds of what any view of
-    it must do once: read the recorded inputs and outputs (the tracer left them unconverted),
-    build the whole view and make the saved output ``finish()`` writes.
-
-    A live view does at least this: a notebook saved from it holds the whole view. Its ratio
-    to the run is the floor of the live view's cost, with no update sent while the run went.
-    Each run is fresh (a trace's values are converted once); thread CPU, collector off.
-    """
-    agent = build_agent(workers)
-    wall(agent, live=False)
-    walls, builds = [], []
-    for _ in range(repeat):
-        gc.collect()
-        tracer = Tracer(Trace())
-        started = time.perf_counter()
-        agent.invoke({"messages": [("user", "go")]}, {"callbacks": [tracer]})
-        walls.append(time.perf_counter() - started)
-        gc.disable()
-        try:
-            cpu = time.thread_time()
-            builder = ViewBuilder(tracer.trace)
-            builder.update()
-            saved_html(builder)
-            builds.append(time.thread_time() - cpu)
-        finally:
-            gc.enable()
-    return min(walls), min(builds)
+SENT: list[tuple[int, int, int, float]] = []
+"""Per run with a view: widget updates, how many of them were whole views, bytes sent, and the
+seconds ``finish()`` took (the final update and the saved output)."""
 
 
-_SPIN = (
-    "import os, sys\n"
-    "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
-    "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
-    "while True:\n"
-    "    pass\n"
-)
-"""A process that keeps one CPU busy at the idle scheduling class: it yields that CPU to any
-other task there, so whatever it still costs a run on another CPU, the machine charges."""
-
-
-def busy_core_cost(workers: int, repeat: int = 3) -> tuple[float, float] | None:
-    """Median wall seconds of the run with no view, in this process pinned to one CPU, with
-    the other CPUs idle and with one of them kept busy by :data:`_SPIN`, alternated; ``None``
-    where the affinity or the idle class cannot be set (not Linux) or there is one CPU.
-
-    On a virtual machine two CPUs may be threads of one physical core, or share it with other
-    guests: work on one slows the other whatever its priority. The live view's page and view
-    worker run beside the kernel, so this is what each of their busy seconds costs the run.
-    """
-    if not (hasattr(os, "sched_setaffinity") and hasattr(os, "SCHED_IDLE")):
-        return None
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        return None
-    agent = build_agent(workers)
-    before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {cpus[0]})
-    alone: list[float] = []
-    beside: list[float] = []
-    try:
-        wall(agent, live=False)
-        for round_ in range(repeat):
-            for busy in (False, True) if round_ % 2 == 0 else (True, False):
-                spinner = None
-                if busy:
-                    spinner = subprocess.Popen([sys.executable, "-c", _SPIN, str(cpus[1])])
-                    time.sleep(0.3)  # its interpreter has started and spins
-                try:
-                    (beside if busy else alone).append(wall(agent, live=False))
-                finally:
-                    if spinner is not None:
-                        spinner.kill()
-                        spinner.wait()
-    finally:
-        os.sched_setaffinity(0, before)
-    return statistics.median(alone), statistics.median(beside)
-
-
-SENT: list[tuple[int, int, int, float, str]] = []
-"""Per run with a view: widget updates, how many of them were whole views, bytes sent, the
-seconds ``finish()`` took (the final update and the saved output), and where the view was
-built (``worker`` or ``kernel``)."""
-
-
-def wall(agent: Any, live: bool, show: bool = False, *, worker: bool = True) -> float:
-    """Seconds of one run, the view's ``finish()`` included: the cell ends only after it.
-
-    ``worker=False`` keeps the view in this process (``NBAGENTS_VIEW_WORKER=0``) however
-    large the run grows.
-    """
+def wall(agent: Any, live: bool, show: bool = False) -> float:
+    """Seconds of one run, the view's ``finish()`` included: the cell ends only after it."""
     gc.collect()  # each run starts from the same heap: garbage of the last one costs it nothing
-    os.environ[VIEW_WORKER_ENV] = "1" if worker else "0"
-    if live and worker:
-        up = view_worker()
-        if up is not None:  # up before the run: its start-up is once per kernel
-            up.ready.wait(60)
     tracer = Tracer(Trace())
     view = None
     if live:
@@ -288,8 +194,7 @@ def wall(agent: Any, live: bool, show: bool = False, *, worker: bool = True) -> 
         view.finish()
     ended = time.perf_counter()
     if view is not None:
-        where = "worker" if isinstance(view.source, RemoteSource) else "kernel"
-        SENT.append((view.updates, view.wholes, view.sent_bytes, ended - finishing, where))
+        SENT.append((view.updates, view.wholes, view.sent_bytes, ended - finishing))
         # A displayed widget lives as long as its output; keeping these would make every
         # later run's garbage collections walk their traces.
         view.widget.close()

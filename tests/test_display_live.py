@@ -13,14 +13,11 @@ import pytest
 from support.display_fixtures import build_trace, make_agent
 from support.view_mirror import final_view, follow, saved_view, stat
 
-import nbagents.display._fingerprints as fingerprints
-import nbagents.display._viewmodel as viewmodel
 import nbagents.display.live as live
-from nbagents.display._fingerprints import QUIET_SECONDS, SpanFingerprints
+from nbagents.display._fingerprints import SpanFingerprints
 from nbagents.display._format import format_tokens
-from nbagents.display._html import draw_ahead, render_view, trace_html
-from nbagents.display._viewmodel import CONVERSE_SECONDS, ViewBuilder, build_view
-from nbagents.display._viewsource import LocalSource
+from nbagents.display._html import render_view, trace_html
+from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
 
@@ -107,13 +104,12 @@ def test_the_patches_add_up_to_the_view_of_the_finished_run() -> None:
     assert _without_rev(seen) == _without_rev(dict(expected))
 
 
-def test_a_page_loaded_anew_is_sent_the_whole_view_as_it_is_and_no_whole_view_goes_unasked(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_page_loaded_anew_is_sent_the_whole_view_as_it_is_and_no_whole_view_goes_unasked() -> (
+    None
+):
     # The widget holds its last whole view and last patch. A page loaded while the run goes on
     # asks for the whole state and gets the view as it is then; no other whole view goes out
     # mid-run (at 500 sub-agents each cost the page ~0.5 s and the kernel 4 MB to send).
-    monkeypatch.setenv("NBAGENTS_VIEW_WORKER", "0")  # one source: a move starts a whole view
     step = {"agent": "main", "depth": 0, "start": 0.0}
     trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
     view = LiveView(trace)
@@ -275,20 +271,15 @@ def _gaps_before_finish(recorder: Recorder) -> list[float]:
 
 def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
     # Building the view holds the GIL the agent's threads need: its share of time is capped.
-    # What counts is the CPU the flusher spends, not a wait (for the view worker) that holds
-    # no GIL.
     update = ViewBuilder.update
 
-    def slow_update(self: ViewBuilder, *, thorough: bool = True) -> Any:
+    def slow_update(self: ViewBuilder) -> Any:
         busy_until = time.thread_time() + 0.05
         while time.thread_time() < busy_until:
             pass
-        return update(self, thorough=thorough)
+        return update(self)
 
     monkeypatch.setattr(ViewBuilder, "update", slow_update)
-    # Kept in the kernel: past OFFLOAD_SPANS (a loaded machine adds spans for longer before
-    # three updates went out) the view would move to the worker, where nothing is slow.
-    monkeypatch.setenv("NBAGENTS_VIEW_WORKER", "0")
     trace = Trace()
     view = LiveView(trace).start()
     recorder = Recorder(view)
@@ -305,39 +296,6 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     assert len(recorder.events) >= 4
     # 10 updates a second would leave 0.1 s; a 0.05 s build keeps the flusher away 0.5 s.
     assert min(gaps) >= 0.3, gaps
-
-
-class _WaitingSource(LocalSource):
-    """A view built elsewhere, as by the view worker: each update waits for the other process
-    (here a sleep, which holds no GIL and spends no CPU of this one)."""
-
-    cheap_updates = True
-
-    def update(self, *, thorough: bool = True) -> bool:
-        time.sleep(0.05)
-        return super().update(thorough=thorough)
-
-
-def test_a_wait_for_the_view_worker_does_not_hold_the_widget_back() -> None:
-    # At 500 sub-agents the worker's answers took ~0.25 s of wall time (the kernel's threads
-    # queue for the GIL meanwhile): counted as the update's cost, that kept the widget without
-    # an update for ~5 s. The kernel's own CPU is what MAX_DUTY bounds.
-    trace = Trace()
-    view = LiveView(trace)
-    view.source = _WaitingSource(trace)
-    view._in_kernel = True  # the source stays as set
-    view.start()
-    recorder = Recorder(view)
-    _grow_until(trace, recorder, updates=4, pause=0.01)
-    # A change the flusher has not sent, so finish() sends an update (the last, not counted).
-    trace.add(
-        Span(id="last", parent_id=None, kind="agent", name="a", agent="a", depth=0, start=0.0)
-    )
-    view.finish()
-    gaps = _gaps_before_finish(recorder)
-    assert len(gaps) >= 3
-    # Counting the 0.05 s waits would keep the flusher away a whole second after each update.
-    assert min(gaps) < 0.5, gaps
 
 
 def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -576,11 +534,9 @@ def test_node_ids_stay_put_while_parallel_calls_start_out_of_order() -> None:
 
 
 def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
-    # The builder keeps each record's text from update to update, and the snapshot keeps what
-    # it drew of each node: a whole view or a snapshot made after patches (tokens rolling up
-    # into running agents, children arriving out of order, results landing) must not show any
-    # record as it was before. The updates mid-run are the live view's periodic ones, which
-    # look at ended agents only now and then; the last is thorough, as finish() makes it.
+    # The builder keeps each record's text from update to update: a whole view or a snapshot
+    # made after patches (tokens rolling up into running agents, children arriving out of
+    # order, results landing) must not show any record as it was before.
     agent = make_agent(latency=0.05, fail_writer=True)
     updates = 0
     with recording() as tracer:
@@ -591,13 +547,12 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
         def follow_run(trace: Trace) -> None:
             nonlocal updates
             with one_at_a_time:
-                builder.update(thorough=False)
+                builder.update()
                 updates += 1
                 if updates % 5 == 0:
                     builder.view_json()  # whole views mid-run fill the caches
                 elif updates % 3 == 0:
-                    builder.prepare()  # as the view worker does between requests
-                    draw_ahead(builder.snapshot_view())
+                    render_view(builder.snapshot_view())
 
         tracer.trace.subscribe(follow_run)
         agent.invoke(INPUT)
@@ -605,153 +560,6 @@ def test_a_whole_view_after_many_updates_is_what_a_fresh_build_shows() -> None:
     assert updates > 20
     assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
     assert render_view(builder.snapshot_view()) == trace_html(tracer.trace)
-
-
-def test_prepare_leaves_a_whole_view_nothing_to_make(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The view worker prepares between requests so that the saved output at the run's end
-    # only joins texts: after prepare() a whole view must make no node, row or bar again,
-    # whatever the updates before it changed (new children, tokens rolling up, a tool call
-    # ending under a running agent, agents ending, a failure).
-    agent = make_agent(latency=0.05, fail_writer=True)
-    made: list[str] = []
-    remade: list[str] = []
-    wholes = 0
-    with recording() as tracer:
-        builder = ViewBuilder(tracer.trace)
-        for maker in ("_node", "_agent_row", "_timeline_row"):
-            real = getattr(builder, maker)
-            monkeypatch.setattr(
-                builder, maker, lambda sid, *a, _m=maker, _r=real: made.append(_m) or _r(sid, *a)
-            )
-        one_at_a_time = threading.Lock()
-
-        def follow_run(trace: Trace) -> None:
-            nonlocal wholes
-            with one_at_a_time:
-                builder.update(thorough=False)
-                builder.prepare()
-                made.clear()
-                builder.view_json()
-                remade.extend(made)  # the trace's listeners must not raise: kept, then checked
-                wholes += 1
-
-        tracer.trace.subscribe(follow_run)
-        agent.invoke(INPUT)
-    builder.update()
-    builder.prepare()
-    made.clear()
-    whole = json.loads(builder.view_json())
-    assert remade == [] and made == []
-    assert wholes > 20
-    assert len(whole["nodes"]) > 10 and len(whole["agent_rows"]) >= 3
-    assert _without_rev(dict(builder.view())) == _without_rev(dict(build_view(tracer.trace)))
-
-
-def test_a_late_change_to_an_ended_sub_agent_is_found_within_a_second_or_by_a_thorough_look(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The live view's periodic updates look at ended agents, tasks and sub-agents once a
-    # second; what sync() and the final update see is complete.
-    clock = [100.0]
-    monkeypatch.setattr(fingerprints.time, "monotonic", lambda: clock[0])
-    trace = Trace(
-        [
-            Span(
-                id="main",
-                parent_id=None,
-                kind="agent",
-                name="main",
-                agent="main",
-                depth=0,
-                start=0.0,
-            )
-        ]
-    )
-    sub = Span(
-        id="sub",
-        parent_id="main",
-        kind="subagent",
-        name="worker",
-        agent="worker",
-        depth=1,
-        start=0.1,
-        end=0.5,
-        status="ok",
-    )
-    trace.add(sub)
-    looks = SpanFingerprints()
-
-    def changed(thorough: bool = False) -> list[str]:
-        with trace.lock:
-            return [span.id for span, _final in looks.changed(trace, thorough=thorough)]
-
-    assert changed() == ["main", "sub"]
-    clock[0] += 0.1
-    assert changed() == []  # seen unchanged after its end: quiet from now on
-    sub.attributes["result"] = "found it"
-    clock[0] += 0.1
-    assert changed() == []  # not looked at yet
-    assert changed(thorough=True) == ["sub"]
-    clock[0] += 0.1
-    assert changed() == []  # unchanged since: quiet again
-    sub.attributes["result"] = "found it again"
-    clock[0] += 0.1
-    assert changed() == []
-    clock[0] += QUIET_SECONDS
-    assert changed() == ["sub"]  # a second on, the periodic look finds it
-    sub.status, sub.end = "running", None  # resumed: looked at every time again
-    clock[0] += QUIET_SECONDS
-    assert changed() == ["sub"]
-    sub.attributes["step"] = 1
-    assert changed() == ["sub"]
-
-
-def test_periodic_updates_rebuild_a_conversation_once_a_second_and_a_thorough_one_at_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    clock = [100.0]
-    monkeypatch.setattr(viewmodel.time, "monotonic", lambda: clock[0])
-    main = Span(
-        id="main", parent_id=None, kind="agent", name="main", agent="main", depth=0, start=0
-    )
-    trace = Trace([main])
-    builder = ViewBuilder(trace)
-
-    def model_call(n: int) -> None:
-        question = {"type": "human", "content": "go"}
-        call = Span(
-            id=f"m{n}",
-            parent_id="main",
-            kind="model",
-            name="model",
-            agent="main",
-            depth=0,
-            start=n,
-            end=n + 0.5,
-            status="ok",
-        )
-        call.inputs = [question]
-        call.outputs = {"type": "ai", "content": f"reply {n}"}
-        trace.add(call)
-
-    def calls_in_conversation() -> int:
-        node = next(n for n in builder.view()["nodes"] if n["name"] == "main")
-        return node["conversation"]["model_calls"]
-
-    model_call(1)
-    builder.update(thorough=False)
-    assert calls_in_conversation() == 1
-    model_call(2)
-    clock[0] += 0.3
-    builder.update(thorough=False)
-    assert calls_in_conversation() == 1  # rebuilt at most once a second
-    clock[0] += CONVERSE_SECONDS
-    builder.update(thorough=False)
-    assert calls_in_conversation() == 2  # its turn came, with no new step
-    model_call(3)
-    clock[0] += 0.1
-    builder.update()
-    assert calls_in_conversation() == 3  # a thorough update (sync, the last one) at once
 
 
 def test_a_closed_view_does_not_keep_its_trace_alive() -> None:
@@ -767,3 +575,23 @@ def test_a_closed_view_does_not_keep_its_trace_alive() -> None:
     del trace, view
     gc.collect()
     assert gone() is None
+
+
+def test_a_late_change_to_an_ended_sub_agent_is_found_by_the_next_look() -> None:
+    step = {"agent": "main", "depth": 0, "start": 0.0}
+    trace = Trace([Span(id="main", parent_id=None, kind="agent", name="main", **step)])
+    sub = Span(
+        id="sub", parent_id="main", kind="subagent", name="worker", **step, end=0.5, status="ok"
+    )
+    trace.add(sub)
+    looks = SpanFingerprints()
+
+    def changed() -> list[str]:
+        with trace.lock:
+            return [span.id for span, _final in looks.changed(trace)]
+
+    assert changed() == ["main", "sub"]
+    assert changed() == []
+    sub.attributes["result"] = "found it"  # a late result, after the sub-agent ended
+    assert changed() == ["sub"]
+    assert changed() == []

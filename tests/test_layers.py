@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "nbagents._tokens",
             "nbagents.cost",
             "nbagents._guard",
+            "nbagents._gc",
             "nbagents._kernel",
             "nbagents._versioned",
             "nbagents._distribution",

@@ -8,6 +8,7 @@ import gc
 import threading
 from typing import Any, ClassVar, NotRequired
 
+import pytest
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -19,8 +20,8 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, PrivateAttr, model_serializer
 
 from nbagents import ScriptedChatModel, create_deep_agent
+from nbagents import _gc as gc_policy
 from nbagents.models import call, delegate, parallel, say
-from nbagents.subagents import _fanout as fanout
 from nbagents.subagents._messages import BatchedMessages
 
 RESEARCHER = {"name": "researcher", "description": "Researches.", "system_prompt": "Research."}
@@ -213,12 +214,22 @@ def test_full_garbage_collections_wait_while_a_wide_fan_out_runs() -> None:
     # they cost more than the rest of the run's garbage collection together.
     before = gc.get_threshold()
     with contextlib.ExitStack() as running:
-        for _ in range(fanout.WIDE - 1):
-            running.enter_context(fanout.in_flight())
+        for _ in range(gc_policy.WIDE - 1):
+            running.enter_context(gc_policy.in_flight())
         assert gc.get_threshold() == before  # a narrow run leaves the collector alone
-        running.enter_context(fanout.in_flight())
+        running.enter_context(gc_policy.in_flight())
         first, second, third = gc.get_threshold()
         assert (first, second) == before[:2] and third > before[2]
+    assert gc.get_threshold() == before
+
+
+def test_the_deferral_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(gc_policy.ENV, "0")
+    before = gc.get_threshold()
+    with contextlib.ExitStack() as running:
+        for _ in range(gc_policy.WIDE + 1):
+            running.enter_context(gc_policy.in_flight())
+        assert gc.get_threshold() == before
     assert gc.get_threshold() == before
 
 
@@ -226,8 +237,8 @@ def test_a_threshold_set_during_a_wide_fan_out_is_kept() -> None:
     before = gc.get_threshold()
     try:
         with contextlib.ExitStack() as running:
-            for _ in range(fanout.WIDE):
-                running.enter_context(fanout.in_flight())
+            for _ in range(gc_policy.WIDE):
+                running.enter_context(gc_policy.in_flight())
             gc.set_threshold(before[0], before[1], 7)
         assert gc.get_threshold() == (before[0], before[1], 7)
     finally:

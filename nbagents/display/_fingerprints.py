@@ -3,18 +3,12 @@
 A cheap fingerprint per span says whether it changed. A model, tool or step call that ended ok
 or failed never changes again: it is read in place once and then forgotten, so most of a large
 run is never looked at again. Any other span changed is handed over as a copy the tracer's
-threads cannot change under the view.
-
-An agent, task or sub-agent that ended rarely changes again (a late result, a resumption),
-but it can: once it was seen unchanged after its end it is *quiet*, looked at again by a
-thorough look, or by any look a second (:data:`QUIET_SECONDS`) after the last that did. At 500
-sub-agents the ~1,000 ended tasks and sub-agents were most of what each look, ten a second in
-the kernel, fingerprinted.
+threads cannot change under the view. An agent, task or sub-agent that ended may still change
+(a late result, a resumption): it is fingerprinted at every look.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from nbagents.tracing.model import STREAMED
@@ -23,10 +17,7 @@ from nbagents.tracing.span import set_value
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, Trace
 
-__all__ = ["QUIET_SECONDS", "SpanFingerprints", "copy_span"]
-
-QUIET_SECONDS = 1.0
-"""How often a look that is not thorough also looks at the quiet spans."""
+__all__ = ["SpanFingerprints", "copy_span"]
 
 _FINAL = frozenset({"ok", "error", "limit"})
 _SETTLING = frozenset({"model", "tool", "chain", "skill"})
@@ -44,27 +35,14 @@ class SpanFingerprints:
         self._open: dict[str, Span] = {}
         """Spans taken in that may still change (the trace's own objects): fingerprinted at
         every look."""
-        self._quiet: dict[str, Span] = {}
-        """Ended agents, tasks and sub-agents seen unchanged since: fingerprinted only by a
-        thorough look, or a second after the last look at them."""
-        self._quiet_at = 0.0
 
-    def changed(self, trace: Trace, *, thorough: bool = True) -> list[tuple[Span, bool]]:
+    def changed(self, trace: Trace) -> list[tuple[Span, bool]]:
         """The spans new or changed since the last call, each with whether it is final (the
-        trace's own object, never to change again) or a copy. Call it under ``trace.lock``.
-
-        A look that is not ``thorough`` may leave out a change to a quiet span (see the
-        module docstring) for up to :data:`QUIET_SECONDS`; a thorough one finds every change.
-        """
+        trace's own object, never to change again) or a copy. Call it under ``trace.lock``."""
         fresh = trace.spans_from(self._seen)
         self._seen += len(fresh)
-        looked = [*self._open.values()]
-        now = time.monotonic()
-        if thorough or now - self._quiet_at >= QUIET_SECONDS:
-            self._quiet_at = now
-            looked += self._quiet.values()
         dirty: list[tuple[Span, bool]] = []
-        for span in [*looked, *fresh]:
+        for span in [*self._open.values(), *fresh]:
             sid = span.id
             # A call that settled changed since it was last seen (it was open, or is new): most
             # spans of a wide run are new and settled when first seen, and need no fingerprint.
@@ -75,10 +53,7 @@ class SpanFingerprints:
                 continue
             fp = _fingerprint(span)
             if self._fp.get(sid) == fp:
-                if span.end is not None and span.status in _FINAL and sid in self._open:
-                    self._quiet[sid] = self._open.pop(sid)
                 continue
-            self._quiet.pop(sid, None)
             self._open[sid] = span
             self._fp[sid] = fp
             dirty.append((copy_span(span), False))

@@ -57,7 +57,6 @@ __all__ = [
     "DETAILS_BUDGET",
     "NODE_LIMIT",
     "ROW_LIMIT",
-    "draw_ahead",
     "render_view",
     "static_text",
     "stylesheet",
@@ -172,15 +171,6 @@ def render_view(view: View) -> str:
         out.append("</details>")
     out.append("</div></div>")
     return "\n".join(out)
-
-
-def draw_ahead(view: View) -> None:
-    """Draw the call tree the next snapshot of ``view``'s builder will draw, keeping the lines
-    and details in the builder (``NodeTexts``), so that the snapshot itself draws only the
-    steps that change after this. The view worker calls it between requests, while the run
-    goes on."""
-    if view["roots"]:
-        _tree(view, _entries(view["nodes"]), [])
 
 
 def _entries(nodes: Sequence[ViewNode]) -> Callable[[str], KeptNode]:

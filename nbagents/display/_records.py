@@ -274,15 +274,14 @@ class ViewPatch(ViewSummary):
 
 
 class KeptNode:
-    """One node's JSON text, what it parses to, and the snapshot's HTML of it once drawn
-    (``line``: its tree line, ``info``: its details), kept while the text stays the same."""
+    """One node, parsed, and the snapshot's HTML of it once drawn (``line``: its tree line,
+    ``info``: its details)."""
 
-    __slots__ = ("info", "line", "node", "text")
+    __slots__ = ("info", "line", "node")
 
     def __init__(
         self, text: str, node: ViewNode | None = None, texts: Mapping[str, str] | None = None
     ) -> None:
-        self.text = text
         if node is None:
             node = cast(ViewNode, fill_node(json.loads(text), texts or {}))
         self.node = node
@@ -294,31 +293,23 @@ class NodeTexts(Sequence[ViewNode]):
     """A view's nodes kept as their JSON texts, each parsed when read.
 
     The builder holds every node as text; the snapshot draws a few hundred of a wide run's
-    thousands, which parsing the whole view (4 MB at 500 sub-agents) would read all of.
-    ``kept`` is the builder's, from one snapshot to the next: a node whose text did not change
-    is not parsed or drawn again (at 500 sub-agents that was most of the saved output's wait).
+    thousands, which parsing the whole view would read all of.
     """
 
-    def __init__(
-        self,
-        texts: Mapping[str, str],
-        kept: dict[str, KeptNode] | None = None,
-        shared: Mapping[str, str] | None = None,
-    ) -> None:
+    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str] | None = None) -> None:
         self._ids = list(texts)
         self._texts = texts
-        self._kept: dict[str, KeptNode] = {} if kept is None else kept
+        self._kept: dict[str, KeptNode] = {}
         self._shared = shared
         """The long texts the nodes refer to (:mod:`nbagents.display._sharedtext`)."""
         self.by_id: Mapping[str, ViewNode] = _ParsedById(self)
         """The nodes by id, parsed when read."""
 
     def entry(self, node_id: str) -> KeptNode:
-        """The node ``node_id`` and what was drawn of it, parsed again only if it changed."""
-        text = self._texts[node_id]
+        """The node ``node_id``, parsed once, and what was drawn of it."""
         kept = self._kept.get(node_id)
-        if kept is None or (kept.text is not text and kept.text != text):
-            kept = self._kept[node_id] = KeptNode(text, texts=self._shared)
+        if kept is None:
+            kept = self._kept[node_id] = KeptNode(self._texts[node_id], texts=self._shared)
         return kept
 
     def __len__(self) -> int:

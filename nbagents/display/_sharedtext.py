@@ -2,8 +2,8 @@
 
 The same text comes back again and again in a run's view: a sub-agent's system prompt is in
 its conversation and in every one of its model calls' inputs, a tool's result in the next
-call's input and in the conversation. At 500 sub-agents the system prompts were a third of
-the 4.4 MB a live view sent, which the kernel sent and the page parsed once per copy. So a
+call's input and in the conversation, and the kernel would send and the page parse each copy
+(in a wide run the system prompts alone are a large share of what a view sends). So a
 message or turn whose ``content`` is at least :data:`SHARED_CHARS` long holds ``content_ref``
 instead, the key of its text in the view's ``texts`` table: a whole view carries the table, a
 patch the texts new since the last update.

@@ -23,7 +23,6 @@ order, depths) is kept by :mod:`nbagents.display._tree`, the token and cost sums
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -39,7 +38,6 @@ from nbagents.display._records import (
     VIEW_VERSION,
     AgentRow,
     Header,
-    KeptNode,
     NodeTexts,
     Segment,
     Stat,
@@ -60,13 +58,7 @@ from nbagents.tracing.pending import PENDING
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes, Trace
 
-__all__ = ["CONVERSE_SECONDS", "ViewBuilder", "build_view"]
-
-CONVERSE_SECONDS = 1.0
-"""How often an update that is not thorough rebuilds the conversations of the agents whose
-steps changed. A main agent's conversation holds a result per sub-agent: at 500 sub-agents it
-took ~20 ms to rebuild, and the live view's ten updates a second rebuilt it at nearly every one
-(~1 s of CPU per run)."""
+__all__ = ["ViewBuilder", "build_view"]
 
 COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
 COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
@@ -181,17 +173,8 @@ class ViewBuilder:
         self._row_text: dict[str, str] = {}
         self._bar_text: dict[str, str] = {}
         """Whole records as JSON text, dropped when they change and made again when asked."""
-        self._preparing = False
-        self._unmade: set[str] = set()
-        self._unmade_agents: set[str] = set()
-        """Once :meth:`prepare` has run, the nodes and agents whose whole records were dropped
-        since, for its next run (it made every record again after each update: at 500
-        sub-agents a walk of ~2,500 nodes, ten times a second)."""
         self._talking: set[str] = set()
-        """Agents whose own steps changed since their conversations were last rebuilt."""
-        self._conversed_at = 0.0
-        self._kept: dict[str, KeptNode] = {}
-        """What snapshots parsed and drew of each node (:class:`NodeTexts`), by node id."""
+        """Agents whose own steps changed in the update under way."""
         self._errors: set[str] = set()
         self._horizon = 0.0
         self._priced = False
@@ -219,52 +202,24 @@ class ViewBuilder:
 
     # -- reading the trace ---------------------------------------------------------------------
 
-    def update(self, *, thorough: bool = True) -> _Changes:
-        """Take in what changed in the trace since the last call; returns what it touched.
-
-        Not ``thorough``, as the live view's periodic updates are: a change to a step that
-        ended a while ago may be left for a later update (:mod:`nbagents.display._fingerprints`),
-        and agents' conversations are rebuilt at most every :data:`CONVERSE_SECONDS`.
-        """
+    def update(self) -> _Changes:
+        """Take in what changed in the trace since the last call; returns what it touched."""
         trace = self.trace
         with trace.lock:
-            dirty = self._fingerprints.changed(trace, thorough=thorough)
-            status, finished, title = trace.status, bool(trace.finished), trace.title
-        return self.take_in(dirty, status, finished, title, thorough=thorough)
-
-    def take_in(
-        self,
-        dirty: list[tuple[Span, bool]],
-        status: str,
-        finished: bool,
-        title: str,
-        *,
-        thorough: bool = True,
-    ) -> _Changes:
-        """Take in spans new or changed (each with whether it is final: it will not change
-        again) and the trace's state: :meth:`update` with what changed found elsewhere (a
-        copy of the trace kept in another process, :mod:`nbagents.display._viewworker`)."""
+            dirty = self._fingerprints.changed(trace)
+            self._status = _status(trace.status)
+            self._finished = bool(trace.finished)
+            self._title = trace.title
         changes = _Changes()
-        self._status = _status(status)
-        self._finished = finished
-        self._title = title
-        talking: set[str] = set()
         for span, final in dirty:
-            self._take(span, changes, final, talking)
-        self._talking |= talking
-        now = time.monotonic()
-        if thorough or now - self._conversed_at >= CONVERSE_SECONDS:
-            self._converse(self._talking, changes)
-            self._talking = set()
-            self._conversed_at = now
+            self._take(span, changes, final)
+        self._converse(self._talking, changes)
+        self._talking = set()
         changes.kids.update(p for p in self._tree.settle() if p is not None)
         for sid in changes.nodes:
             self._heads.pop(sid, None)
-        dropped = changes.nodes | changes.kids
-        for sid in dropped:
+        for sid in changes.nodes | changes.kids:
             self._node_text.pop(sid, None)
-        if self._preparing:
-            self._unmade |= dropped
         priced, reasoning = self._usage.costs.priced, bool(self._usage.total.reasoning)
         if (priced, reasoning) != (self._priced, self._reasoning):
             self._priced, self._reasoning = priced, reasoning
@@ -274,8 +229,6 @@ class ViewBuilder:
             self._row_text.pop(sid, None)
         for sid in changes.timeline:
             self._bar_text.pop(sid, None)
-        if self._preparing:
-            self._unmade_agents |= changes.agent_rows | changes.timeline
         roots = self._tree.kids[None]
         last = self._tree.spans[roots[-1]] if roots else None
         self._waiting = bool(last and last.status == "interrupted" and last.error is None)
@@ -283,7 +236,7 @@ class ViewBuilder:
             self.rev += 1
         return changes
 
-    def _take(self, span: Span, changes: _Changes, final: bool, talking: set[str]) -> None:
+    def _take(self, span: Span, changes: _Changes, final: bool) -> None:
         sid = span.id
         tree = self._tree
         self._horizon = max(self._horizon, span.end if span.end is not None else span.start)
@@ -306,11 +259,11 @@ class ViewBuilder:
             if span.kind in AGENT_KINDS:
                 changes.agent_rows.add(sid)
                 changes.timeline.add(sid)
-                talking.add(sid)
+                self._talking.add(sid)
             owner = tree.owner.get(sid)
             if owner is not None:
                 changes.timeline.add(owner)
-                talking.add(owner)  # a model or tool call: a step of its agent's conversation
+                self._talking.add(owner)  # a model or tool call: a step of its agent's conversation
         if span.kind == "model":
             ancestors = list(tree.ancestors(sid))
             if self._usage.take_call(span, ancestors, final):
@@ -323,7 +276,7 @@ class ViewBuilder:
         A transcript reads its agent's model and tool calls in place (their messages are set
         whole when a call starts or ends, never changed after) under the trace's lock, taken
         once for all of them. Taken once per agent while hundreds of sub-agents record their
-        steps, each take waited for the GIL: a 500-way run's view spent seconds there.
+        steps, each take would wait for the GIL.
         """
         if not talking:
             return
@@ -544,25 +497,6 @@ class ViewBuilder:
             ],
         )
 
-    def prepare(self) -> None:
-        """Make now the records of what changed that :meth:`view_json` would make (it keeps
-        them). The view worker does it between requests, while the run goes on: at the run's
-        end the saved output then has only the last changes left to make (at 500 sub-agents,
-        every node's record was made there, ~60 ms of the cell's wait)."""
-        tree = self._tree
-        if not self._preparing:  # the first time: every record
-            self._preparing = True
-            nodes, agents = tree.walk(), tree.agents
-        else:
-            nodes = [s for s in self._unmade if s in tree.key]  # visible ones
-            agents = [a for a in self._unmade_agents if a in tree.calls]
-        self._unmade, self._unmade_agents = set(), set()
-        for sid in nodes:
-            self._whole_node(sid)
-        for agent in agents:
-            self._row(agent)
-            self._bar(agent)
-
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`, its long texts in place."""
         return cast(View, self._filled(self.view_json()))
@@ -579,7 +513,7 @@ class ViewBuilder:
         view["roots"] = self._tree.keys(self._tree.kids[None])
         key = self._tree.key
         texts = {key[s]: self._whole_node(s) for s in self._tree.walk()}
-        view["nodes"] = NodeTexts(texts, self._kept, self._shared.table)
+        view["nodes"] = NodeTexts(texts, self._shared.table)
         view["agents"] = self._tree.keys(self._tree.agents)
         view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
         view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])

@@ -11,7 +11,7 @@ steps, agent rows and timeline rows that changed, which the front end updates in
 front end keeps one store per widget, so a view drawn late in the same page starts from all
 that arrived. A page loaded anew (the notebook reopened while its kernel runs) asks for the
 widget's whole state: the whole view is built again for it then, never sent again on a timer
-(at 500 sub-agents each whole view sent mid-run cost the page ~0.5 s and the kernel 4 MB).
+(a wide run's whole view is megabytes for the kernel to send and the page to draw).
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output with the saved HTML of
 :mod:`nbagents.display._saved` (the final snapshot, and the view drawn again from it where the
@@ -36,20 +36,15 @@ import anywidget
 import traitlets
 
 from nbagents import approvals
+from nbagents._gc import view_work
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
-from nbagents.display._html import static_text, trace_css
+from nbagents.display._html import render_view, static_text, trace_css
+from nbagents.display._saved import saved_html
 from nbagents.display._spanview import whole_input
-from nbagents.display._viewsource import (
-    OFFLOAD_SPANS,
-    LocalSource,
-    RemoteSource,
-    ViewSource,
-    WorkerError,
-    view_worker,
-)
+from nbagents.display._viewmodel import ViewBuilder, _Changes
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -64,10 +59,8 @@ that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
 MAX_DUTY = 20
-"""The flusher waits at least this many times as long as its last update took: its wall time
-when the view is built in the kernel, the kernel's own CPU time when the view worker builds it
-(waiting for the worker, or for the GIL among the agent's threads, costs the run nothing; at
-500 sub-agents counting those waits left the widget without an update for ~5 s at a time)."""
+"""The flusher waits at least this many times as long as its last update took (wall time):
+building the view holds the GIL the agent's threads need."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
@@ -136,11 +129,10 @@ class LiveView:
         """How many of the updates sent the whole view."""
         self.sent_bytes = 0
         """Bytes of widget state sent so far (whole views and patches)."""
-        self.source: ViewSource = LocalSource(trace)
-        """Where the view's records are built: here, or once the run grows large, in the
-        view worker beside the kernel (:mod:`nbagents.display._viewsource`)."""
-        self._in_kernel = False
-        """Whether this view stays in the kernel (no worker, or it failed)."""
+        self.builder = ViewBuilder(trace)
+        """Builds the view's records (:mod:`nbagents.display._viewmodel`)."""
+        self._changes = _Changes()
+        """What the updates since the last patch or whole view changed."""
         self._saved_html: str | None = None
         self.display_id: str | None = None
         self._wake = threading.Event()
@@ -149,11 +141,11 @@ class LiveView:
         self._unsubscribe: Callable[[], None] | None = None
         self._sync_lock = threading.Lock()
         self._based = False
-        """Whether the widget was sent a whole view from the current source."""
+        """Whether the widget was sent a whole view from the current builder."""
         self._send_at = 0.0
         """When the widget is next due an update from the flusher."""
         self._unsent = False
-        """Whether the source took in changes the widget has not been sent."""
+        """Whether the builder took in changes the widget has not been sent."""
         self._finished = False
         self._saved = False
         """The run is over and not waiting for the view: the output is the saved HTML."""
@@ -188,19 +180,11 @@ class LiveView:
             self._wake.wait()
             if self._stop.is_set():
                 return
-            # A view built in the kernel takes in changes only when the widget is due an
-            # update (building holds the GIL the agent's threads need); one built by the view
-            # worker takes them in at max_rate, so that little is left for finish().
-            due = last + self.min_interval
-            held = not self.source.cheap_updates and not self._movable()
-            if held:
-                due = max(due, self._send_at)
-            delay = due - time.monotonic()
-            if delay > 0:
-                if self._stop.wait(min(delay, self.min_interval) if held else delay):
-                    return  # finish() makes the final update
-                if held and time.monotonic() < due:
-                    continue  # look again: the run may have grown large enough to move
+            # Changes are taken in only when the widget is due an update: building the view
+            # holds the GIL the agent's threads need.
+            delay = max(last + self.min_interval, self._send_at) - time.monotonic()
+            if delay > 0 and self._stop.wait(delay):
+                return  # finish() makes the final update
             self._wake.clear()
             self._guard(self._tick)
             last = time.monotonic()
@@ -209,12 +193,12 @@ class LiveView:
 
     def _tick(self) -> None:
         with self._sync_lock:
-            started, cpu = time.monotonic(), time.thread_time()
-            changed = self._update(thorough=False)
+            started = time.monotonic()
+            changed = self._update()
             # Once finish() began, it makes the last update (none for an output it replaces):
-            # a tick caught in it sent a 500-way run's whole view (~4 MB) while the cell waited.
+            # a tick caught in it would send a wide run's whole view while the cell waits.
             if not self._stop.is_set() and (started >= self._send_at or not self._based):
-                self._send(changed, whole=False, started=started, cpu=cpu)
+                self._send(changed, whole=False, started=started)
             else:
                 self._unsent |= changed
 
@@ -224,22 +208,26 @@ class LiveView:
         ``whole`` sends the whole view instead of a patch.
         """
         with self._sync_lock:
-            started, cpu = time.monotonic(), time.thread_time()
-            return self._send(self._update(), whole=whole, started=started, cpu=cpu)
+            started = time.monotonic()
+            return self._send(self._update(), whole=whole, started=started)
 
-    def _send(self, changed: bool, *, whole: bool, started: float, cpu: float) -> bool:
+    def _send(self, changed: bool, *, whole: bool, started: float) -> bool:
         """Send the widget what changed since its last update. Under ``_sync_lock``."""
         changed |= self._unsent
         first = not self._based
         if not (changed or first or whole):
             return False
         if first or whole:
-            text = self._built(lambda source: source.view_json())
+            self._changes = _Changes()
+            with view_work():
+                text = self.builder.view_json()
             self.widget.view_json = text
             self._based = True
             self.wholes += 1
         else:
-            text = self._built(lambda source: source.patch_json())
+            changes, self._changes = self._changes, _Changes()
+            with view_work():
+                text = self.builder.patch_json(changes)
             self.widget.patch_json = text
         self._unsent = False
         self.sent_bytes += len(text)
@@ -248,66 +236,21 @@ class LiveView:
         # Large views are sent less often: at most ~BYTES_PER_SECOND of widget state (what the
         # page has to draw), and an update may take at most 1/MAX_DUTY of the kernel's time.
         ended = time.monotonic()
-        cost = time.thread_time() - cpu if self.source.cheap_updates else ended - started
         self._send_at = ended + max(
-            self.min_interval, len(text) / BYTES_PER_SECOND, cost * MAX_DUTY
+            self.min_interval, len(text) / BYTES_PER_SECOND, (ended - started) * MAX_DUTY
         )
         return True
 
-    def _update(self, *, thorough: bool = True) -> bool:
-        """The source takes in the trace's changes (moved to the worker first once the run is
-        large); whether the view changed. Under ``_sync_lock``. The flusher's periodic updates
-        are not ``thorough`` (a late change to a step that ended is taken within a second);
-        ``sync()`` and the final update are."""
-        if not self._in_kernel and isinstance(self.source, LocalSource):
-            self._offload()
-        try:
-            return self.source.update(thorough=thorough)
-        except WorkerError as error:
-            self._back_in_kernel(error)
-            return self.source.update()
-
-    def _movable(self) -> bool:
-        """Whether the run is large enough for the view worker and the worker is up (started
-        here if it is not): then the next update moves the view there, not held back as one
-        built here is. Held back, a 500-way run's view moved at ~2,000 steps instead of ~300,
-        and the page got a 1.5 MB whole view and a 1.7 MB patch to draw at once."""
-        if self._in_kernel or len(self.trace) < OFFLOAD_SPANS:
-            return False
-        worker = view_worker()
-        return worker is not None and worker.ready.is_set()
-
-    def _offload(self) -> None:
-        if len(self.trace) < OFFLOAD_SPANS:
-            return
-        worker = view_worker()
-        if worker is None:
-            self._in_kernel = True
-        elif worker.ready.is_set():
-            try:
-                self.source = RemoteSource(self.trace, worker, rev=self.source.rev)
-            except WorkerError as error:
-                self._back_in_kernel(error)
-                return
-            self._based = False  # a new builder: the widget gets its whole view first
-
-    def _back_in_kernel(self, error: WorkerError) -> None:
-        logger.warning("%s", error)
-        self.source = LocalSource(self.trace, rev=self.source.rev + 1)
-        self._in_kernel = True
-        self._based = False
-
-    def _built(self, text: Callable[[ViewSource], str]) -> str:
-        """``text`` of the source; built again in the kernel when the worker failed."""
-        try:
-            return text(self.source)
-        except WorkerError as error:
-            self._back_in_kernel(error)
-            self.source.update()
-            return text(self.source)
+    def _update(self) -> bool:
+        """The builder takes in the trace's changes; whether the view changed. Under
+        ``_sync_lock``."""
+        with view_work():
+            changes = self.builder.update()
+        self._changes.merge(changes)
+        return bool(changes)
 
     def _check_answerable(self) -> None:
-        agent = approvals.resumable_agent(self.trace) if self.source.waiting else None
+        agent = approvals.resumable_agent(self.trace) if self.builder.waiting else None
         if agent is not None:
             # The view keeps the paused agent alive: its output can resume it later even when
             # the notebook dropped its own reference.
@@ -316,8 +259,8 @@ class LiveView:
 
     def _last_update(self) -> None:
         """Take in the run's last changes. A displayed widget that the saved output is about to
-        replace is not sent them: at 500 sub-agents that last patch was ~1 MB of JSON, built
-        and sent while the cell waited, for a widget closed right after."""
+        replace is not sent them: a wide run's last patch would be built and sent while the
+        cell waits, for a widget closed right after."""
         if self.display_id is None:
             self.sync()
         else:
@@ -391,8 +334,7 @@ class LiveView:
         if not isinstance(key, str):
             return
         with self._sync_lock:
-            span_id = self._built(lambda source: source.span_id(key) or "")
-        span = self.trace.get(span_id) if span_id in self.trace else None
+            span = self.builder.span_of(key)
         if span is None or span.kind != "model":
             return
         label, messages = whole_input(span)
@@ -405,8 +347,10 @@ class LiveView:
             # the whole view first, takes the output back while the run goes on.
             self._saved = False
             self._saved_html = None
-            self.source = LocalSource(self.trace, rev=self.source.rev + 1)
-            self._in_kernel = False
+            rev = self.builder.rev + 1
+            self.builder = ViewBuilder(self.trace)
+            self.builder.rev = rev
+            self._changes = _Changes()
             self.widget = TraceWidget()
             self.widget.on_msg(self._on_msg)
             self.widget.on_state_request = self._on_state_request
@@ -484,17 +428,15 @@ class LiveView:
         """The static snapshot as it goes into the output, between the live markers."""
         # Through sync(), so the widget gets every change the snapshot shows.
         self._guard(self.sync)
-        with self._sync_lock:
-            html = self._built(lambda source: source.snapshot_html())
+        with self._sync_lock, view_work():
+            html = render_view(self.builder.snapshot_view())
         return LIVE_HTML_START + html + LIVE_HTML_END
 
     def _save(self) -> None:
-        """Make the saved output once, and let the source go: the output no longer changes
-        (a resumed run starts a new one), and a worker's copy of the trace is freed."""
-        with self._sync_lock:
-            uid = self.widget.uid
-            self._saved_html = self._built(lambda source: source.saved_html(uid))
-            self.source.close()
+        """Make the saved output once: the output no longer changes (a resumed run starts a
+        new one)."""
+        with self._sync_lock, view_work():
+            self._saved_html = saved_html(self.builder, self.widget.uid)
 
     def _bundle(self) -> dict[str, Any]:
         if self._saved:

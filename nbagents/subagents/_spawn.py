@@ -24,8 +24,8 @@ from nbagents._contract import (
     SpawnRecord,
     describe_size,
 )
+from nbagents._gc import in_flight
 from nbagents._tokens import TokenUsage
-from nbagents.subagents._fanout import in_flight
 from nbagents.subagents._results import StateDiff, SubAgentArtifact, nested_tokens, result_text
 from nbagents.subagents._stop import run_stoppable, stop_check
 from nbagents.subagents.limits import LimitGuard, Limits, StepGuard, guarded_config

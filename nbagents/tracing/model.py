@@ -105,19 +105,6 @@ class Trace:
             self._children.setdefault(span.parent_id, []).append(span.id)
         self.changed()
 
-    def put(self, span: Span) -> None:
-        """Add ``span``, or let it replace the span that has its id (and its parent): a copy of
-        a trace kept in another process takes each span again as it changes. For tracers."""
-        self._catch_up()
-        with self._lock:
-            old = self._spans.get(span.id)
-            if old is not None and old.parent_id != span.parent_id:
-                raise ValueError(f"The span {span.id!r} cannot change its parent.")
-            self._spans[span.id] = span
-            if old is None:
-                self._children.setdefault(span.parent_id, []).append(span.id)
-        self.changed()
-
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(trace)`` after every change; returns a function that unsubscribes.
 

@@ -654,9 +654,9 @@ def _thirty_tools_tool3_selected(page: Any) -> tuple[Any, Any]:
 
 
 def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> None:
-    """The kernel sends the whole view again (the view worker took the run over, or a page
-    loaded anew has to catch up): the rows it does not change are not drawn again, and the
-    user's selection and the tree's scroll stay. A whole view that drops a step is drawn whole."""
+    """The kernel sends the whole view again (a page loaded anew has to catch up): the rows it
+    does not change are not drawn again, and the user's selection and the tree's scroll stay.
+    A whole view that drops a step is drawn whole."""
     trace, builder = _thirty_tools_tool3_selected(page)
     tree = page.locator("#host .nba-live-tree")
     tree.evaluate("(e) => { e.scrollTop = 100; }")
@@ -1203,7 +1203,7 @@ def test_a_model_calls_whole_input_opens_on_request(page: Any) -> None:
     live.sync()
     sent: list[Any] = []
     live.widget.send = sent.append  # what the kernel would send the view
-    _set(page, json.loads(live.source.view_json()))
+    _set(page, json.loads(live.builder.view_json()))
     main_calls = page.locator("#host .nba-k-agent > ul > li.nba-k-model > .nba-row")
     main_calls.last.click()  # main's last model call: six messages in, four shown
     pane = page.locator("#host .nba-live-details")

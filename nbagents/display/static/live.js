@@ -16,8 +16,8 @@ const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
 // Rows drawn at once when a section is drawn whole, or a patch brings new steps to the tree; the
 // others start as blank rows of the same height (in the tree, one blank for a step and all it
-// holds), drawn once near the screen. At 500 sub-agents the first whole view created ~900 rows
-// (~1.1 s of the page): ~500 in the tree, 400 in the token table and the timeline.
+// holds), drawn once near the screen: a wide run's first whole view would create every row of
+// the tree, the token table and the timeline at once.
 const EAGER_ROWS = 40;
 
 function kindCls(kind) {
@@ -142,10 +142,10 @@ function applyPatch(data, patch) {
   return touched;
 }
 
-// A whole view arriving for data the page already has (the view worker took the run over, a
-// whole view built for a page loaded anew) mostly repeats it: as a patch of what differs it
-// redraws only that, where drawing it whole rebuilt every row (at 500 sub-agents ~0.5 s of the
-// page's time). Null when `next` does not extend `data` (a step gone, or under another parent).
+// A whole view arriving for data the page already has (built for a page loaded anew, or sent as
+// a run pauses for decisions) mostly repeats it: as a patch of what differs it redraws only
+// that, where drawing it whole rebuilt every row. Null when `next` does not extend `data` (a
+// step gone, or under another parent).
 function asPatch(data, next) {
   for (const [id, node] of data.nodes) {
     const now = next.nodes.get(id);
@@ -340,8 +340,8 @@ function section(ui, key, title, body) {
 //
 // A patch of a wide run touches hundreds of rows, most of them scrolled away: inside the tree's
 // box, below the fold of the notebook, in a closed section. Such a row is brought up to date when
-// it comes near the screen instead (200 px ahead): at 500 sub-agents a patch redrawn in full
-// restyled ~5,700 elements and laid out ~9,500 boxes, on the cores the kernel runs on.
+// it comes near the screen instead (200 px ahead): redrawn in full, a wide run's patch restyles
+// and lays out thousands of elements, on the cores the kernel runs on.
 // A row counts as near until the browser says otherwise, so a new row is drawn at once.
 class Sight {
   // `root`: the scrolling box the elements are seen through (default: the page's viewport).
@@ -1532,13 +1532,8 @@ class Timeline extends KeyedRows {
 // A store draws its views at most DRAW_DUTY of the page's time: a draw that took 30 ms (a wide
 // run's patch: restyling, laying out and painting its rows near the screen) rests 570 ms before
 // the next, whose patches are merged meanwhile. The page shares the cores with the kernel: a page
-// drawing every patch of a 500-way run kept a core about half busy, and on two cores the
-// kernel's threads then wait for a CPU (two rounds each, run with the view over display=False:
-// drawing every patch 1.42x and 1.12x, at 0.2 1.24x and 1.13x, at 0.1 1.18x and 1.03x; the
-// paint not counted then). Once rows far from the screen were left undrawn, draws got cheaper
-// and came more often for the same share: per 500-way run (four rounds, medians) Chromium's CPU
-// was 3.8 s at 0.1, 3.0 s at 0.05 and 3.0 s at 0.025 (0.4 s without the view). Quick draws are
-// not held back.
+// drawing every patch of a wide run keeps a core busy, and the kernel's threads then wait for a
+// CPU (docs/performance.md has the figures). Quick draws are not held back.
 const DRAW_DUTY = 0.05;
 const QUICK_DRAW_MS = 8;
 
@@ -1599,7 +1594,7 @@ class Store {
     this.pending = null;
     if (!pending) return;
     // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
-    // whole when it comes into sight. At 500 sub-agents a view costs the page most of its work.
+    // whole when it comes into sight: drawing a wide run is most of the page's work.
     const shown = [];
     this.views.forEach((view) => {
       if (view.inSight) shown.push(view);
@@ -1776,8 +1771,7 @@ function render({ model, el }, saved = false) {
 }
 
 // The saved view of a run takes over the rows the live view drew in this page, brought up to date
-// with the saved view as a patch, instead of drawing them all again: at 500 sub-agents drawing
-// the saved view anew took the page ~1 s after the run.
+// with the saved view as a patch, instead of drawing them all again after the run.
 function takeOver(handed, model, el, store) {
   const view = handed.view;
   view.model = model;
@@ -1816,8 +1810,8 @@ function showSaved(box, viewJson, css) {
   const el = h("div", "nba-saved-view");
   initialize({ model });
   render({ model, el }, true);
-  // The snapshot goes: hidden, a 500-way run's kept ~24,000 elements in the page, and every
-  // later change of the notebook made the browser walk them. Its stylesheet stays, the view's.
+  // The snapshot goes: hidden, a wide run's would keep tens of thousands of elements in the
+  // page, and every later change of the notebook would make the browser walk them. Its stylesheet stays, the view's.
   const snapshot = box.querySelector(":scope > .nba-trace");
   if (snapshot) {
     const sheet = snapshot.querySelector("style.nba-css");

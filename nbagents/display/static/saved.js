@@ -5,8 +5,8 @@
     if (n.nodeType === 8 && /^nba-(code|view):/.test(n.data)) part[n.data.slice(4, 8)] = n.data.slice(9);
   });
   if (!part.code || !part.view) return;
-  // The view is drawn below in its place: meanwhile the snapshot (~24,000 elements at 500
-  // sub-agents) is not laid out. It shows again if the view cannot be drawn.
+  // The view is drawn below in its place: meanwhile the snapshot (tens of thousands of elements
+  // in a wide run) is not laid out. It shows again if the view cannot be drawn.
   var snapshot = box.querySelector(":scope > .nba-trace");
   if (snapshot) snapshot.style.display = "none";
   function unpack(data) {
