@@ -118,7 +118,7 @@ class CostBook:
 
 
 def load_prices() -> None:
-    """Load the price table now: its first use imports genai-prices' data (~0.2 s), which must
+    """Load the price table now: its first use imports genai-prices' data (slow), which must
     not land in the first live update, whose build time sets how often the view refreshes."""
     prices = default_prices()
     prices.price_of("gpt-4o", TokenUsage(1, 1))

@@ -65,9 +65,8 @@ __all__ = ["CONVERSE_SECONDS", "ViewBuilder", "build_view"]
 
 CONVERSE_SECONDS = 1.0
 """How often an update that is not thorough rebuilds the conversations of the agents whose
-steps changed. A main agent's conversation holds a result per sub-agent: at 500 sub-agents it
-took ~20 ms to rebuild, and the live view's ten updates a second rebuilt it at nearly every one
-(~1 s of CPU per run)."""
+steps changed. A main agent's conversation holds a result per sub-agent, so in a wide run it is
+slow to rebuild, and the live view's ten updates a second would rebuild it at nearly every one."""
 
 COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
 COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
@@ -321,7 +320,7 @@ class ViewBuilder:
         A transcript reads its agent's model and tool calls in place (their messages are set
         whole when a call starts or ends, never changed after) under the trace's lock, taken
         once for all of them. Taken once per agent while hundreds of sub-agents record their
-        steps, each take waited for the GIL: a 500-way run's view spent seconds there.
+        steps, each take waited for the GIL, and a wide run's view spent most of its time there.
         """
         if not talking:
             return

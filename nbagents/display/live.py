@@ -11,7 +11,7 @@ steps, agent rows and timeline rows that changed, which the front end updates in
 front end keeps one store per widget, so a view drawn late in the same page starts from all
 that arrived. A page loaded anew (the notebook reopened while its kernel runs) asks for the
 widget's whole state: the whole view is built again for it then, never sent again on a timer
-(at 500 sub-agents each whole view sent mid-run cost the page ~0.5 s and the kernel 4 MB).
+(in a wide run each whole view is megabytes for the kernel to send and the page to draw).
 ``finish()`` — called on the main thread when the traced block ends, or at the latest when the
 cell ends — makes the last update and replaces the output with the saved HTML of
 :mod:`nbagents.display._saved` (the final snapshot, and the view drawn again from it where the

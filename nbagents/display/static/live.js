@@ -16,8 +16,8 @@ const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
 // Rows drawn at once when a section is drawn whole, or a patch brings new steps to the tree; the
 // others start as blank rows of the same height (in the tree, one blank for a step and all it
-// holds), drawn once near the screen. At 500 sub-agents the first whole view created ~900 rows
-// (~1.1 s of the page): ~500 in the tree, 400 in the token table and the timeline.
+// holds), drawn once near the screen: a wide run's first whole view would otherwise create a row
+// per sub-agent in the tree, the token table and the timeline at once.
 const EAGER_ROWS = 40;
 
 function kindCls(kind) {
@@ -1532,13 +1532,9 @@ class Timeline extends KeyedRows {
 // A store draws its views at most DRAW_DUTY of the page's time: a draw that took 30 ms (a wide
 // run's patch: restyling, laying out and painting its rows near the screen) rests 570 ms before
 // the next, whose patches are merged meanwhile. The page shares the cores with the kernel: a page
-// drawing every patch of a 500-way run kept a core about half busy, and on two cores the
-// kernel's threads then wait for a CPU (two rounds each, run with the view over display=False:
-// drawing every patch 1.42x and 1.12x, at 0.2 1.24x and 1.13x, at 0.1 1.18x and 1.03x; the
-// paint not counted then). Once rows far from the screen were left undrawn, draws got cheaper
-// and came more often for the same share: per 500-way run (four rounds, medians) Chromium's CPU
-// was 3.8 s at 0.1, 3.0 s at 0.05 and 3.0 s at 0.025 (0.4 s without the view). Quick draws are
-// not held back.
+// that draws every patch of a wide run keeps a core busy, and the kernel's threads then wait for
+// a CPU. The share is the smallest below which the page's CPU per run stopped falling
+// (bench_live_browser.py; docs/performance.md). Quick draws are not held back.
 const DRAW_DUTY = 0.05;
 const QUICK_DRAW_MS = 8;
 
@@ -1816,7 +1812,7 @@ function showSaved(box, viewJson, css) {
   const el = h("div", "nba-saved-view");
   initialize({ model });
   render({ model, el }, true);
-  // The snapshot goes: hidden, a 500-way run's kept ~24,000 elements in the page, and every
+  // The snapshot goes: hidden, a wide run's would keep most of the page's elements, and every
   // later change of the notebook made the browser walk them. Its stylesheet stays, the view's.
   const snapshot = box.querySelector(":scope > .nba-trace");
   if (snapshot) {
