@@ -5,8 +5,8 @@
 #                system packages (graphviz, chromium, postgresql), then ruff, ruff format --check,
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
 #                notebooks/) and the docs build; every step runs, the target fails if any did
-#   make quick   the contributor's loop, under a minute: ruff and the tests that need no browser,
-#                server, kernel or install and are not slow (CONTRIBUTING.md)
+#   make quick   the contributor's loop (meant to take under a minute): ruff and the tests that need no
+#                browser, server, kernel or install and are not slow (CONTRIBUTING.md)
 #   make docs    build the docs site into docs/_build/html (offline)
 #   make notebooks  re-execute every tutorial in place (after a change to what they show)
 #
