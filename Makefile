@@ -6,6 +6,8 @@
 #                system packages (graphviz, chromium, postgresql), then ruff, ruff format --check,
 #                mypy --strict, pytest (unit tests, browser tests, Phoenix export test, nbval over
 #                notebooks/) and the docs build; every step runs, the target fails if any did
+#   make quick   the contributor's loop: ruff and the tests that need no
+#                browser, server, kernel or install and are not slow (CONTRIBUTING.md)
 #   make docs    build the docs site into docs/_build/html (offline)
 #   make notebooks  re-execute every tutorial in place (after a change to what they show)
 #   make workshop   participant notebooks (exercises unsolved) and facilitator notebooks (solved)
@@ -45,10 +47,10 @@ INSTALL := WHEELHOUSE="$(WHEELHOUSE)" PYTHON="$(PYTHON)" scripts/pip-install.sh
 WORKSHOP ?= build/workshop
 
 .PHONY: help lab test docs notebooks lint typecheck pytest docs-build system-deps \
-        install-lab install-test install-docs install-phoenix clean workshop wheelhouse
+        install-lab install-test install-docs install-phoenix clean workshop wheelhouse quick
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
 
 # --- environment ----------------------------------------------------------------------------------
 
@@ -101,12 +103,27 @@ lint:
 typecheck:
 	@$(STEP) "mypy --strict nbagents" $(BIN)/mypy
 
-# pyproject's [tool.pytest.ini_options] runs tests/ and, through nbval, notebooks/.
+# pyproject's [tool.pytest.ini_options] runs tests/ and notebooks/, where --nbval runs every
+# tutorial and compares its outputs.
 # Cassettes only replay here: a request missing from one fails instead of calling a provider
 # with whatever key happens to be set, and re-recording it behind the test's back.
 pytest:
 	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(NBAGENTS_PHOENIX) $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
-	    $(BIN)/python -m pytest -ra -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	    $(BIN)/python -m pytest --nbval -ra -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# The contributor's loop: ruff, then every test not marked browser, server, kernel, install or
+# slow (pyproject's markers), tests taken one by one by whichever worker is free; tests/browser/
+# (browser tests only) and langsmith's pytest plugin are not even loaded. It prints how long it
+# took: past a minute, mark what made it slow.
+QUICK_MARKERS := not (browser or server or kernel or install or slow)
+quick: install-test
+	@start=$$(date +%s); rc=0; \
+	$(MAKE) --no-print-directory lint || rc=1; \
+	NBAGENTS_CASSETTE_MODE=replay $(STEP) "pytest -m '$(QUICK_MARKERS)'" \
+	    $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "$(QUICK_MARKERS)" \
+	        -p no:langsmith_plugin --ignore tests/browser $(PYTEST_ARGS) || rc=1; \
+	echo "make quick: $$([[ $$rc -eq 0 ]] && echo passed || echo FAILED) in $$(($$(date +%s) - start)) s"; \
+	exit $$rc
 
 docs: install-docs docs-build
 

@@ -5,7 +5,7 @@ tool's argument schema. On every call LangChain validates the arguments with tha
 then ``model_dump()``s the result only to list its keys, which serializes the runtime: the
 whole graph state. For the main agent's ``task`` tool that is every message of the
 conversation, including the AI message holding all the parallel calls, so each of N parallel
-``task`` calls cost O(N) and a 2,000-way fan-out spent most of its time dumping state it never
+``task`` calls cost O(N) and a wide fan-out spent most of its time dumping state it never
 read. It also resolves the function's type hints (``eval`` of string annotations) on every call
 to look for a ``RunnableConfig`` parameter.
 
@@ -33,7 +33,7 @@ class _RuntimeTool(StructuredTool):
     call; :func:`runtime_tool` checked once that there are none. ``_run`` and ``_arun`` take
     none either, so LangChain passes them neither ``config`` nor ``run_manager``: it reads their
     signatures and type hints on every call to find out, and ``StructuredTool``'s (string
-    annotations, evaluated each time) cost each ``task`` call ~45 µs more. This module's
+    annotations, evaluated each time) add to the cost of each ``task`` call. This module's
     annotations are not postponed for the same reason.
     """
 

@@ -55,6 +55,19 @@ class ModelCalls(BaseCallbackHandler):
         return sorted({c.agent for c in self.calls}, key=str)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks what is not a whole module's (those carry ``pytestmark``): a test that uses the
+    PostgreSQL server needs a ``server``, a tutorial under nbval (``--nbval``) a ``kernel``.
+
+    ``make quick`` deselects both; ``make test`` runs them.
+    """
+    for item in items:
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.server)
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.kernel)
+
+
 @pytest.fixture
 def model_calls() -> ModelCalls:
     return ModelCalls()

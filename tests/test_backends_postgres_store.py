@@ -31,6 +31,8 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
+pytestmark = pytest.mark.server  # starts a PostgreSQL server
+
 
 def own_namespace() -> tuple[str, ...]:
     """A namespace no other test writes under (the database outlives each test)."""

@@ -72,7 +72,14 @@ def postgres_store(postgres_url: str) -> Iterator[BaseStore]:
         yield store
 
 
-@pytest.fixture(params=["state", "disk", "store-memory", "store-postgres"])
+@pytest.fixture(
+    params=[
+        "state",
+        "disk",
+        "store-memory",
+        pytest.param("store-postgres", marks=pytest.mark.server),
+    ]
+)
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
     """``run(op)``: ``op(backend)`` on a backend holding FILES."""
     if request.param == "state":

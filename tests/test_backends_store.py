@@ -25,7 +25,7 @@ class User(TypedDict):
     user_id: str
 
 
-@pytest.fixture(params=["memory", "postgres"])
+@pytest.fixture(params=["memory", pytest.param("postgres", marks=pytest.mark.server)])
 def store(request: pytest.FixtureRequest) -> Iterator[BaseStore]:
     if request.param == "memory":
         yield InMemoryStore()

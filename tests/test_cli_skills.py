@@ -11,6 +11,8 @@ import pytest
 
 from nbagents.skills import parse_skill
 
+pytestmark = pytest.mark.slow  # each test runs the command, a fresh Python process
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -11,6 +11,8 @@ import pytest
 
 import nbagents
 
+pytestmark = pytest.mark.install  # the console script installed next to this Python
+
 # The console script pyproject declares, installed next to this interpreter.
 SCRIPT = Path(sys.executable).parent / "nbagents"
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from support.view_mirror import Mirror, saved_view, stat
 
+pytestmark = pytest.mark.kernel  # starts a real ipykernel
+
 jupyter_client = pytest.importorskip("jupyter_client")
 
 TESTS = Path(__file__).parent

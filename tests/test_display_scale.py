@@ -50,6 +50,7 @@ def test_a_one_span_change_in_a_3000_span_trace_sends_a_small_patch() -> None:
     assert not builder.update()
 
 
+@pytest.mark.slow  # builds a 10,000-span trace
 def test_the_snapshot_of_a_10000_span_trace_is_bounded_and_says_what_it_left_out() -> None:
     trace = big_trace(2500)
     html = trace.to_html()

@@ -41,6 +41,7 @@ def import_warnings(extra_path: Path) -> str:
 
 
 @pytest.mark.parametrize("installed", [True, False], ids=["installed", "egg-info-left-by-a-build"])
+@pytest.mark.slow  # a fresh Python process per case
 def test_import_warns_when_another_nbagents_is_installed(tmp_path: Path, installed: bool) -> None:
     if installed:
         info = tmp_path / "nbagents-0.1.1.dist-info"

@@ -62,6 +62,7 @@ def test_quickstart_prints_what_the_page_says(page: str) -> None:
     assert usage.loc["writer", "spawns"] == 1
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_the_quickstart_as_a_script_prints_what_the_readme_shows() -> None:
     """``python examples/quickstart.py``: the README's code, and in a terminal it shows the run."""
     script = REPO / "examples" / "quickstart.py"

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.kernel  # the project's CI runs its notebook under nbval
+
 PROJECT = Path(__file__).resolve().parent.parent / "examples" / "ci-project"
 NO_NETWORK = "http://127.0.0.1:9"  # the discard port: nothing listens, a request fails at once
 

@@ -285,6 +285,7 @@ async def test_aevaluate_and_evaluate_inside_a_running_loop(tmp_path: Path) -> N
     assert list(again.to_dataframe()["correct"]) == [1.0, 1.0, 0.0]
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_reopened_in_a_new_process(tmp_path: Path) -> None:
     exp = nbagents.evaluate(
         agent(), CASES, scorers=[correct], repeats=2, name="kept", store=store(tmp_path)

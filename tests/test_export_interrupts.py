@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -103,6 +104,7 @@ def test_a_run_still_paused_exports_its_waiting_spans_as_interrupted() -> None:
     assert_nearest_exported_parents(trace, spans)
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_cost_works_without_the_otel_extra_and_export_says_how_to_get_it() -> None:
     # A fresh interpreter in which the OpenTelemetry SDK cannot be imported.
     code = """

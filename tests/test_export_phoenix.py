@@ -30,6 +30,8 @@ from support.export_scenario import EXPECTED_TREE, build_tree, run, tokens_per_a
 from nbagents import Span, Trace, Tracer
 from nbagents.export import LiveExport, export_trace
 
+pytestmark = pytest.mark.server  # starts an Arize Phoenix server
+
 ROOT = Path(__file__).resolve().parent.parent
 STARTUP_SECONDS = 180  # a cold start on a busy 2-core machine took 32 s
 ORIGIN = 1_750_000_000_000_000_000  # ns; a whole number of microseconds, Phoenix's precision

@@ -13,9 +13,13 @@ import time
 import warnings
 from pathlib import Path
 
+import pytest
+
 import nbagents
 from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.history import RunStore, RunStoreWarning, run_id_of
+
+pytestmark = pytest.mark.slow  # each test saves runs from other processes
 
 WORKER = Path(__file__).parent / "support" / "history_worker.py"
 

@@ -17,7 +17,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+pytestmark = [
+    pytest.mark.install,  # runs make's install steps
+    pytest.mark.skipif(shutil.which("make") is None, reason="needs make"),
+]
 
 STAND_IN = """#!/bin/sh
 # `python -I -c ...` asks whether this clone is installed under its old name: it is not.

@@ -18,6 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.kernel  # nbval runs the notebook in a kernel
+
 SETUP = '''\
 from langchain_core.tools import tool
 

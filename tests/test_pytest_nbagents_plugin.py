@@ -14,6 +14,8 @@ import pytest
 
 from pytest_nbagents import RULES
 
+pytestmark = pytest.mark.slow  # each test runs pytest in a fresh process
+
 PROBE = """\
 import os
 from pathlib import Path

@@ -29,6 +29,8 @@ from nbagents.models import delegate, parallel
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.tracing import Span, Trace
 
+pytestmark = pytest.mark.server  # starts a `langgraph dev` server
+
 pytest.importorskip("langgraph_sdk")
 if not Path(LANGGRAPH).exists():
     pytest.skip("langgraph-cli[inmem] is not installed (the test extra)", allow_module_level=True)

@@ -38,6 +38,8 @@ from nbagents.approvals import answer
 from nbagents.models import call, delegate, parallel, say
 from nbagents.tracing import Span, recording
 
+pytestmark = pytest.mark.server  # starts a `langgraph dev` server
+
 pytest.importorskip("langgraph_sdk")
 if not Path(LANGGRAPH).exists():
     pytest.skip("langgraph-cli[inmem] is not installed (the test extra)", allow_module_level=True)

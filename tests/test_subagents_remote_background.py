@@ -22,6 +22,8 @@ from nbagents import RemoteSubAgent, ScriptedChatModel, Tracer, create_deep_agen
 from nbagents.models import call, say
 from nbagents.subagents._background import NOTICE_TOOL
 
+pytestmark = pytest.mark.server  # starts a `langgraph dev` server
+
 pytest.importorskip("langgraph_sdk")
 if not Path(LANGGRAPH).exists():
     pytest.skip("langgraph-cli[inmem] is not installed (the test extra)", allow_module_level=True)

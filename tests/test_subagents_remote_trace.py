@@ -24,6 +24,8 @@ from nbagents.export import to_otel_spans
 from nbagents.models import delegate
 from nbagents.tracing import Span, Trace
 
+pytestmark = pytest.mark.server  # starts a `langgraph dev` server
+
 pytest.importorskip("langgraph_sdk")
 if not Path(LANGGRAPH).exists():
     pytest.skip("langgraph-cli[inmem] is not installed (the test extra)", allow_module_level=True)

@@ -19,6 +19,8 @@ from support.postgres import (
     require_bin_dir,
 )
 
+pytestmark = pytest.mark.server  # starts PostgreSQL servers
+
 psycopg = pytest.importorskip("psycopg")
 
 

@@ -90,6 +90,7 @@ def check(trace: Trace, result: dict[str, Any], n: int = N) -> None:
     assert result["messages"][-1].text == "all done"
 
 
+@pytest.mark.slow  # hundreds of sub-agents, repeated
 def test_200_parallel_subagents_sync() -> None:
     graph = agent()
     for _ in range(REPEATS):
@@ -98,6 +99,7 @@ def test_200_parallel_subagents_sync() -> None:
         check(tracer.trace, result)
 
 
+@pytest.mark.slow  # hundreds of sub-agents, repeated
 async def test_200_parallel_subagents_async() -> None:
     graph = agent()
     for _ in range(REPEATS):
@@ -131,6 +133,7 @@ async def test_two_traced_runs_at_once_stay_apart(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+@pytest.mark.slow  # hundreds of sub-agents, repeated
 async def test_the_trace_of_a_500_way_fan_out_is_complete(mode: str) -> None:
     """500 parallel sub-agents, where the cost per spawn used to grow with the width: every
     spawn, every model and tool call, under the right parent, and tokens exact to the one.

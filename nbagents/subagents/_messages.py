@@ -3,8 +3,8 @@
 LangGraph's reducer channel applies a step's writes one at a time: ``add_messages(state, w1)``,
 then ``add_messages(that, w2)``, and so on, and each call copies the whole list and indexes
 every message by id. When a main agent's N parallel ``task`` calls end in the same step, their
-N ``ToolMessage`` writes cost O(N) each, O(N²) together: at 2,000-way under ``invoke`` that
-merge was the largest single cost of the run (38% of the samples that held the GIL).
+N ``ToolMessage`` writes cost O(N) each, O(N²) together: in a wide fan-out under ``invoke``
+that merge was the largest single cost of the run.
 
 ``add_messages`` of the concatenated writes gives the same list as applying them in turn when
 none of them removes a message (a message replaces the one with its id, else is appended, in

@@ -217,7 +217,7 @@ class _ToolOnly(SubAgentMiddleware):
     prompt: it adds the ``task`` tool and no model-call hook.
 
     ``create_agent`` wraps every ``wrap_model_call`` in a LangSmith ``traceable``, which costs
-    each model call about 30 µs under ``invoke`` and, under ``ainvoke``, two hops through the
+    each model call some CPU under ``invoke`` and, under ``ainvoke``, two hops through the
     event loop's small default thread pool, where a wide fan-out's sub-agents queue. The stop
     check the hook also made is a callback handler (``_stop.StopCheck``) under a stop scope.
     A run with limits to keep gets the sub-agent built with the hook, which admits each call

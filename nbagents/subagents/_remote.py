@@ -86,8 +86,8 @@ CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
 STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
     # A step's start and end (and its graph runs' steps) are all a trace of model and tool
-    # calls needs; "events" also sends every runnable's start, token and end: about twice the
-    # server's CPU per run, on a server that may share the client's cores.
+    # calls needs; "events" also sends every runnable's start, token and end, which costs the
+    # server far more CPU per run, on a server that may share the client's cores.
     "steps": ["tasks", "values"],
     "events": ["events", "values"],
 }
@@ -99,8 +99,9 @@ def _limits() -> Any:
     # Each run in flight holds a connection for its stream: httpx's default pool (100) would
     # make the 101st of a wide fan-out wait, and time out, for a connection. Few idle ones are
     # kept: httpcore counts the idle connections for each idle connection at every request and
-    # every close, so 50 runs ending together with 64 kept cost it ~100,000 checks under the
-    # GIL; runs in flight at once seldom start one after another, the reuse idle ones are for.
+    # every close, so many runs ending together with many kept cost it checks that grow with the
+    # square of the pool, under the GIL; runs in flight at once seldom start one after another,
+    # the reuse idle ones are for.
     return httpx.Limits(max_connections=None, max_keepalive_connections=4)
 
 
@@ -544,8 +545,8 @@ def _sdk_resolved(
 ) -> tuple[Any, tuple[tuple[str, str], ...], Any]:
     """The base URL, headers and timeouts ``langgraph_sdk`` resolves for these options.
 
-    Building the SDK's client to learn them loads the CA bundle for a transport ours replaces
-    (~20 ms, before the first run of each ``invoke`` could start): once per set of options.
+    Building the SDK's client to learn them loads the CA bundle for a transport ours replaces,
+    which the first run of each ``invoke`` would wait for: once per set of options.
     ``sdk_env`` (the SDK's API key variables) only keys the cache.
     """
     import httpx
@@ -564,7 +565,7 @@ def _sdk_resolved(
 
 @functools.cache
 def _tls() -> ssl.SSLContext:
-    """One TLS context for every client: loading the CA bundle takes ~15 ms, once per run."""
+    """One TLS context for every client: loading the CA bundle is slow, so once per process."""
     import httpx
 
     return httpx.create_ssl_context()

@@ -38,7 +38,7 @@ __all__ = [
 
 TraceDetail = Literal["steps", "events"]
 """How much of a remote run the trace shows: its steps (``stream_mode="tasks"``) or every run
-event inside them (``stream_mode="events"``, about twice the server's CPU per run)."""
+event inside them (``stream_mode="events"``, which costs the server far more CPU per run)."""
 
 
 class RemoteSubAgentError(RuntimeError):

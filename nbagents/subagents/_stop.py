@@ -138,11 +138,11 @@ def run_stoppable(call: Callable[[], T]) -> T:
 class _Workers:
     """The threads :func:`run_stoppable` runs sub-agents on, kept a while for the next ones.
 
-    A sync fan-out needs a thread per sub-agent. Starting and ending one costs ~0.25 ms of CPU
-    under the GIL, 0.1 s at 500-way, which a notebook re-running its cell would pay each time;
-    a thread that finished its sub-agent waits :data:`IDLE_SECONDS` for another instead (about
-    40 KB of memory each meanwhile), and at most :data:`MAX_IDLE` wait. A wide run reuses them
-    too: at 1,000 sub-agents of 1 s, 385 threads ran them all. A busy thread is named
+    A sync fan-out needs a thread per sub-agent. Starting and ending one costs CPU under the
+    GIL, for every sub-agent, which a notebook re-running its cell would pay each time; a
+    thread that finished its sub-agent waits :data:`IDLE_SECONDS` for another instead (a small
+    stack each meanwhile), and at most :data:`MAX_IDLE` wait. A wide run reuses them too: its
+    later sub-agents start on threads its earlier ones left. A busy thread is named
     ``nbagents-subagent``, an idle one ``nbagents-subagent-idle``.
     """
 

@@ -107,8 +107,8 @@ def typed_attributes(attributes: Mapping[str, Any]) -> SpanAttributes:
 
 def typed_attribute(attributes: Mapping[str, Any], key: str) -> Any:
     """``typed_attributes(attributes).get(key)``, without checking every other entry: a
-    transcript reads one fact of each of hundreds of spans (a 500-way run's main agent's
-    conversation, rebuilt at each of the live view's updates, took 21 ms, now 19 ms)."""
+    transcript reads one fact of each of hundreds of spans (a wide run's main agent's
+    conversation is rebuilt at each of the live view's updates)."""
     value = attributes.get(key)
     check = _CHECKS.get(key)
     return value if value is not None and check is not None and check(value) else None

@@ -5,9 +5,9 @@ Every callback of every agent thread takes the trace's lock for a few microsecon
 GIL, up to the interpreter's switch interval (5 ms), while every other thread that wants the
 lock queues behind it. Once hundreds of threads queue (a reader held the lock for a few
 milliseconds, or its holder lost the GIL), each hand-over costs a GIL wait, new callbacks
-arrive faster than the queue drains, and the queue lasts as long as the run: measured at 500
-sub-agents with the live view following, agent threads waited 170-1,100 s in all and the run
-took 0.5-1 s longer, in most runs. Here a thread that finds the lock taken sleeps briefly
+arrive faster than the queue drains, and the queue lasts as long as the run: in a wide run
+with the live view following, agent threads spent far more time waiting for the lock than
+working, and most runs took visibly longer. Here a thread that finds the lock taken sleeps briefly
 (without the GIL) and tries again: the lock is only ever taken by a thread that is running,
 so no queue forms.
 """

@@ -38,9 +38,9 @@ __all__ = ["APPLY_AT", "Tracer"]
 APPLY_AT = 256
 """Events waiting in the queue at which the callback that adds one applies them all. Short,
 because a queued event keeps alive what its callback was given (whole graph states) and the
-garbage collector walks it: under ``ainvoke`` at 100-way, 2,048 cost 1.19-1.24x of no
-callbacks, 256 cost 1.09-1.16x, and 256 was as good as any under ``invoke`` (64 to 2,048
-tried). Reading the trace stays quick too."""
+garbage collector walks it: a longer queue made wide traced ``ainvoke`` runs slower, a shorter
+one gained nothing under ``invoke`` (``bench_tracer_overhead.py``). Reading the trace stays
+quick too."""
 
 
 class Tracer(BaseCallbackHandler):

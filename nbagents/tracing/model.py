@@ -446,7 +446,7 @@ class Trace:
 
     def summary(self) -> str:
         """One line: status, agents, spawns, failures, tokens."""
-        # Counted, not read from ``subagents``: its records took 90 ms at 500-way.
+        # Counted, not read from ``subagents``: building its records is slow for a wide run.
         spawns = sum(1 for s in self.spans if s.kind == "subagent")
         tokens = self.total_usage().total
         roots = self.visible_roots()
