@@ -3,7 +3,7 @@ interval and test, and per sub-agent type how spawns, tokens, cost and failures 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from nbagents.comparison import Comparison
@@ -182,15 +182,10 @@ class ExperimentComparison:
     def _repr_mimebundle_(
         self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
     ) -> dict[str, str]:
-        renderers: dict[str, Callable[[], str]] = {
-            "text/plain": lambda: repr(self),
-            "text/html": self.to_html,
-        }
-        return {
-            mime: render()
-            for mime, render in renderers.items()
-            if (include is None or mime in include) and (exclude is None or mime not in exclude)
-        }
+        from nbagents.evaluation._html import mimebundle
+
+        renderers = {"text/plain": lambda: repr(self), "text/html": self.to_html}
+        return mimebundle(renderers, include, exclude)
 
 
 def _per_type(exp: Experiment, case_ids: list[str]) -> dict[str, dict[str, float]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +19,7 @@ from nbagents.evaluation._stats import (
     pass_at_k,
     proportion_interval,
 )
-from nbagents.history import RunStore, RunStoreError, StoreLike, resolve_store
+from nbagents.history import RunStore, StoreLike, reading_store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -408,15 +408,10 @@ class Experiment:
     def _repr_mimebundle_(
         self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
     ) -> dict[str, str]:
-        renderers: dict[str, Callable[[], str]] = {
-            "text/plain": lambda: repr(self),
-            "text/html": self.to_html,
-        }
-        return {
-            mime: render()
-            for mime, render in renderers.items()
-            if (include is None or mime in include) and (exclude is None or mime not in exclude)
-        }
+        from nbagents.evaluation._html import mimebundle
+
+        renderers = {"text/plain": lambda: repr(self), "text/html": self.to_html}
+        return mimebundle(renderers, include, exclude)
 
 
 def arguments(case: Case, outputs: Any, trace: Trace | None) -> dict[str, Any]:
@@ -431,20 +426,10 @@ def arguments(case: Case, outputs: Any, trace: Trace | None) -> dict[str, Any]:
     }
 
 
-def _history(store: StoreLike) -> RunStore:
-    chosen = resolve_store(store)
-    if chosen is None:
-        raise RunStoreError(
-            "No run history is kept (keep_runs(False) or NBAGENTS_RUNS=off): pass store= to "
-            "read one."
-        )
-    return chosen
-
-
 def load_experiment(experiment_id: str, *, store: StoreLike = None) -> Experiment:
     """Reopen a saved experiment by id (``nbagents.experiments()`` lists them), in this or any
     later process: its results, scores and, through the history, each run's trace."""
-    chosen = _history(store)
+    chosen = reading_store(store)
     record, results = chosen.experiment(experiment_id)
     return Experiment.from_saved(record, results, chosen)
 
@@ -454,7 +439,7 @@ def experiments(*, store: StoreLike = None) -> pd.DataFrame:
     failures and each scorer's headline figure (``scores``)."""
     import pandas as pd
 
-    chosen = _history(store)
+    chosen = reading_store(store)
     rows = []
     for _, record, results in chosen.experiments():
         exp = Experiment.from_saved(record, results, chosen)

@@ -6,7 +6,7 @@ sanitize rules nbagents ships mask (``nba-t``, ``nba-cost``, ``nba-id``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,19 @@ __all__ = ["ROW_LIMIT", "comparison_html", "experiment_html"]
 ROW_LIMIT = 500
 """Runs drawn in the results table; the rest are counted (``to_dataframe()`` has them all)."""
 PASS, FAIL = "#cfe8cf", "#f2cccc"
+
+
+def mimebundle(
+    renderers: Mapping[str, Callable[[], str]],
+    include: Collection[str] | None,
+    exclude: Collection[str] | None,
+) -> dict[str, str]:
+    """The requested of ``renderers`` (mime type → what draws it), only those drawn."""
+    return {
+        mime: render()
+        for mime, render in renderers.items()
+        if (include is None or mime in include) and (exclude is None or mime not in exclude)
+    }
 
 
 def _open(kind: str) -> list[str]:

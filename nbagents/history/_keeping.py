@@ -136,7 +136,8 @@ def save(trace: Trace) -> bool:
 # -- reading, for the notebook ---------------------------------------------------------------------
 
 
-def _reading(store: StoreLike) -> RunStore:
+def reading_store(store: StoreLike) -> RunStore:
+    """The store ``store`` names, to read from; an error saying so when no history is kept."""
     chosen = resolve_store(store)
     if chosen is None:
         raise RunStoreError(
@@ -163,19 +164,19 @@ def runs(
     ``interrupted``), start time ``since``/``until``; ``limit`` the count. ``load_run(run_id)``
     gives back a run's trace.
     """
-    return _reading(store).list(
+    return reading_store(store).list(
         name=name, tag=tag, status=status, since=since, until=until, limit=limit
     )
 
 
 def load_run(run_id: str, *, store: StoreLike = None) -> Trace:
     """The trace of a saved run, as ``Trace.load`` gives it back from a file."""
-    return _reading(store).load(run_id)
+    return reading_store(store).load(run_id)
 
 
 def delete_runs(run_ids: str | Sequence[str], *, store: StoreLike = None) -> int:
     """Delete saved runs by id; how many were deleted."""
-    return _reading(store).delete(run_ids)
+    return reading_store(store).delete(run_ids)
 
 
 def prune_runs(
@@ -186,7 +187,7 @@ def prune_runs(
 ) -> int:
     """Delete runs older than ``older_than`` (a ``timedelta``, or days), and all but the
     newest ``keep``; how many were deleted."""
-    return _reading(store).prune(older_than=older_than, keep=keep)
+    return reading_store(store).prune(older_than=older_than, keep=keep)
 
 
 def store_path(store: StoreLike = None) -> Path | None:
