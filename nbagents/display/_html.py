@@ -40,6 +40,7 @@ from nbagents.display._records import (
     KeptNode,
     MessageView,
     NodeTexts,
+    PlanItemView,
     Stat,
     StateDiffView,
     TimelineRow,
@@ -458,9 +459,19 @@ def _field(field: DetailField) -> str:
             )
             + "</tbody></table>"
         )
+    elif kind == "checklist":
+        body = '<ul class="nba-plan">' + "".join(_plan_item(item) for item in value) + "</ul>"
     else:
         body = f'<div class="nba-text">{_e(value)}</div>'
     return f'<div class="nba-field">{label}{body}</div>'
+
+
+def _plan_item(item: PlanItemView) -> str:
+    when = f' <small><span class="nba-t">{_e(item["when"])}</span></small>' if item["when"] else ""
+    return (
+        f'<li class="nba-plan-{item["status"]}"><span class="nba-plan-mark">{_e(item["mark"])}'
+        f"</span> {_e(item['text'])}{when}</li>"
+    )
 
 
 def _message(msg: MessageView) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "MessageView",
     "NodeTexts",
     "PendingView",
+    "PlanItemView",
     "Segment",
     "Stat",
     "StateDiffView",
@@ -57,7 +58,17 @@ GLYPHS = {
 }
 """A status as a character: readable where colours are stripped (GitHub, untrusted output)."""
 
-FieldType = Literal["text", "code", "error", "messages", "kv"]
+FieldType = Literal["text", "code", "error", "messages", "kv", "checklist"]
+
+
+class PlanItemView(TypedDict):
+    """One item of an agent's plan in a ``checklist`` field."""
+
+    status: str
+    """``pending``, ``in_progress`` or ``completed``: renderers may put it in a class name."""
+    mark: str
+    text: str
+    when: str
 
 
 class ToolCallView(TypedDict):
@@ -78,8 +89,8 @@ class MessageView(TypedDict):
 
 class DetailField(TypedDict):
     """One labelled part of a details pane; ``value``'s shape depends on ``type``: a string
-    (text, code, error), a list of :class:`MessageView` (messages), or ``[label, value]`` pairs
-    (kv)."""
+    (text, code, error), a list of :class:`MessageView` (messages), ``[label, value]`` pairs
+    (kv), or a list of :class:`PlanItemView` (checklist)."""
 
     label: str
     type: FieldType

@@ -32,6 +32,11 @@ from nbagents.display._records import (
     StateDiffView,
     ToolCallView,
 )
+from nbagents.display._stackview import (
+    agent_stack_fields,
+    summarization_fields,
+    summarization_preview,
+)
 from nbagents.tracing.model import STREAMED
 from nbagents.tracing.span import items_left_out
 
@@ -236,6 +241,7 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         fields.append(_text_field("Called by", attrs.get("parent_agent")))
         fields.append(_text_field("Result", attrs.get("result")))
         fields.extend(_skill_fields(attrs))
+        fields.extend(agent_stack_fields(attrs))
     elif span.kind == "skill":
         fields.append(_text_field("Skill", attrs.get("skill")))
         fields.append(_text_field("SKILL.md", attrs.get("path")))
@@ -259,8 +265,11 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
     elif span.kind == "tool":
         fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
         fields.append(_text_field("Output", _tool_output(span.outputs)))
+    elif "summarization" in attrs:
+        fields.extend(summarization_fields(attrs))
     else:  # agent
         fields.extend(_skill_fields(attrs))
+        fields.extend(agent_stack_fields(attrs))
         inputs = _converted(_found(span.inputs), MESSAGE_LIMIT)
         if inputs:
             fields.append(_field("Input", "messages", inputs))
@@ -354,7 +363,7 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         if not args:  # called with no arguments: nothing to preview (it read "null")
             return short(span.name, 40), ""
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
-    return short(span.name, 40), ""
+    return short(span.name, 40), summarization_preview(attrs)
 
 
 def _tail(text: Any) -> str:

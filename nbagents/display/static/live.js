@@ -306,6 +306,16 @@ function field(f) {
     });
     table.appendChild(body);
     box.appendChild(table);
+  } else if (f.type === "checklist") {
+    const list = h("ul", "nba-plan");
+    (value || []).forEach((item) => {
+      const li = h("li", "nba-plan-" + item.status);
+      li.appendChild(h("span", "nba-plan-mark", item.mark));
+      li.appendChild(document.createTextNode(" " + item.text));
+      if (item.when) li.appendChild(h("small", null, " " + item.when));
+      list.appendChild(li);
+    });
+    box.appendChild(list);
   } else box.appendChild(h("div", "nba-text", value));
   return box;
 }
