@@ -222,3 +222,19 @@ def test_the_memory_files_an_agent_loaded_are_on_its_span_and_not_on_subagents()
     assert "Memory loaded" not in {f["label"] for f in sub["details"]}
     root = next(s for s in to_otel_spans(t) if s.attributes["nbagents.kind"] == "agent")  # type: ignore[index]
     assert list(root.attributes["nbagents.memory.files"]) == ["/AGENTS.md"]  # type: ignore[index]
+
+
+def test_the_timeline_marks_when_each_item_started_and_finished() -> None:
+    t = _planned_run()
+    todos = t.todos()
+    main = todos[todos["agent"] == "main"]
+    (row,) = (r for r in build_view(t)["timeline"] if r["name"] == "main")
+    expected = sorted(
+        [(at, "started") for at in main["started"].dropna()]
+        + [(at, "finished") for at in main["finished"].dropna()]
+    )
+    assert [(m["at"], m["kind"]) for m in row["marks"]] == expected
+    assert "finished: gather" in [m["label"] for m in row["marks"]]
+    html = t.to_html()
+    assert html.count('class="nba-mark nba-mark-finished"') == 2  # gather and the hostile item
+    assert 'title="started: &lt;img src=x onerror=alert(1)&gt;' in html

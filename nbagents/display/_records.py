@@ -31,6 +31,7 @@ __all__ = [
     "NodeTexts",
     "PendingView",
     "PlanItemView",
+    "PlanMark",
     "Segment",
     "Stat",
     "StateDiffView",
@@ -220,6 +221,14 @@ class Segment(TypedDict):
     end: float | None
 
 
+class PlanMark(TypedDict):
+    """When an item of an agent's plan started or finished, on the agent's timeline row."""
+
+    at: float
+    kind: Literal["started", "finished"]
+    label: str
+
+
 class TimelineRow(TypedDict):
     """An agent's bar and its model and tool calls, in seconds since the trace began (a
     running call's ``end`` is ``None``: it reaches the view's ``duration``)."""
@@ -233,6 +242,8 @@ class TimelineRow(TypedDict):
     start: float
     end: float | None
     segments: list[Segment]
+    marks: NotRequired[list[PlanMark]]
+    """Absent when the agent keeps no plan."""
 
 
 class ViewSummary(TypedDict):

@@ -7,10 +7,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from nbagents.display._format import format_duration, format_tokens, short, truncate
-from nbagents.display._records import DetailField, PlanItemView
+from nbagents.display._records import DetailField, PlanItemView, PlanMark
 from nbagents.tracing.model import SpanAttributes
 
-__all__ = ["PLAN_MARKS", "agent_stack_fields", "summarization_fields", "summarization_preview"]
+__all__ = [
+    "PLAN_MARKS",
+    "agent_stack_fields",
+    "plan_marks",
+    "summarization_fields",
+    "summarization_preview",
+]
 
 PLAN_MARKS = {"completed": "\u2714", "in_progress": "\u25b6", "pending": "\u25cb"}
 """An item's status as a character, so the checklist reads without colours."""
@@ -47,6 +53,19 @@ def _plan_item(item: Mapping[str, Any]) -> PlanItemView:
         "text": short(item.get("content"), 300),
         "when": when,
     }
+
+
+def plan_marks(attrs: SpanAttributes) -> list[PlanMark]:
+    """When each item of the agent's plan started and finished, in time order."""
+    marks: list[PlanMark] = []
+    for item in attrs.get("plan", []):
+        text = short(item.get("content"), 80)
+        for kind in ("started", "finished"):
+            at = item.get(kind)
+            if isinstance(at, int | float):
+                marks.append({"at": float(at), "kind": kind, "label": f"{kind}: {text}"})
+    marks.sort(key=lambda m: m["at"])
+    return marks
 
 
 def summarization_fields(attrs: SpanAttributes) -> list[DetailField]:
