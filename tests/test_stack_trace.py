@@ -179,7 +179,7 @@ def test_the_summarization_step_in_the_views_and_the_export() -> None:
     fields = {f["label"]: f["value"] for f in node["details"]}
     rows = dict(fields["Summarization"])
     assert rows["Messages folded"] == str(first["messages_folded"])
-    assert rows["History saved to"] == first["history_path"]
+    assert fields["History saved to"] == first["history_path"]
     assert fields["Summary"] == first["summary"]
 
     exported = {s.attributes["nbagents.span_id"]: s for s in to_otel_spans(t)}  # type: ignore[index]

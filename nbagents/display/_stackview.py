@@ -78,9 +78,13 @@ def summarization_fields(attrs: SpanAttributes) -> list[DetailField]:
         ["Messages folded", f"{facts.get('messages_folded', 0):,}"],
         ["Context before", f"{format_tokens(int(facts.get('tokens_before') or 0))} tokens"],
         ["Context after", f"{format_tokens(int(facts.get('tokens_after') or 0))} tokens"],
-        ["History saved to", str(path) if path else "not saved"],
     ]
-    fields: list[DetailField] = [{"label": "Summarization", "type": "kv", "value": rows}]
+    # The path is long and unbroken: as text it wraps, where a table cell would widen the pane.
+    saved = str(path) if path else "not saved: the backend refused the write"
+    fields: list[DetailField] = [
+        {"label": "Summarization", "type": "kv", "value": rows},
+        {"label": "History saved to", "type": "text", "value": saved},
+    ]
     if facts.get("summary"):
         fields.append({"label": "Summary", "type": "text", "value": truncate(facts["summary"])})
     return fields

@@ -109,6 +109,35 @@ def _saved_run() -> Any:
     return t
 
 
+def test_a_finished_run_displayed_trusted_shows_the_plan_and_the_summarization(lab: Any) -> None:
+    """Displayed by the kernel, a trace is the interactive view: the details pane shows the
+    checklist for the agent and the fold for the summarization step."""
+    t = _saved_run()
+    first = t.summarizations().iloc[0]
+    t.save(lab.server.root_dir / "stack.json")
+    path = lab.server.add_notebook(
+        "stack_trusted.ipynb", ["from nbagents import Trace\nTrace.load('stack.json')"]
+    )
+    lab.open_notebook(path)
+    lab.run_all()
+    view = lab.page.locator(LIVE)
+    view.locator(".nba-k-agent > .nba-row").first.click()
+    pane = view.locator(".nba-live-details")
+    items = pane.locator("ul.nba-plan li").all_inner_texts()
+    assert len(items) == 2 and items[0].startswith("\u2714 gather"), items
+    assert HOSTILE in items[1] and pane.locator("img").count() == 0
+    view.locator(".nba-row", has_text="summarization").first.click()
+    text = pane.inner_text()
+    assert re.search(rf"Messages folded\s+{first['messages_folded']}\b", text), text
+    assert first["history_path"] in text and "Summary 1: steps up to" in text
+    timeline = view.locator(".nba-tl")
+    timeline.scroll_into_view_if_needed()
+    assert timeline.locator(".nba-mark").count() >= 3
+    assert lab.page.evaluate("() => window.__nbaPwned") is None
+    lab.screenshot("plan and summarization, trusted")
+    assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
+
+
 def test_a_saved_run_shows_the_plan_and_the_summarization_untrusted(lab: Any) -> None:
     t = _saved_run()
     first = t.summarizations().iloc[0]
