@@ -24,10 +24,9 @@ refusing credentials, unknown graph) is an error ToolMessage naming the server a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired, TypedDict, cast
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
@@ -40,8 +39,18 @@ from langgraph.types import Command
 
 from nbagents._runtime_tools import runtime_tool
 from nbagents.backends.prompts import PromptSection
+from nbagents.subagents._background_tasks import (
+    DONE,
+    WAITING,
+    BackgroundTask,
+    Refused,
+    Server,
+    afinished,
+    client_of,
+    settled,
+    waiting_text,
+)
 from nbagents.subagents._remote import RemoteGraphRunnable
-from nbagents.subagents._remote_pause import asked_for, waiting_for
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
 
 __all__ = [
@@ -52,28 +61,9 @@ __all__ = [
 ]
 
 BACKGROUND_TASKS_KEY = "background_tasks"
-WAITING = "waiting"
-"""A task whose run ended paused: its thread waits for a person's decision on the server."""
-DONE = frozenset({"success", "error", "timeout", "interrupted", "cancelled", WAITING})
-RESULT_CHARS = 20_000
 NOTICE_RESULT_CHARS = 2_000
 """How much of a finished task's result its notice quotes; ``check_async_task`` gives it all."""
 NOTICE_TOOL = "background_tasks_finished"
-
-
-class BackgroundTask(TypedDict):
-    """One task launched in the background, as the agent state keeps it."""
-
-    task_id: str
-    """The server's thread id: each task has a thread of its own."""
-    subagent: str
-    description: str
-    run_id: str
-    """The latest run on the thread (a follow-up starts a new one)."""
-    status: str
-    """``pending``/``running`` until the run ends, then ``success``, ``error``, ``timeout``,
-    ``interrupted``, ``cancelled``, or ``waiting`` when it paused for a decision (the server
-    says ``success`` then; the thread's state says what it waits for)."""
 
 
 def _merge(
@@ -130,7 +120,7 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
                     f"Sub-agent {spec['name']!r}: only a RemoteSubAgent (url and graph_id) can "
                     f"run in the background."
                 )
-        self._servers = {s["name"]: _Server(RemoteGraphRunnable(s)) for s in specs}
+        self._servers = {s["name"]: Server(RemoteGraphRunnable(s)) for s in specs}
         listing = "\n".join(f"- {s['name']}: {s['description']}" for s in specs)
         self.tools = _tools(self._servers, listing)
         self.system_prompt: str | None = (
@@ -149,8 +139,8 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
                 continue
             # An unreachable server is not the agent's business here: check_async_task will
             # name it when the agent asks.
-            with suppress(_Refused), _client(server) as client:
-                fresh, result = _settled(client, task)
+            with suppress(Refused), client_of(server) as client:
+                fresh, result = settled(client, task)
                 if fresh["status"] in DONE:
                     finished.append((fresh, result))
         if not finished:
@@ -168,8 +158,8 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
             server = self._servers.get(task["subagent"])
             if server is None:
                 continue
-            with suppress(_Refused):
-                fresh, result = await _afinished(server, task)
+            with suppress(Refused):
+                fresh, result = await afinished(server, task)
                 if fresh["status"] in DONE:
                     finished.append((fresh, result))
         if not finished:
@@ -179,31 +169,16 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
         return _announced(finished, text)
 
 
-@dataclass
-class _Server:
-    runner: RemoteGraphRunnable
-
-    def explain(self, error: BaseException) -> str:
-        class _NoRun:
-            run_id = ""
-
-        return str(self.runner._explain(error, cast(Any, _NoRun())))
-
-
-class _Refused(Exception):
-    """A call the tool answers with an error message (unknown id or sub-agent, server error)."""
-
-
-def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
+def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
     def tasks_of(runtime: ToolRuntime) -> dict[str, BackgroundTask]:
         return dict((runtime.state or {}).get(BACKGROUND_TASKS_KEY) or {})
 
-    def known(runtime: ToolRuntime, task_id: str) -> tuple[BackgroundTask, _Server]:
+    def known(runtime: ToolRuntime, task_id: str) -> tuple[BackgroundTask, Server]:
         tasks = tasks_of(runtime)
         task = tasks.get(task_id)
         if task is None:
             ids = ", ".join(sorted(tasks)) or "none yet"
-            raise _Refused(f"Unknown task id {task_id!r}. Tasks launched so far: {ids}.")
+            raise Refused(f"Unknown task id {task_id!r}. Tasks launched so far: {ids}.")
         return task, servers[task["subagent"]]
 
     def answer(
@@ -222,7 +197,7 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
         def run(runtime: ToolRuntime, *args: Any) -> Command[Any] | ToolMessage:
             try:
                 return body(runtime, *args)
-            except _Refused as error:
+            except Refused as error:
                 return refused(runtime, str(error))
 
         return run
@@ -230,11 +205,11 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
     def start(runtime: ToolRuntime, description: str, subagent_type: str) -> Command[Any]:
         server = servers.get(subagent_type)
         if server is None:
-            raise _Refused(
+            raise Refused(
                 f"Unknown subagent_type {subagent_type!r} for a background task. "
                 f"Allowed: {', '.join(repr(n) for n in servers)}."
             )
-        with _client(server) as client:
+        with client_of(server) as client:
             thread = client.threads.create(metadata={"nbagents_subagent": subagent_type})
             task_id = str(thread["thread_id"])
             run = client.runs.create(
@@ -258,10 +233,10 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
 
     def check(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
-        with _client(server) as client:
-            task, result = _settled(client, task)
+        with client_of(server) as client:
+            task, result = settled(client, task)
         if task["status"] == WAITING:
-            text = _waiting_text(task, result)
+            text = waiting_text(task, result)
         elif result is not None:
             text = f"Task {task_id} ({task['subagent']}) succeeded. Result:\n{result}"
         elif task["status"] in DONE:
@@ -272,7 +247,7 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
 
     def update(runtime: ToolRuntime, task_id: str, message: str) -> Command[Any]:
         task, server = known(runtime, task_id)
-        with _client(server) as client:
+        with client_of(server) as client:
             run = client.runs.create(
                 task_id,
                 server.runner.graph_id,
@@ -290,8 +265,8 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
 
     def cancel(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
-        with _client(server) as client:
-            task, _ = _settled(client, task)
+        with client_of(server) as client:
+            task, _ = settled(client, task)
             if task["status"] not in DONE:
                 client.runs.cancel(task_id, task["run_id"], wait=True)
                 task = BackgroundTask(**{**task, "status": "cancelled"})
@@ -303,8 +278,8 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
             return answer(runtime, "No background tasks yet.")
         fresh = []
         for task in tasks.values():
-            with _client(servers[task["subagent"]]) as client:
-                fresh.append(_settled(client, task, result=False)[0])
+            with client_of(servers[task["subagent"]]) as client:
+                fresh.append(settled(client, task, result=False)[0])
         lines = [
             f"- {t['task_id']} · {t['subagent']} · {t['status']} · {t['description'][:80]}"
             for t in fresh
@@ -368,113 +343,16 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
     ]
 
 
-@contextmanager
-def _client(server: _Server) -> Iterator[Any]:
-    """A client of the task's server; any failure of it becomes an error naming the server."""
-    try:
-        client = server.runner._sync_client()
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    try:
-        yield client
-    except _Refused:
-        raise
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    finally:
-        with suppress(Exception):
-            client.close()
-
-
-def _settled(
-    client: Any, task: BackgroundTask, *, result: bool = True
-) -> tuple[BackgroundTask, str | None]:
-    """The task's fresh status, and (with ``result``) what it came to: what the sub-agent
-    answered, or, for a run that ended paused, what it waits for. A task that ended otherwise
-    is not asked about again."""
-    if task["status"] == "success":
-        return task, _last_text(client.threads.get_state(task["task_id"])) if result else None
-    if task["status"] == WAITING:
-        # Still waiting, or answered on the server since: then its latest run says how it went.
-        state = client.threads.get_state(task["task_id"])
-        if waiting_for(state):
-            return _read_end(task, state)
-        runs = client.runs.list(task["task_id"], limit=1)
-        if not runs:
-            return _read_end(task, state)
-        task = BackgroundTask(**{**task, "run_id": str(runs[0]["run_id"]), "status": "pending"})
-    elif task["status"] in DONE:
-        return task, None
-    run = client.runs.get(task["task_id"], task["run_id"])
-    fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
-    if fresh["status"] != "success":
-        return fresh, None
-    return _read_end(fresh, client.threads.get_state(task["task_id"]))
-
-
-def _read_end(task: BackgroundTask, state: Mapping[str, Any]) -> tuple[BackgroundTask, str]:
-    # A run that stopped at an interrupt ends "success" on the server: only the thread's state
-    # tells it from a finished one, and its last message is then no answer at all.
-    waiting = waiting_for(state)
-    if waiting:
-        return BackgroundTask(**{**task, "status": WAITING}), asked_for(waiting)
-    return task, _last_text(state)
-
-
-def _waiting_text(task: BackgroundTask, asked: str | None) -> str:
-    return (
-        f"Task {task['task_id']} ({task['subagent']}) is waiting for a person's decision on "
-        f"its server ({asked}). It has stopped and will not go on by itself, so its work is "
-        "not done: tell the user. Background tasks do not pass their pauses on; a person "
-        f"answers it on the server (thread {task['task_id']}), or the job is delegated with "
-        "the task tool, whose pauses come here."
-    )
-
-
-def _last_text(thread_state: Mapping[str, Any]) -> str:
-    values = thread_state.get("values") or {}
-    messages = values.get("messages") if isinstance(values, Mapping) else None
-    if not messages:
-        return "(no messages)"
-    last = messages[-1]
-    content = last.get("content") if isinstance(last, Mapping) else last
-    if isinstance(content, list):
-        content = "".join(
-            str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content
-        )
-    text = str(content)
-    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "…"
-
-
 def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:
     tasks = state.get(BACKGROUND_TASKS_KEY) or {}
     return [t for t in tasks.values() if t["status"] not in DONE]
-
-
-async def _afinished(server: _Server, task: BackgroundTask) -> tuple[BackgroundTask, str | None]:
-    """The task's fresh status, and its result if it succeeded (async client)."""
-    try:
-        client = server.runner._async_client()
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    try:
-        run = await client.runs.get(task["task_id"], task["run_id"])
-        fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
-        if fresh["status"] != "success":
-            return fresh, None
-        return _read_end(fresh, await client.threads.get_state(task["task_id"]))
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    finally:
-        with suppress(Exception):
-            await client.aclose()
 
 
 def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
     lines = []
     for task, result in finished:
         if task["status"] == WAITING:
-            lines.append(f"Background task: {_waiting_text(task, result)}")
+            lines.append(f"Background task: {waiting_text(task, result)}")
             continue
         head = f"Background task {task['task_id']} ({task['subagent']}) finished: {task['status']}."
         if result is None:
