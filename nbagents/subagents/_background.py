@@ -7,9 +7,10 @@ as upstream deepagents' async sub-agent tools are:
 - ``start_async_task(description, subagent_type)`` creates a thread on the server, starts a run
   with the description as its only message and returns at once with the task id;
 - ``check_async_task(task_id)`` says whether it is still running, and its result when done;
-- ``update_async_task(task_id, message)`` sends a follow-up on the same thread (a running run is
-  interrupted and replaced, so the sub-agent sees the follow-up at once);
-- ``cancel_async_task(task_id)`` cancels its run;
+- ``update_async_task(task_id, message)`` sends a follow-up on the same thread: a running run is
+  interrupted and replaced, so the sub-agent sees the follow-up at once, or, for a spec with
+  ``"update_strategy": "enqueue"``, the follow-up waits on the server until the run ends;
+- ``cancel_async_task(task_id)`` cancels its runs (the one going and any queued);
 - ``list_async_tasks()`` lists every task this agent launched, with fresh statuses.
 
 Before each model call the middleware asks the servers about the tasks still running; a task
@@ -46,6 +47,7 @@ from nbagents.subagents._background_tasks import (
     Refused,
     Server,
     afinished,
+    cancel_runs,
     client_of,
     settled,
     waiting_text,
@@ -113,14 +115,17 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
             raise ValueError(
                 f"Duplicate async subagent names: {duplicates}; every sub-agent needs its own."
             )
-        validate_specs(specs)
+        validate_specs(specs, background=True)
         for spec in specs:
             if "graph_id" not in spec:
                 raise ValueError(
                     f"Sub-agent {spec['name']!r}: only a RemoteSubAgent (url and graph_id) can "
                     f"run in the background."
                 )
-        self._servers = {s["name"]: Server(RemoteGraphRunnable(s)) for s in specs}
+        self._servers = {
+            s["name"]: Server(RemoteGraphRunnable(s), s.get("update_strategy", "interrupt"))
+            for s in specs
+        }
         listing = "\n".join(f"- {s['name']}: {s['description']}" for s in specs)
         self.tools = _tools(self._servers, listing)
         self.system_prompt: str | None = (
@@ -247,29 +252,35 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
 
     def update(runtime: ToolRuntime, task_id: str, message: str) -> Command[Any]:
         task, server = known(runtime, task_id)
+        queued = server.update_strategy == "enqueue" and task["status"] not in DONE
         with client_of(server) as client:
             run = client.runs.create(
                 task_id,
                 server.runner.graph_id,
                 input={"messages": [{"role": "user", "content": message}]},
-                multitask_strategy="interrupt",
+                multitask_strategy=server.update_strategy,
             )
+        # The task follows its newest run: with enqueue it is pending until the run ahead ends.
         task = BackgroundTask(
             **{**task, "run_id": str(run["run_id"]), "status": str(run.get("status") or "pending")}
         )
-        return answer(
-            runtime,
-            f"Sent the follow-up to task {task_id}; it runs again in the background.",
-            [task],
+        text = (
+            f"Queued the follow-up to task {task_id} behind its current run, which goes on; "
+            f"the follow-up starts when that run ends."
+            if queued
+            else f"Sent the follow-up to task {task_id}; it runs again in the background."
         )
+        return answer(runtime, text, [task])
 
     def cancel(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, _ = settled(client, task)
             if task["status"] not in DONE:
-                client.runs.cancel(task_id, task["run_id"], wait=True)
-                task = BackgroundTask(**{**task, "status": "cancelled"})
+                if cancel_runs(client, task_id):
+                    task = BackgroundTask(**{**task, "status": "cancelled"})
+                else:  # it ended on its own meanwhile
+                    task, _ = settled(client, task)
         return answer(runtime, f"Task {task_id} ({task['subagent']}): {task['status']}.", [task])
 
     def listed(runtime: ToolRuntime) -> Command[Any]:
@@ -328,10 +339,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
                 "earlier in the conversation may be stale: call this for the current one."
             ),
         ),
-        runtime_tool(
-            update_async_task,
-            description="Send a background task a follow-up instruction on its own thread.",
-        ),
+        runtime_tool(update_async_task, description=_update_description(servers)),
         runtime_tool(cancel_async_task, description="Cancel a background task that is running."),
         runtime_tool(
             list_async_tasks,
@@ -341,6 +349,19 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             ),
         ),
     ]
+
+
+def _update_description(servers: Mapping[str, Server]) -> str:
+    """What a follow-up does, per sub-agent: the model decides whether to send one now."""
+    queued = [name for name, server in servers.items() if server.update_strategy == "enqueue"]
+    head = "Send a background task a follow-up instruction on its own thread."
+    interrupts = "A task still running is interrupted and starts on the follow-up at once"
+    if not queued:
+        return f"{head} {interrupts}."
+    if len(queued) == len(servers):
+        return f"{head} A task still running finishes its current job first; the follow-up waits."
+    names = ", ".join(queued)
+    return f"{head} {interrupts}, except on {names}: there it waits for the current job to end."
 
 
 def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:

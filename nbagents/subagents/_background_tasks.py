@@ -22,6 +22,7 @@ __all__ = [
     "Refused",
     "Server",
     "afinished",
+    "cancel_runs",
     "client_of",
     "read_end",
     "settled",
@@ -32,6 +33,8 @@ WAITING = "waiting"
 """A task whose run ended paused: its thread waits for a person's decision on the server."""
 DONE = frozenset({"success", "error", "timeout", "interrupted", "cancelled", WAITING})
 RESULT_CHARS = 20_000
+_RUNS_LISTED = 100
+"""Runs of one task's thread read to find those still to end (the server's default is 10)."""
 
 
 class BackgroundTask(TypedDict):
@@ -52,6 +55,9 @@ class BackgroundTask(TypedDict):
 @dataclass
 class Server:
     runner: RemoteGraphRunnable
+    update_strategy: str = "interrupt"
+    """The spec's: what a follow-up does to a run still going (the server's
+    ``multitask_strategy``): ``interrupt`` it, or ``enqueue`` behind it."""
 
     def explain(self, error: BaseException) -> str:
         class _NoRun:
@@ -80,6 +86,24 @@ def client_of(server: Server) -> Iterator[Any]:
     finally:
         with suppress(Exception):
             client.close()
+
+
+def cancel_runs(client: Any, task_id: str) -> bool:
+    """Cancel every run of the task that has not ended; whether there was one.
+
+    A task's thread is its own, so its runs still to end are the task's: the run going and,
+    with ``enqueue``, the follow-ups queued behind it. The queued ones go first: ending the run
+    ahead of them would start the next.
+    """
+    active = [
+        run
+        for run in client.runs.list(task_id, limit=_RUNS_LISTED)
+        if run.get("status") in ("pending", "running")
+    ]
+    active.sort(key=lambda run: run.get("status") != "pending")
+    for run in active:
+        client.runs.cancel(task_id, str(run["run_id"]), wait=run.get("status") == "running")
+    return bool(active)
 
 
 def settled(
