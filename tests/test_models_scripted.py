@@ -11,7 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from nbagents import ScriptedChatModel
+import nbagents
+from nbagents import ScriptedChatModel, create_deep_agent
 from nbagents.models import ScriptExhaustedError, Turn, call, fail, parallel, say
 
 
@@ -198,3 +199,14 @@ def test_direct_calls_answer_by_the_conversation_so_far() -> None:
     assert first.content == "one"
     assert model.invoke("hi").content == "one"
     assert model.invoke([HumanMessage("hi"), first, HumanMessage("and?")]).content == "two"
+
+
+def test_a_turn_reports_reasoning_and_cached_tokens_as_providers_do() -> None:
+    usage = {"input_tokens": 900, "output_tokens": 1400, "reasoning": 1200, "cache_read": 600}
+    model = ScriptedChatModel(script={"main": [say("Done.", usage=usage)]})
+    with nbagents.trace(display=False) as t:
+        create_deep_agent(model).invoke({"messages": [("user", "Think hard.")]})
+    (call,) = [s for s in t.walk() if s.kind == "model"]
+    assert (call.usage.input, call.usage.output) == (900, 1400)
+    assert (call.usage.reasoning, call.usage.cache_read) == (1200, 600)
+    assert t.token_usage()["reasoning_tokens"].tolist() == [1200]

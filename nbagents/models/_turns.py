@@ -28,7 +28,9 @@ class Turn:
     """One reply of a :class:`~nbagents.ScriptedChatModel`.
 
     ``text`` is the reply's content, ``tool_calls`` the calls it makes (several calls run in
-    parallel), ``usage`` overrides the estimated token counts, ``latency`` overrides the model's
+    parallel), ``usage`` overrides the estimated token counts (``input_tokens``,
+    ``output_tokens``, and as providers report them ``reasoning``, part of the output, and
+    ``cache_read``, part of the input), ``latency`` overrides the model's
     simulated latency for this turn, and ``error`` makes the model raise instead of replying.
     """
 
