@@ -177,7 +177,9 @@ def test_a_run_followed_after_its_output_was_saved_gets_a_widget_again() -> None
 
 
 def test_updates_arrive_during_a_synchronous_invoke() -> None:
-    agent = make_agent(latency=0.15)
+    # Long enough for three updates where the flusher slows down because the machine is busy
+    # (its rate follows how long a build takes).
+    agent = make_agent(latency=0.3)
     with recording() as tracer:
         view = LiveView(tracer.trace).start()
         recorder = Recorder(view)
