@@ -22,23 +22,24 @@ summarisation middleware), a text cut by the tracer (its text ends ``… [N more
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    ChatMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import BaseMessage
 
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import typed_attribute
-from nbagents.tracing._jsonready import items_left_out
+from nbagents.tracing.messages import (
+    compact_json,
+    message_text,
+    message_type,
+    reply,
+    stored_messages,
+    to_message,
+    tool_calls,
+    tool_result,
+)
 from nbagents.tracing.span import AGENT_KINDS, STREAMED, Span, SpanStatus
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ __all__ = [
     "TranscriptEntry",
     "TranscriptMatch",
     "find_agent_span",
-    "message_text",
     "transcript_of",
 ]
 
@@ -60,7 +60,6 @@ that arrived later); a model reply; a tool result; a pause for a human; a failur
 what the record lacks or the step still running."""
 
 _CALL_KINDS = ("tool", "task", "skill")
-_ROLES = {"user": "human", "assistant": "ai"}
 
 
 @dataclass(frozen=True)
@@ -99,22 +98,21 @@ class TranscriptEntry:
     @property
     def tool_calls(self) -> list[Mapping[str, Any]]:
         """A reply's tool calls as stored (``name``, ``args``, ``id``)."""
-        calls = self.message.get("tool_calls") if self.message is not None else None
-        return [c for c in calls or () if isinstance(c, Mapping)]
+        return tool_calls(self.message) if self.message is not None else []
 
     def searchable(self) -> str:
         """Every text of the entry a search looks in: content, tool names and arguments."""
         parts = [self.content]
         for call in self.tool_calls:
             parts.append(str(call.get("name") or ""))
-            parts.append(_compact(call.get("args")))
+            parts.append(compact_json(call.get("args")))
         if self.message is not None and self.message.get("name"):
             parts.append(str(self.message["name"]))
         return "\n".join(p for p in parts if p)
 
     def to_message(self) -> BaseMessage | None:
         """The entry's message as a LangChain message; ``None`` for other entries."""
-        return _to_message(self.message) if self.message is not None else None
+        return to_message(self.message) if self.message is not None else None
 
 
 @dataclass(frozen=True, repr=False)
@@ -340,9 +338,13 @@ class _Builder:
 
     def build(self, models: list[Span]) -> list[TranscriptEntry]:
         if not models:
-            self._start(_messages_in(self.agent.inputs), None)
+            given = self.agent.inputs
+            plain = isinstance(given, str)  # a graph invoked with a plain text
+            self._start(
+                [{"type": "human", "content": given}] if plain else stored_messages(given)[0], None
+            )
         for turn, model in enumerate(models, start=1):
-            given, cut = _input_messages(model.inputs)
+            given, cut = stored_messages(model.inputs)
             if turn == 1:
                 self._start(given, model)
             else:
@@ -359,8 +361,8 @@ class _Builder:
     # -- the start ------------------------------------------------------------------------------
 
     def _start(self, given: list[Mapping[str, Any]], model: Span | None) -> None:
-        system = [m for m in given if _type(m) == "system"]
-        rest = [m for m in given if _type(m) != "system"]
+        system = [m for m in given if message_type(m) == "system"]
+        rest = [m for m in given if message_type(m) != "system"]
         for message in system[:1]:
             self.add(TranscriptEntry("system", 0, message, span_id=_id(model)))
         if self.agent.kind == "subagent" and len(rest) > 1:
@@ -381,28 +383,18 @@ class _Builder:
 
     def _continue(self, given: list[Mapping[str, Any]], cut: int, turn: int, model: Span) -> None:
         before = turn - 1
-        if not given:
-            self.add(
-                TranscriptEntry(
-                    "note",
-                    before,
-                    text="This model call's input is not in the trace; the tool results below "
-                    "are taken from the tool calls.",
-                    span_id=model.id,
-                )
+        if not given or cut:
+            # A cut input (the tracer keeps a long list's first and last items) cannot be lined
+            # up with the conversation so far; the tool calls recorded their results themselves.
+            why = (
+                f"was cut in the trace ({cut} messages left out)" if cut else "is not in the trace"
             )
-            self._unseen_results(before)
-            return
-        if cut:
-            # The tracer left out part of this input (it keeps a long list's first and last
-            # items): it cannot be lined up with the conversation so far. The tool calls
-            # themselves recorded their results.
             self.add(
                 TranscriptEntry(
                     "note",
                     before,
-                    text=f"This model call's input was cut in the trace ({cut} messages left "
-                    "out); the tool results below are taken from the tool calls.",
+                    text=f"This model call's input {why}; the tool results below are taken from "
+                    "the tool calls.",
                     span_id=model.id,
                 )
             )
@@ -421,13 +413,13 @@ class _Builder:
                     span_id=model.id,
                 )
             )
-            new = [m for m in given if _type(m) != "system" and not _held(m, self.seen)]
+            new = [m for m in given if message_type(m) != "system" and not _held(m, self.seen)]
         for message in new:
             self._message(message, before, model)
         self.seen = list(given)
 
     def _message(self, message: Mapping[str, Any], turn: int, model: Span | None) -> None:
-        kind = _type(message)
+        kind = message_type(message)
         if kind == "tool":
             self._tool_result(message, turn, self.by_call_id.get(_call_id(message)))
         elif kind == "ai":
@@ -459,10 +451,10 @@ class _Builder:
         )
 
     def _reply(self, turn: int, model: Span) -> None:
-        reply = _reply_message(model.outputs)
-        if reply is not None:
-            self.add(TranscriptEntry("reply", turn, reply, span_id=model.id, usage=model.usage))
-            self.seen = [*self.seen, reply]
+        message = reply(model.outputs)
+        if message is not None:
+            self.add(TranscriptEntry("reply", turn, message, span_id=model.id, usage=model.usage))
+            self.seen = [*self.seen, message]
         elif model.status == "error":
             self.add(TranscriptEntry("error", turn, text=model.error or "", span_id=model.id))
         elif model.status == "running":
@@ -488,7 +480,7 @@ class _Builder:
             span = self.by_call_id.get(call_id)
             if span is None:
                 continue
-            message = _tool_message(span.outputs, call_id)
+            message = tool_result(span.outputs, call_id)
             if message is not None:
                 self._tool_result(message, turn, span)
             elif span.status == "running":
@@ -521,9 +513,9 @@ class _Builder:
         tool = str(record.get("tool") or "")
         args = record.get("args")
         if record.get("kind") == "approval":
-            what = f"{tool}({_compact(args)})"
+            what = f"{tool}({compact_json(args)})"
         else:
-            what = f"interrupt: {_compact(record.get('value'))}"
+            what = f"interrupt: {compact_json(record.get('value'))}"
         if answered:
             decision = str(record.get("decision") or "answered")
             message = record.get("message")
@@ -590,88 +582,12 @@ def _spawned(trace: Trace, task: Span) -> str | None:
     return None
 
 
-# -- reading the stored messages ------------------------------------------------------------------
-
-
-def _type(message: Mapping[str, Any]) -> str:
-    kind = str(message.get("type") or message.get("role") or "")
-    return _ROLES.get(kind, kind)
-
-
 def _call_id(message: Mapping[str, Any]) -> str:
     return str(message.get("tool_call_id") or "")
 
 
-def _is_message(value: Any) -> bool:
-    return (
-        isinstance(value, Mapping) and "content" in value and ("type" in value or "role" in value)
-    )
-
-
-def _input_messages(inputs: Any) -> tuple[list[Mapping[str, Any]], int]:
-    """A model call's input messages, and how many the tracer left out (its size bounds)."""
-    if isinstance(inputs, Mapping) and "messages" in inputs:
-        inputs = inputs["messages"]
-    batch = isinstance(inputs, list) and inputs and isinstance(inputs[0], list)
-    if batch and any(isinstance(m, Mapping) for m in inputs[0]):
-        inputs = inputs[0]  # a batch of prompts: an agent sends one
-    if not isinstance(inputs, list):
-        found = _messages_in(inputs)
-        return found, 0
-    messages = [m for m in inputs if _is_message(m)]
-    return messages, items_left_out(inputs)
-
-
-def _messages_in(value: Any) -> list[Mapping[str, Any]]:
-    """The messages of an agent's input: ``{"messages": [...]}`` or a list of messages."""
-    if isinstance(value, Mapping) and "messages" in value:
-        value = value["messages"]
-    if isinstance(value, list):
-        out: list[Mapping[str, Any]] = []
-        for item in value:
-            if _is_message(item):
-                out.append(item)
-            elif (  # LangChain's ("user", "text") shorthand, stored as a pair
-                isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
-            ):
-                out.append({"type": _ROLES.get(item[0], item[0]), "content": item[1]})
-        return out
-    if isinstance(value, str):
-        return [{"type": "human", "content": value}]
-    return []
-
-
-def _reply_message(outputs: Any) -> Mapping[str, Any] | None:
-    if _is_message(outputs):
-        return dict(outputs)
-    if isinstance(outputs, list):  # several generations: the first is what the agent used
-        found = [m for m in outputs if _is_message(m)]
-        return dict(found[0]) if found else None
-    if isinstance(outputs, str):
-        return {"type": "ai", "content": outputs}
-    return None
-
-
-def _tool_message(outputs: Any, call_id: str) -> Mapping[str, Any] | None:
-    """The ToolMessage a tool call's output holds (alone, or in a ``Command`` update)."""
-    if _is_message(outputs) and _type(outputs) == "tool":
-        return dict(outputs)
-    if isinstance(outputs, Mapping):
-        update = outputs.get("update")
-        if isinstance(update, Mapping):
-            found = [
-                m for m in (update.get("messages") or ()) if _is_message(m) and _type(m) == "tool"
-            ]
-            match = [m for m in found if _call_id(m) == call_id]
-            if match or found:
-                return dict((match or found)[-1])
-    if isinstance(outputs, str):
-        return {"type": "tool", "content": outputs, "tool_call_id": call_id}
-    return None
-
-
 def _key(message: Mapping[str, Any]) -> tuple[str, str]:
-    kind = _type(message)
+    kind = message_type(message)
     return kind, _call_id(message) if kind == "tool" else ""
 
 
@@ -686,66 +602,3 @@ def _continues(given: list[Mapping[str, Any]], seen: list[Mapping[str, Any]]) ->
 def _held(message: Mapping[str, Any], seen: list[Mapping[str, Any]]) -> bool:
     key, text = _key(message), message_text(message)
     return any(_key(m) == key and message_text(m) == text for m in seen)
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """A stored message's content as text: content blocks' texts joined, others as JSON."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(str(block.get("text") or ""))
-            else:
-                parts.append(_compact(block))
-        return "\n".join(parts)
-    return "" if content is None else _compact(content)
-
-
-def _compact(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _to_message(message: Mapping[str, Any]) -> BaseMessage:
-    """A stored message as the LangChain message it was."""
-    kind = _type(message)
-    content = message.get("content")
-    if not isinstance(content, str | list):
-        content = _compact(content)
-    name = message.get("name")
-    extra: dict[str, Any] = {"name": str(name)} if name else {}
-    if kind == "system":
-        return SystemMessage(content=content, **extra)
-    if kind == "human":
-        return HumanMessage(content=content, **extra)
-    if kind == "ai":
-        calls = [
-            {
-                "name": str(c.get("name") or ""),
-                "args": c.get("args") if isinstance(c.get("args"), dict) else {"_": c.get("args")},
-                "id": c.get("id"),
-                "type": "tool_call",
-            }
-            for c in message.get("tool_calls") or ()
-            if isinstance(c, Mapping)
-        ]
-        return AIMessage(content=content, tool_calls=calls, **extra)
-    if kind == "tool":
-        status = message.get("status")
-        return ToolMessage(
-            content=content,
-            tool_call_id=_call_id(message),
-            status=status if status in ("success", "error") else "success",
-            artifact=message.get("artifact"),
-            **extra,
-        )
-    return ChatMessage(content=content, role=kind or "other", **extra)
