@@ -23,7 +23,7 @@ summarisation middleware), a text cut by the tracer (its text ends ``… [N more
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from langchain_core.messages import BaseMessage
@@ -326,11 +326,11 @@ class _Builder:
         self.trace = trace
         self.agent = agent
         self.entries: list[TranscriptEntry] = []
-        self.by_call_id: dict[str, Span] = {}
-        for span in calls:
-            call_id = typed_attribute(span.attributes, "tool_call_id")
-            if call_id:
-                self.by_call_id[call_id] = span
+        self.by_call_id = {
+            call_id: span
+            for span in calls
+            if (call_id := typed_attribute(span.attributes, "tool_call_id"))
+        }
         self.seen: list[Mapping[str, Any]] = []
         """The conversation as the agent last saw it: the last input and its reply."""
         self.answered: set[str] = set()
@@ -351,35 +351,27 @@ class _Builder:
                 self._continue(given, cut, turn, model)
             self._reply(turn, model)
         self._unseen_results(len(models))
-        self._pauses()
+        for key, answered in (("approvals", True), ("pending", False)):
+            for record in self.agent.attributes.get(key) or ():
+                if isinstance(record, Mapping):
+                    self._approval(record, answered=answered)
         self._ending(len(models))
         return self.entries
 
-    def add(self, entry: TranscriptEntry) -> None:
-        self.entries.append(entry)
-
-    # -- the start ------------------------------------------------------------------------------
+    def add(self, kind: EntryKind, turn: int, message: Any = None, **fields: Any) -> None:
+        self.entries.append(TranscriptEntry(kind, turn, message, **fields))
 
     def _start(self, given: list[Mapping[str, Any]], model: Span | None) -> None:
         system = [m for m in given if message_type(m) == "system"]
         rest = [m for m in given if message_type(m) != "system"]
         for message in system[:1]:
-            self.add(TranscriptEntry("system", 0, message, span_id=_id(model)))
+            self.add("system", 0, message, span_id=_id(model))
         if self.agent.kind == "subagent" and len(rest) > 1:
-            self.add(
-                TranscriptEntry(
-                    "note",
-                    0,
-                    text=f"It started from {len(rest)} messages: inherited from the agent "
-                    "that spawned it, then its task.",
-                    span_id=self.agent.id,
-                )
-            )
+            text = f"It started from {len(rest)} messages: inherited from the agent that "
+            self.add("note", 0, text=text + "spawned it, then its task.", span_id=self.agent.id)
         for message in rest:
             self._message(message, 0, model)
         self.seen = list(given)
-
-    # -- later calls ----------------------------------------------------------------------------
 
     def _continue(self, given: list[Mapping[str, Any]], cut: int, turn: int, model: Span) -> None:
         before = turn - 1
@@ -389,30 +381,19 @@ class _Builder:
             why = (
                 f"was cut in the trace ({cut} messages left out)" if cut else "is not in the trace"
             )
-            self.add(
-                TranscriptEntry(
-                    "note",
-                    before,
-                    text=f"This model call's input {why}; the tool results below are taken from "
-                    "the tool calls.",
-                    span_id=model.id,
-                )
-            )
+            text = f"This model call's input {why}; the tool results below are taken from the "
+            self.add("note", before, text=text + "tool calls.", span_id=model.id)
             self._unseen_results(before)
             return
         if _continues(given, self.seen):
             new = given[len(self.seen) :]
         else:
-            self.add(
-                TranscriptEntry(
-                    "note",
-                    before,
-                    text=f"The context was rewritten before turn {turn}: the model saw "
-                    f"{len(given)} messages, not the {len(self.seen)} before plus the new "
-                    "ones. Open that model call's input to see it whole.",
-                    span_id=model.id,
-                )
+            text = (
+                f"The context was rewritten before turn {turn}: the model saw {len(given)} "
+                f"messages, not the {len(self.seen)} before plus the new ones. Open that model "
+                "call's input to see it whole."
             )
+            self.add("note", before, text=text, span_id=model.id)
             new = [m for m in given if message_type(m) != "system" and not _held(m, self.seen)]
         for message in new:
             self._message(message, before, model)
@@ -422,92 +403,62 @@ class _Builder:
         kind = message_type(message)
         if kind == "tool":
             self._tool_result(message, turn, self.by_call_id.get(_call_id(message)))
-        elif kind == "ai":
-            # An AI message the agent was given rather than produced (a forked start).
-            self.add(TranscriptEntry("input", turn, message, span_id=_id(model)))
-        elif kind == "system":
-            self.add(TranscriptEntry("input", turn, message, span_id=_id(model)))
-        else:
-            self.add(TranscriptEntry("input", turn, message, span_id=self.agent.id))
+        else:  # an AI message among them was given, not produced (a forked start)
+            by = _id(model) if kind in ("ai", "system") else self.agent.id
+            self.add("input", turn, message, span_id=by)
 
     def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
         self.answered.add(_call_id(message))
-        skill = None
-        if span is not None and span.kind == "skill":
-            skill = typed_attribute(span.attributes, "skill")
-        subagent = None
-        if span is not None and span.kind == "task":
-            subagent = _spawned(self.trace, span)
+        kind = span.kind if span is not None else None
+        subagent = _spawned(self.trace, span) if span is not None and kind == "task" else None
         self.add(
-            TranscriptEntry(
-                "tool",
-                turn,
-                message,
-                span_id=span.id if span is not None else None,
-                subagent_id=subagent,
-                subagent=_title(self.trace, subagent),
-                skill=skill,
-            )
+            "tool",
+            turn,
+            message,
+            span_id=_id(span),
+            subagent_id=subagent,
+            subagent=_title(self.trace, subagent),
+            skill=typed_attribute(span.attributes, "skill") if kind == "skill" and span else None,
         )
 
     def _reply(self, turn: int, model: Span) -> None:
         message = reply(model.outputs)
         if message is not None:
-            self.add(TranscriptEntry("reply", turn, message, span_id=model.id, usage=model.usage))
+            self.add("reply", turn, message, span_id=model.id, usage=model.usage)
             self.seen = [*self.seen, message]
         elif model.status == "error":
-            self.add(TranscriptEntry("error", turn, text=model.error or "", span_id=model.id))
+            self.add("error", turn, text=model.error or "", span_id=model.id)
         elif model.status == "running":
             streamed = model.typed_attributes().get(STREAMED, "")
             text = "replying…" + (f" so far: {streamed}" if streamed else "")
-            self.add(TranscriptEntry("note", turn, text=text, span_id=model.id))
+            self.add("note", turn, text=text, span_id=model.id)
         else:
             reason = model.error or model.status
-            self.add(TranscriptEntry("note", turn, text=f"no reply ({reason})", span_id=model.id))
-
-    # -- what the conversation did not reach -----------------------------------------------------
+            self.add("note", turn, text=f"no reply ({reason})", span_id=model.id)
 
     def _unseen_results(self, turn: int) -> None:
         """Results of the last reply's tool calls that no later model input holds: the run
         ended, failed or paused after them (or the input that held them was cut)."""
         last = next((e for e in reversed(self.entries) if e.kind == "reply"), None)
-        if last is None:
-            return
-        for call in last.tool_calls:
+        for call in last.tool_calls if last is not None else ():
             call_id = str(call.get("id") or "")
-            if not call_id or call_id in self.answered:
-                continue
-            span = self.by_call_id.get(call_id)
+            span = self.by_call_id.get(call_id) if call_id not in self.answered else None
             if span is None:
                 continue
             message = tool_result(span.outputs, call_id)
             if message is not None:
                 self._tool_result(message, turn, span)
             elif span.status == "running":
-                what = "runs" if span.kind != "task" else "runs (its sub-agent is working)"
+                task = span.kind == "task"
+                what = "runs (its sub-agent is working)" if task else "runs"
+                spawned = _spawned(self.trace, span) if task else None
                 self.add(
-                    TranscriptEntry(
-                        "note",
-                        turn,
-                        text=f"{span.name} {what}…",
-                        span_id=span.id,
-                        subagent_id=_spawned(self.trace, span) if span.kind == "task" else None,
-                    )
+                    "note", turn, text=f"{span.name} {what}…", span_id=span.id, subagent_id=spawned
                 )
             elif span.status in ("error", "interrupted"):
                 kind: EntryKind = "error" if span.status == "error" else "note"
                 text = span.error or ("paused" if span.status == "interrupted" else "")
-                self.add(TranscriptEntry(kind, turn, text=f"{span.name}: {text}", span_id=span.id))
-
-    def _pauses(self) -> None:
-        """Approvals answered and requests still waiting, after the reply that asked."""
-        attrs = self.agent.attributes
-        for record in attrs.get("approvals") or ():
-            if isinstance(record, Mapping):
-                self._approval(record, answered=True)
-        for record in attrs.get("pending") or ():
-            if isinstance(record, Mapping):
-                self._approval(record, answered=False)
+                self.add(kind, turn, text=f"{span.name}: {text}", span_id=span.id)
 
     def _approval(self, record: Mapping[str, Any], *, answered: bool) -> None:
         tool = str(record.get("tool") or "")
@@ -536,31 +487,17 @@ class _Builder:
         self.entries.insert(at, TranscriptEntry("approval", turn, text=text, span_id=self.agent.id))
 
     def _ending(self, turns: int) -> None:
-        for entry in reversed(self.entries):
-            if entry.kind == "reply":
-                if not entry.tool_calls and entry is self.entries[-1]:
-                    index = len(self.entries) - 1
-                    self.entries[index] = _finalised(entry)
-                break
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last.kind == "reply" and not last.tool_calls:
+            self.entries[-1] = replace(last, final=True)
         agent = self.agent
         already = any(e.kind == "error" and e.text == agent.error for e in self.entries)
         if agent.status == "error" and agent.error and not already:
-            self.add(TranscriptEntry("error", turns, text=agent.error, span_id=agent.id))
+            self.add("error", turns, text=agent.error, span_id=agent.id)
 
 
 def _id(span: Span | None) -> str | None:
     return span.id if span is not None else None
-
-
-def _finalised(entry: TranscriptEntry) -> TranscriptEntry:
-    return TranscriptEntry(
-        entry.kind,
-        entry.turn,
-        entry.message,
-        span_id=entry.span_id,
-        usage=entry.usage,
-        final=True,
-    )
 
 
 def _title(trace: Trace, span_id: str | None) -> str:
