@@ -280,7 +280,9 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
 def transcript_of(trace: Trace, agent: Span) -> Transcript:
     """The transcript of the agent span ``agent`` (see the module docstring)."""
     with trace.lock:
-        models, calls = _own_steps(trace, agent)
+        own = trace.own_spans(agent)
+        models = sorted((s for s in own if s.kind == "model"), key=lambda s: s.start)
+        calls = [s for s in own if s.kind in _CALL_KINDS]
         entries = _Builder(trace, agent, calls).build(models)
         parent = trace.parent(agent)
         while parent is not None and parent.kind not in AGENT_KINDS:
@@ -296,27 +298,6 @@ def transcript_of(trace: Trace, agent: Span) -> Transcript:
             depth=agent.depth,
             entries=tuple(entries),
         )
-
-
-def _own_steps(trace: Trace, agent: Span) -> tuple[list[Span], list[Span]]:
-    """The agent's own model calls (in order) and tool calls, not its sub-agents'."""
-    models: list[Span] = []
-    calls: list[Span] = []
-    stack = list(reversed(trace.children(agent)))
-    while stack:
-        span = stack.pop()
-        if span.kind in AGENT_KINDS:
-            continue
-        if span.kind == "model":
-            models.append(span)
-            continue
-        if span.kind in _CALL_KINDS:
-            calls.append(span)
-            if span.kind == "task":
-                continue  # what runs under a task is the sub-agent's
-        stack.extend(reversed(trace.children(span)))
-    models.sort(key=lambda s: s.start)
-    return models, calls
 
 
 class _Builder:

@@ -1,8 +1,7 @@
 """The trace data model: ``Trace``, the spans of a run in a parent/child tree.
 
-Plain data only: views render it, the tracer fills it, JSON stores it. ``Span`` (with
-``call_order``) lives in ``_span``, ``SubAgentRecord`` in ``_records`` and the failure count in
-``_failures``; they are re-exported here, where the rest of nbagents imports them from.
+Plain data only: views render it, the tracer fills it, JSON stores it. ``Span``,
+``SubAgentRecord`` and the failure count are re-exported here, where nbagents imports them from.
 """
 
 from __future__ import annotations
@@ -254,11 +253,7 @@ class Trace:
 
     def total_usage(self) -> TokenUsage:
         """Tokens of every model call in the trace."""
-        total = TokenUsage()
-        for span in self.spans:
-            if span.kind == "model":
-                total = total + span.usage
-        return total
+        return sum((s.usage for s in self.spans if s.kind == "model"), TokenUsage())
 
     def own_spans(self, agent_span: Span) -> list[Span]:
         """The steps of this agent span itself, not of the sub-agents it spawned.
@@ -288,11 +283,8 @@ class Trace:
     def usage_including_descendants(self, span: Span) -> TokenUsage:
         """Tokens of ``span`` (if a model call) and of every model call under it, sub-agents'
         included."""
-        total = span.usage if span.kind == "model" else TokenUsage()
-        for d in self.descendants(span):
-            if d.kind == "model":
-                total = total + d.usage
-        return total
+        spans = (span, *self.descendants(span))
+        return sum((s.usage for s in spans if s.kind == "model"), TokenUsage())
 
     @property
     def subagents(self) -> list[SubAgentRecord]:
@@ -347,10 +339,9 @@ class Trace:
         run reported reasoning tokens, ``reasoning_tokens`` (part of ``output_tokens``) follows
         ``output_tokens``.
 
-        With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
-        ``unknown_models``: see :func:`nbagents.tracing.cost.trace_cost`, which this calls.
-        ``prices`` is what ``trace_cost`` takes: a ``PriceTable``, another ``PriceSource``, or a
-        mapping of model name to price.
+        With ``cost=True`` (or ``prices``: a ``PriceTable``, another ``PriceSource``, or a
+        mapping of model name to price), adds ``cost``, ``cost_incl_descendants`` and
+        ``unknown_models`` (see :func:`nbagents.tracing.cost.trace_cost`).
         """
         if cost or prices is not None:
             from nbagents.tracing.cost import trace_cost
@@ -406,11 +397,9 @@ class Trace:
 
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            return cls.from_json(file.read_text(encoding="utf-8"))
         except UnicodeDecodeError as error:
             raise TraceFormatError(f"{file}: not a text file ({error}).") from error
-        try:
-            return cls.from_json(text)
         except TraceFormatError as error:
             raise TraceFormatError(f"{file}: {error}") from error
 
@@ -418,8 +407,7 @@ class Trace:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
         from nbagents.display import trace_html
 
-        html: str = trace_html(self)
-        return html
+        return trace_html(self)
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
