@@ -304,13 +304,13 @@ class Trace:
         agent's name when one agent has it. Built from the recorded model and tool calls, so
         it works on a loaded trace and while the run goes on.
         """
-        from nbagents.tracing._transcript import find_agent_span, transcript_of
+        from nbagents.tracing._transcript_read import find_agent_span, transcript_of
 
         return transcript_of(self, find_agent_span(self, agent))
 
     def transcripts(self) -> list[Transcript]:
         """Every agent's transcript: each run's agent, then every spawn, in call order."""
-        from nbagents.tracing._transcript import transcript_of
+        from nbagents.tracing._transcript_read import transcript_of
 
         with self._lock:
             agents = [s for s in self.walk() if s.kind in ("agent", "subagent")]
