@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 from langchain.agents import AgentState
@@ -184,10 +185,7 @@ class _Server:
     runner: RemoteGraphRunnable
 
     def explain(self, error: BaseException) -> str:
-        class _NoRun:
-            run_id = ""
-
-        return str(self.runner._explain(error, cast(Any, _NoRun())))
+        return str(self.runner._explain(error, cast(Any, SimpleNamespace(run_id=""))))
 
 
 class _Refused(Exception):
@@ -480,10 +478,9 @@ def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
         if result is None:
             lines.append(head)
             continue
-        quoted = result
-        if len(quoted) > NOTICE_RESULT_CHARS:
-            quoted = quoted[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
-        lines.append(f"{head} Result:\n{quoted}")
+        if len(result) > NOTICE_RESULT_CHARS:
+            result = result[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
+        lines.append(f"{head} Result:\n{result}")
     return "\n\n".join(lines)
 
 
@@ -495,8 +492,7 @@ def _announced(finished: Sequence[tuple[BackgroundTask, str | None]], text: str)
 
 
 def _notice_text(notice: str) -> str:
-    """The notice given to the agent (a step of its own in the trace, so the tree shows when
-    the agent was told)."""
+    """The notice, a step of its own so the trace shows when the agent was told."""
     return notice
 
 
