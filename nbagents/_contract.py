@@ -18,13 +18,17 @@ __all__ = [
     "FORK_TASK_ID_PREFIX",
     "GENERAL_PURPOSE",
     "MAX_PARALLEL_SUBAGENTS",
+    "MEMORY_CONTENTS_KEY",
     "READ_FILE_TOOL",
     "REMOTE_KEY",
     "SKILLS_ERRORS_KEY",
     "SKILLS_METADATA_KEY",
     "SKILL_FILE",
     "SPAWN_KEY",
+    "STEP_KEY",
+    "SUMMARIZATION_STEP",
     "TASK_TOOL",
+    "WRITE_TODOS_TOOL",
     "LimitReached",
     "RemoteRecord",
     "SpawnRecord",
@@ -67,6 +71,18 @@ SKILLS_ERRORS_KEY = "skills_load_errors"
 """State key of the problems found loading skills, one line each (``path: why``); private like
 ``skills_metadata``."""
 
+MEMORY_CONTENTS_KEY = "memory_contents"
+"""State key of the memory files an agent loaded (path -> text); private, withheld from
+sub-agents. The tracer records each file's path and size on the agent's span."""
+WRITE_TODOS_TOOL = "write_todos"
+"""LangChain's todo-list tool: each call replaces the agent's plan; the tracer follows the
+items' statuses across calls."""
+STEP_KEY = "nbagents_step"
+"""Run metadata of a middleware's own step (a chain run the tracer shows instead of folding it
+away as plumbing): which step it is, e.g. :data:`SUMMARIZATION_STEP`."""
+SUMMARIZATION_STEP = "summarization"
+"""The step in which summarization folds a conversation; its output is the fold's facts
+(``messages_folded``, ``tokens_before``, ``tokens_after``, ``history_path``, ``summary``)."""
 
 FORK_TASK_ID_PREFIX = "nbagents-fork-task-"
 """The id of the task message a forked sub-agent's conversation continues with (the prefix,

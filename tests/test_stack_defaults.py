@@ -17,71 +17,13 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from support.long_task import STEPS, ContextOverflow, LongTask, long_task_model, step
 
 from nbagents import create_deep_agent
 from nbagents.backends import FilesystemBackend, StateBackend, WriteResult
 from nbagents.middleware import SummarizationMiddleware
 from nbagents.models import ScriptedChatModel, Turn, call, delegate, say
-
-CONTEXT = 2_000
-"""The scripted model's context size, in approximate tokens (its profile's max_input_tokens)."""
-STEPS = 30
-"""Steps of the long task: their results together are several times the context."""
-
-
-class ContextOverflow(RuntimeError):
-    """What a provider answers to a conversation larger than the model's context."""
-
-
-@tool
-def step(n: int) -> str:
-    """Run step n of the long task."""
-    return f"result of step {n}: " + f"measurement {n} " * 40
-
-
-def _conversation(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    return [m for m in messages if not isinstance(m, SystemMessage)]
-
-
-def _last_step(messages: Sequence[BaseMessage]) -> int:
-    for m in reversed(messages):
-        if isinstance(m, ToolMessage) and (found := re.match(r"result of step (\d+)", m.text)):
-            return int(found.group(1))
-    return 0
-
-
-class LongTask:
-    """Replies of a model that works through STEPS steps and refuses an overflowing context."""
-
-    def __init__(self, worker: str) -> None:
-        self.worker = worker
-        self.summaries = 0
-        self.seen: dict[str, list[list[BaseMessage]]] = {}
-
-    def __call__(self, agent: str, messages: list[BaseMessage]) -> Turn:
-        if len(messages) == 1 and "<messages>" in messages[0].text:
-            self.summaries += 1  # the summarization call: its prompt holds the folded messages
-            return say(f"Summary {self.summaries}: steps up to {_last_step_in(messages[0].text)}")
-        self.seen.setdefault(agent, []).append(messages)
-        if count_tokens_approximately(_conversation(messages)) > CONTEXT:
-            raise ContextOverflow(f"{agent}: the conversation exceeds {CONTEXT} tokens")
-        if agent != self.worker:  # the main agent delegating the long task
-            done = any(isinstance(m, ToolMessage) for m in messages)
-            return say("The long task is done.") if done else delegate("Run the long task.")
-        n = _last_step(messages)
-        return call("step", n=n + 1) if n < STEPS else say(f"All {STEPS} steps done.")
-
-
-def _last_step_in(text: str) -> int:
-    found = re.findall(r"result of step (\d+)", text)
-    return max(map(int, found)) if found else 0
-
-
-def _model(replies: LongTask) -> ScriptedChatModel:
-    return ScriptedChatModel(script={}, responder=replies, profile={"max_input_tokens": CONTEXT})
 
 
 def _history(files: dict[str, Any]) -> str:
@@ -102,7 +44,7 @@ def _all_steps_kept(history: str, messages: Sequence[BaseMessage]) -> None:
 @pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
 def test_a_long_run_summarizes_and_keeps_what_it_folded(mode: str) -> None:
     replies = LongTask(worker="main")
-    agent = create_deep_agent(_model(replies), tools=[step])
+    agent = create_deep_agent(long_task_model(replies), tools=[step])
     inputs = {"messages": [HumanMessage("Run the long task.")]}
     result = agent.invoke(inputs) if mode == "invoke" else asyncio.run(agent.ainvoke(inputs))
 
@@ -117,7 +59,7 @@ def test_a_long_run_summarizes_and_keeps_what_it_folded(mode: str) -> None:
 
 def test_without_summarization_the_same_run_overflows() -> None:
     agent = create_deep_agent(
-        _model(LongTask(worker="main")),
+        long_task_model(LongTask(worker="main")),
         tools=[step],
         excluded_middleware=["SummarizationMiddleware"],
     )
@@ -127,7 +69,7 @@ def test_without_summarization_the_same_run_overflows() -> None:
 
 def test_the_history_goes_to_the_given_backend(tmp_path: Path) -> None:
     agent = create_deep_agent(
-        _model(LongTask(worker="main")),
+        long_task_model(LongTask(worker="main")),
         tools=[step],
         backend=FilesystemBackend(root_dir=tmp_path, virtual_mode=True),
     )
@@ -140,7 +82,7 @@ def test_the_history_goes_to_the_given_backend(tmp_path: Path) -> None:
 
 def test_a_subagent_summarizes_its_own_context() -> None:
     replies = LongTask(worker="general-purpose")
-    agent = create_deep_agent(_model(replies), tools=[step])
+    agent = create_deep_agent(long_task_model(replies), tools=[step])
     result = agent.invoke({"messages": [HumanMessage("Please run the long task.")]})
 
     assert result["messages"][-1].text == "The long task is done."
@@ -155,7 +97,7 @@ def test_a_subagent_summarizes_its_own_context() -> None:
 
 def test_a_replacement_summarization_reaches_the_general_purpose_subagent() -> None:
     replies = LongTask(worker="general-purpose")
-    model = _model(replies)
+    model = long_task_model(replies)
     never = SummarizationMiddleware(model, trigger=("tokens", 10**9))
     agent = create_deep_agent(model, tools=[step], middleware=[never], on_subagent_error="raise")
     with pytest.raises(ContextOverflow):
@@ -255,7 +197,9 @@ class _Full(StateBackend):
 def test_a_history_that_cannot_be_saved_is_said_so_and_the_run_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    agent = create_deep_agent(_model(LongTask(worker="main")), tools=[step], backend=_Full())
+    agent = create_deep_agent(
+        long_task_model(LongTask(worker="main")), tools=[step], backend=_Full()
+    )
     result = agent.invoke({"messages": [HumanMessage("Run the long task.")]})
 
     assert result["messages"][-1].text == f"All {STEPS} steps done."

@@ -62,9 +62,9 @@ class SpanFingerprints:
 
 def _fingerprint(span: Span) -> tuple[Any, ...]:
     # What the tracer changes on a span after adding it: its end, status and results, its
-    # usage, and attributes (a sub-agent's result, a streaming reply). Every update takes this
-    # of every open span (a finished sub-agent or task stays open), so it reads the raw values:
-    # no typed read of the attributes, no JSON conversion of the outputs.
+    # usage, and attributes (a sub-agent's result, an agent's plan, a streaming reply). Every
+    # update takes this of every open span (a finished sub-agent or task stays open), so it
+    # reads the raw values: no typed read of the attributes, no JSON conversion of the outputs.
     attrs = span.attributes
     streamed = attrs.get(STREAMED)
     return (
@@ -76,6 +76,7 @@ def _fingerprint(span: Span) -> tuple[Any, ...]:
         id(set_value(span, "outputs")),
         len(attrs),
         id(attrs.get("result")),
+        id(attrs.get("plan")),  # replaced, never changed in place, at each write_todos
         len(streamed) if isinstance(streamed, str) else 0,
     )
 

@@ -40,6 +40,7 @@ from nbagents.display._records import (
     KeptNode,
     MessageView,
     NodeTexts,
+    PlanItemView,
     Stat,
     StateDiffView,
     TimelineRow,
@@ -88,6 +89,7 @@ BAR_COLOURS = {
     "limit": "#c9a227",
 }
 SEGMENT_COLOURS = {"model": "#6a4bc4", "tool": "#c98a0b"}
+PLAN_COLOURS = {"started": "#8a9bb0", "finished": "#2e8b57"}
 """Mid tones: readable on light and dark themes, where no stylesheet applies."""
 WRAP_LONG_WORDS = "overflow-wrap:break-word"
 """Inline on the root, inherited by every text: where the stylesheet is stripped, a word longer
@@ -458,9 +460,19 @@ def _field(field: DetailField) -> str:
             )
             + "</tbody></table>"
         )
+    elif kind == "checklist":
+        body = '<ul class="nba-plan">' + "".join(_plan_item(item) for item in value) + "</ul>"
     else:
         body = f'<div class="nba-text">{_e(value)}</div>'
     return f'<div class="nba-field">{label}{body}</div>'
+
+
+def _plan_item(item: PlanItemView) -> str:
+    when = f' <small><span class="nba-t">{_e(item["when"])}</span></small>' if item["when"] else ""
+    return (
+        f'<li class="nba-plan-{item["status"]}"><span class="nba-plan-mark">{_e(item["mark"])}'
+        f"</span> {_e(item['text'])}{when}</li>"
+    )
 
 
 def _message(msg: MessageView) -> str:
@@ -584,6 +596,25 @@ def _bar(row: TimelineRow, horizon: float) -> str:
     )
 
 
+def _marks(row: TimelineRow, horizon: float) -> str:
+    """A track under an agent's bar with a tick where each item of its plan started (hollow)
+    and finished (filled); each tick's title names the item."""
+    marks = row.get("marks")
+    if not marks or horizon <= 0:
+        return ""
+    ticks, cursor = [], 0.0
+    for mark in marks:
+        at = min(max(mark["at"] / horizon * 100, cursor), 99.5)
+        ticks.append(_block(at - cursor, None, "nba-gap"))
+        colour = PLAN_COLOURS[mark["kind"]]
+        ticks.append(_block(0.5, colour, f"nba-mark nba-mark-{mark['kind']}", mark["label"]))
+        cursor = at + 0.5
+    return (
+        '<span class="nba-tl-track nba-tl-marks" style="display:block;width:100%;'
+        f'white-space:nowrap;font-size:0;line-height:0">{"".join(ticks)}</span>'
+    )
+
+
 def _timeline(view: View) -> str:
     rows = []
     horizon = view["duration"]
@@ -599,7 +630,7 @@ def _timeline(view: View) -> str:
             f'<span class="nba-tl-time">{_t(row["time"])}</span>'
             '<span class="nba-tl-track" style="display:block;width:100%;white-space:nowrap;'
             f'font-size:0;line-height:0">{_bar(row, horizon)}</span>'
-            "</div>"
+            f"{_marks(row, horizon)}</div>"
         )
     extra = len(view["timeline"]) - ROW_LIMIT
     legend = (

@@ -30,6 +30,8 @@ __all__ = [
     "MessageView",
     "NodeTexts",
     "PendingView",
+    "PlanItemView",
+    "PlanMark",
     "Segment",
     "Stat",
     "StateDiffView",
@@ -57,7 +59,17 @@ GLYPHS = {
 }
 """A status as a character: readable where colours are stripped (GitHub, untrusted output)."""
 
-FieldType = Literal["text", "code", "error", "messages", "kv"]
+FieldType = Literal["text", "code", "error", "messages", "kv", "checklist"]
+
+
+class PlanItemView(TypedDict):
+    """One item of an agent's plan in a ``checklist`` field."""
+
+    status: str
+    """``pending``, ``in_progress`` or ``completed``: renderers may put it in a class name."""
+    mark: str
+    text: str
+    when: str
 
 
 class ToolCallView(TypedDict):
@@ -78,8 +90,8 @@ class MessageView(TypedDict):
 
 class DetailField(TypedDict):
     """One labelled part of a details pane; ``value``'s shape depends on ``type``: a string
-    (text, code, error), a list of :class:`MessageView` (messages), or ``[label, value]`` pairs
-    (kv)."""
+    (text, code, error), a list of :class:`MessageView` (messages), ``[label, value]`` pairs
+    (kv), or a list of :class:`PlanItemView` (checklist)."""
 
     label: str
     type: FieldType
@@ -209,6 +221,14 @@ class Segment(TypedDict):
     end: float | None
 
 
+class PlanMark(TypedDict):
+    """When an item of an agent's plan started or finished, on the agent's timeline row."""
+
+    at: float
+    kind: Literal["started", "finished"]
+    label: str
+
+
 class TimelineRow(TypedDict):
     """An agent's bar and its model and tool calls, in seconds since the trace began (a
     running call's ``end`` is ``None``: it reaches the view's ``duration``)."""
@@ -222,6 +242,8 @@ class TimelineRow(TypedDict):
     start: float
     end: float | None
     segments: list[Segment]
+    marks: NotRequired[list[PlanMark]]
+    """Absent when the agent keeps no plan."""
 
 
 class ViewSummary(TypedDict):

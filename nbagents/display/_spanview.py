@@ -32,6 +32,11 @@ from nbagents.display._records import (
     StateDiffView,
     ToolCallView,
 )
+from nbagents.display._stackview import (
+    agent_stack_fields,
+    summarization_fields,
+    summarization_preview,
+)
 from nbagents.tracing.messages import (
     call_parts,
     content_text,
@@ -151,6 +156,7 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         fields.append(_text_field("Called by", attrs.get("parent_agent")))
         fields.append(_text_field("Result", attrs.get("result")))
         fields.extend(_skill_fields(attrs))
+        fields.extend(agent_stack_fields(attrs))
     elif span.kind == "skill":
         fields.append(_text_field("Skill", attrs.get("skill")))
         fields.append(_text_field("SKILL.md", attrs.get("path")))
@@ -173,8 +179,11 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
     elif span.kind == "tool":
         fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
         fields.append(_text_field("Output", _tool_output(span.outputs)))
+    elif "summarization" in attrs:
+        fields.extend(summarization_fields(attrs))
     else:  # agent
         fields.extend(_skill_fields(attrs))
+        fields.extend(agent_stack_fields(attrs))
         inputs = _converted(stored_messages(span.inputs)[0], MESSAGE_LIMIT)
         if inputs:
             fields.append(_field("Input", "messages", inputs))
@@ -268,7 +277,7 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         if not args:  # called with no arguments: nothing to preview (it read "null")
             return short(span.name, 40), ""
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
-    return short(span.name, 40), ""
+    return short(span.name, 40), summarization_preview(attrs)
 
 
 def _tail(text: Any) -> str:

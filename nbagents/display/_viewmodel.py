@@ -51,6 +51,7 @@ from nbagents.display._records import (
 from nbagents.display._rollups import UsageRollups
 from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, label, pending_view, state_diff
+from nbagents.display._stackview import plan_marks
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
 from nbagents.tracing.model import count_failures
 from nbagents.tracing.pending import PENDING
@@ -414,7 +415,7 @@ class ViewBuilder:
                 }
             )
         end = format_duration(span.end) if span.end is not None else format_duration(None)
-        return {
+        row: TimelineRow = {
             "id": self._tree.key[sid],
             "name": short(span.name, 40),
             "depth": self._tree.agent_depth[sid],
@@ -425,6 +426,10 @@ class ViewBuilder:
             "end": span.end,
             "segments": segments,
         }
+        marks = plan_marks(self._attrs[sid])
+        if marks:
+            row["marks"] = marks
+        return row
 
     def _header(self) -> Header:
         total = self._usage.total

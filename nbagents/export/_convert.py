@@ -201,6 +201,14 @@ def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
                 "nbagents.state.returned": _keys(a.get("returned")),
             }
         )
+    plan = a.get("plan", [])
+    if plan:
+        attrs["nbagents.plan.items"] = [str(item.get("content")) for item in plan]
+        attrs["nbagents.plan.statuses"] = [str(item.get("status")) for item in plan]
+    memory = a.get("memory")
+    if memory is not None:
+        attrs["nbagents.memory.files"] = list(memory)
+        attrs["nbagents.memory.chars"] = list(memory.values())
     return f"invoke_agent {span.name}", SpanKind.INTERNAL, attrs
 
 
@@ -246,8 +254,14 @@ def _model(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
 
 
 def _chain(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
-    # A visible node of a plain LangGraph graph: no GenAI operation describes it.
-    return span.name, SpanKind.INTERNAL, {}
+    # A visible node of a plain LangGraph graph, or a middleware's step: no GenAI operation
+    # describes it.
+    facts = a.get("summarization", {})
+    attrs = {
+        f"nbagents.summarization.{key}": facts.get(key)
+        for key in ("messages_folded", "tokens_before", "tokens_after", "history_path")
+    }
+    return span.name, SpanKind.INTERNAL, attrs
 
 
 _BY_KIND: dict[str, Describer] = {

@@ -11,14 +11,12 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.runtime import Runtime
 
+from nbagents._contract import MEMORY_CONTENTS_KEY
 from nbagents.backends import BackendLike, FileDownloadResponse, StateBackend, check_backend
 from nbagents.backends.prompts import with_prompt_section
 from nbagents.middleware._runtime import backend_for_hook
 
 __all__ = ["MEMORY_CONTENTS_KEY", "MEMORY_SYSTEM_PROMPT", "MemoryMiddleware", "MemoryState"]
-
-MEMORY_CONTENTS_KEY = "memory_contents"
-"""The private state key holding the loaded files (path -> text); withheld from sub-agents."""
 
 MEMORY_SYSTEM_PROMPT = """## Memory
 

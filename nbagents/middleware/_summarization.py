@@ -22,9 +22,11 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, get_buffer_string
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
+from nbagents._contract import STEP_KEY, SUMMARIZATION_STEP
 from nbagents.backends import (
     BackendLike,
     BackendProtocol,
@@ -55,6 +57,8 @@ PROFILE_TRIGGER: ContextSize = ("fraction", 0.85)
 PROFILE_KEEP: ContextSize = ("fraction", 0.10)
 TOKENS_TRIGGER: ContextSize = ("tokens", 170_000)
 MESSAGES_KEEP: ContextSize = ("messages", 6)
+_STEP_CONFIG: RunnableConfig = {"metadata": {STEP_KEY: SUMMARIZATION_STEP}}
+"""The fold runs as a step of its own, so the trace shows it with the summarizer's call in it."""
 
 
 class _SessionState(AgentState[Any]):
@@ -162,19 +166,29 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> Any:
         messages = list(request.messages)
-        update = LangChainSummarization.before_model(
-            self, cast(Any, {"messages": messages}), request.runtime
-        )
-        folded = _folded(messages, update)
-        if update is None or folded is None:
+        if not self._due(messages):
             return handler(request)
-        session = _session(request.state)
-        backend = backend_for_hook(self.backend, request.state, request.runtime)
-        path = self.history_path(session)
-        saved = _append(backend, path, _section(folded))
-        update = self._with_path(update, session, path if saved else None, messages, request)
-        response = handler(request.override(messages=update["messages"][1:]))
-        return _extended(response, update)
+        done: list[dict[str, Any]] = []
+
+        def fold(_: Any) -> dict[str, Any]:
+            update = LangChainSummarization.before_model(
+                self, cast(Any, {"messages": messages}), request.runtime
+            )
+            folded = _folded(messages, update)
+            if update is None or folded is None:
+                return {"messages_folded": 0}
+            session, path = self._session_path(request)
+            backend = backend_for_hook(self.backend, request.state, request.runtime)
+            saved = _append(backend, path, _section(folded))
+            return self._finish(update, session, path if saved else None, messages, request, done)
+
+        RunnableLambda(fold, name=SUMMARIZATION_STEP).invoke(
+            self._step_input(messages), config=_STEP_CONFIG
+        )
+        if not done:
+            return handler(request)
+        response = handler(request.override(messages=done[0]["messages"][1:]))
+        return _extended(response, done[0])
 
     async def awrap_model_call(
         self,
@@ -182,19 +196,29 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
         messages = list(request.messages)
-        update = await LangChainSummarization.abefore_model(
-            self, cast(Any, {"messages": messages}), request.runtime
-        )
-        folded = _folded(messages, update)
-        if update is None or folded is None:
+        if not self._due(messages):
             return await handler(request)
-        session = _session(request.state)
-        backend = backend_for_hook(self.backend, request.state, request.runtime)
-        path = self.history_path(session)
-        saved = await _aappend(backend, path, _section(folded))
-        update = self._with_path(update, session, path if saved else None, messages, request)
-        response = await handler(request.override(messages=update["messages"][1:]))
-        return _extended(response, update)
+        done: list[dict[str, Any]] = []
+
+        async def fold(_: Any) -> dict[str, Any]:
+            update = await LangChainSummarization.abefore_model(
+                self, cast(Any, {"messages": messages}), request.runtime
+            )
+            folded = _folded(messages, update)
+            if update is None or folded is None:
+                return {"messages_folded": 0}
+            session, path = self._session_path(request)
+            backend = backend_for_hook(self.backend, request.state, request.runtime)
+            saved = await _aappend(backend, path, _section(folded))
+            return self._finish(update, session, path if saved else None, messages, request, done)
+
+        await RunnableLambda(fold, name=SUMMARIZATION_STEP).ainvoke(
+            self._step_input(messages), config=_STEP_CONFIG
+        )
+        if not done:
+            return await handler(request)
+        response = await handler(request.override(messages=done[0]["messages"][1:]))
+        return _extended(response, done[0])
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -202,14 +226,30 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         """The file the folded history of ``session`` is appended to."""
         return f"{self.history_dir}/{session}.md"
 
-    @staticmethod
-    def _with_path(
+    def _due(self, messages: list[AnyMessage]) -> bool:
+        """Whether LangChain's thresholds ask for a summary now: checked before the step opens,
+        so a model call that needs none has no step in the trace."""
+        self._ensure_message_ids(messages)
+        return self._should_summarize(messages, self.token_counter(messages))
+
+    def _step_input(self, messages: list[AnyMessage]) -> dict[str, int]:
+        return {"messages": len(messages), "tokens": int(self.token_counter(messages))}
+
+    def _session_path(self, request: ModelRequest[Any]) -> tuple[str, str]:
+        session = _session(request.state)
+        return session, self.history_path(session)
+
+    def _finish(
+        self,
         update: dict[str, Any],
         session: str,
         path: str | None,
         messages: list[AnyMessage],
         request: ModelRequest[Any],
+        done: list[dict[str, Any]],
     ) -> dict[str, Any]:
+        """Puts in ``done`` the state update with the summary naming ``path``, and returns the
+        fold's facts: the step's output, which the trace and the views show."""
         remove, summary, *kept = update["messages"]
         folded = len(messages) - len(kept)
         if path is None:
@@ -229,7 +269,14 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         result: dict[str, Any] = {**update, "messages": [remove, new_summary, *kept]}
         if (request.state or {}).get(SESSION_KEY) != session:
             result[SESSION_KEY] = session
-        return result
+        done.append(result)
+        return {
+            "messages_folded": folded,
+            "tokens_before": int(self.token_counter(messages)),
+            "tokens_after": int(self.token_counter([new_summary, *kept])),
+            "history_path": path,
+            "summary": summary.text,
+        }
 
 
 def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:

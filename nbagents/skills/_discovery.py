@@ -10,9 +10,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nbagents._contract import SKILL_FILE
-from nbagents.backends import FILE_NOT_FOUND, BackendProtocol, DiskBackend
+from nbagents.backends import FILE_NOT_FOUND, BackendProtocol, DiskBackend, FileDownloadResponse
 from nbagents.skills._frontmatter import SkillFormatError, parse_skill
-from nbagents.skills._records import SkillMetadata, SkillsDiscovery, SkillSource, SkillWarning
+from nbagents.skills._records import (
+    SkillCheck,
+    SkillMetadata,
+    SkillsDiscovery,
+    SkillSource,
+    SkillWarning,
+)
 
 _T = TypeVar("_T")
 
@@ -53,7 +59,17 @@ def load_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Lo
 
     ``backend`` needs ``ls`` and ``download_files`` only.
     """
-    steps = _source_steps(as_source(source))
+    return _drive(backend, _source_steps(as_source(source)))
+
+
+async def aload_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
+    """``load_source`` with the backend's async methods (``als``, ``adownload_files``), or
+    its sync ones in a worker thread where it has no async twin."""
+    return await _adrive(backend, _source_steps(as_source(source)))
+
+
+def _drive(backend: Any, steps: _Steps[_T]) -> _T:
+    """Answers ``steps`` with the backend's sync methods."""
     try:
         method, argument = next(steps)
         while True:
@@ -72,10 +88,8 @@ def load_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Lo
         return done.value  # type: ignore[no-any-return]
 
 
-async def aload_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
-    """``load_source`` with the backend's async methods (``als``, ``adownload_files``), or
-    its sync ones in a worker thread where it has no async twin."""
-    steps = _source_steps(as_source(source))
+async def _adrive(backend: Any, steps: _Steps[_T]) -> _T:
+    """Answers ``steps`` with the backend's async methods, else its sync ones in a thread."""
     try:
         method, argument = next(steps)
         while True:
@@ -113,31 +127,73 @@ def _source_steps(source: SkillSource) -> _Steps[Loaded]:
     skills: list[SkillMetadata] = []
     warnings: list[SkillWarning] = []
     for path, download in zip(paths, downloads, strict=True):
-        folder = posixpath.basename(posixpath.dirname(path))
-        if download.content is None:
-            if download.error == FILE_NOT_FOUND:
-                message = f"folder {folder!r} has no {SKILL_FILE}"
-            else:
-                # The download's error is a code; a read says what the code stands for.
-                read = yield "read", path
-                message = (read.error if read is not None else None) or str(download.error)
-            warnings.append(_warning(path, label, message))
-            continue
-        try:
-            if b"\x00" in download.content:
-                raise UnicodeDecodeError("utf-8", download.content, 0, 1, "NUL byte")
-            text = download.content.decode("utf-8")
-        except UnicodeDecodeError:
-            warnings.append(_warning(path, label, f"{SKILL_FILE} is not UTF-8 text"))
-            continue
-        try:
-            skill, notes = parse_skill(text, folder=folder, path=path)
-        except SkillFormatError as error:
-            warnings.append(_warning(path, label, str(error)))
-            continue
-        skills.append(skill)
-        warnings.extend(_warning(path, label, note, skipped=False) for note in notes)
+        skill, notes = yield from _file_steps(path, download, label)
+        if skill is not None:
+            skills.append(skill)
+        warnings.extend(notes)
     return label, skills, warnings
+
+
+def _file_steps(
+    path: str, download: FileDownloadResponse, label: str
+) -> _Steps[tuple[SkillMetadata | None, list[SkillWarning]]]:
+    """One downloaded ``SKILL.md`` checked: the skill (``None`` when it cannot be loaded) and
+    its warnings. Discovery (hence ``nbagents skills info``) and :func:`check_skill` both judge
+    a skill here, so a skill that passes the check is one the next run is offered."""
+    folder = posixpath.basename(posixpath.dirname(path))
+    if download.content is None:
+        if download.error == FILE_NOT_FOUND:
+            message = f"folder {folder!r} has no {SKILL_FILE}"
+        else:
+            # The download's error is a code; a read says what the code stands for.
+            read = yield "read", path
+            message = (read.error if read is not None else None) or str(download.error)
+        return None, [_warning(path, label, message)]
+    try:
+        if b"\x00" in download.content:
+            raise UnicodeDecodeError("utf-8", download.content, 0, 1, "NUL byte")
+        text = download.content.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, [_warning(path, label, f"{SKILL_FILE} is not UTF-8 text")]
+    try:
+        skill, notes = parse_skill(text, folder=folder, path=path)
+    except SkillFormatError as error:
+        return None, [_warning(path, label, str(error))]
+    return skill, [_warning(path, label, note, skipped=False) for note in notes]
+
+
+def _skill_file_path(path: str) -> str:
+    """The ``SKILL.md`` of a skill given as its folder or as that file (a backend path)."""
+    path = path.strip().rstrip("/")
+    folder = posixpath.dirname(path) if posixpath.basename(path) == SKILL_FILE else path
+    if not folder.startswith("/") or folder == "/" or not posixpath.basename(folder):
+        raise ValueError(
+            f"{path or '/'!r} is not a skill folder: give the folder's absolute path, such as "
+            f"/skills/user/pdf-tools, or its {SKILL_FILE}."
+        )
+    return posixpath.join(folder, SKILL_FILE)
+
+
+def _check_steps(path: str) -> _Steps[SkillCheck]:
+    label = SkillSource(posixpath.dirname(posixpath.dirname(path))).name
+    (download,) = yield "download_files", [path]
+    skill, warnings = yield from _file_steps(path, download, label)
+    return SkillCheck(path=path, skill=skill, warnings=warnings)
+
+
+def check_skill(backend: Any, path: str) -> SkillCheck:
+    """Whether the skill folder at ``path`` in ``backend`` (or its ``SKILL.md``) loads, judged
+    as discovery judges it, and what would be ignored in it.
+
+    ``backend`` needs ``download_files`` (``read`` words some errors better). A ``path`` that
+    names no folder raises ``ValueError``.
+    """
+    return _drive(backend, _check_steps(_skill_file_path(path)))
+
+
+async def acheck_skill(backend: Any, path: str) -> SkillCheck:
+    """``check_skill`` with the backend's async methods."""
+    return await _adrive(backend, _check_steps(_skill_file_path(path)))
 
 
 def _missing_steps(path: str) -> _Steps[bool]:

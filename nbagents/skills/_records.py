@@ -88,3 +88,20 @@ class SkillsDiscovery:
 
     def get(self, name: str) -> SkillMetadata | None:
         return next((s for s in self.skills if s["name"] == name), None)
+
+
+@dataclass(frozen=True)
+class SkillCheck:
+    """One skill folder judged as discovery judges it (``check_skill``)."""
+
+    path: str
+    """The ``SKILL.md`` checked."""
+    skill: SkillMetadata | None
+    """What the prompt would list, or ``None`` when the skill cannot be loaded."""
+    warnings: list[SkillWarning] = field(default_factory=list)
+    """Why it cannot be loaded, or what is ignored in it (``skipped`` says which)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the skill loads (it may still have warnings)."""
+        return self.skill is not None

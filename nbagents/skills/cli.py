@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from nbagents._contract import SKILL_FILE
+from nbagents.skills._built_in import skill_template
 from nbagents.skills._discovery import discover_skill_dirs
 from nbagents.skills._frontmatter import name_problem
 from nbagents.skills._records import SkillMetadata, SkillsDiscovery
@@ -18,33 +19,6 @@ USER_DIR_ENV = "NBAGENTS_SKILLS_HOME"
 PROJECT_SKILLS = Path(".nbagents") / "skills"
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-SKILL_TEMPLATE = """\
----
-name: {name}
-description: Describe what this skill does and when to use it, in one or two sentences. The agent \
-sees only this line when it decides whether to read the rest.
----
-
-# {title}
-
-Write the instructions the agent follows once it has chosen this skill.
-
-## When to use
-
-- The kinds of requests this skill is for, and the ones it is not for.
-
-## Steps
-
-1. The first thing to do.
-2. What to check before going on.
-3. What the result should look like.
-
-## Files
-
-Helper scripts go in `scripts/`, reference documents in `references/` and templates in
-`assets/`. Name each file here with its path, so the agent knows to read it with `read_file`.
-"""
 
 
 def user_dir(option: str | None) -> Path:
@@ -123,9 +97,9 @@ def cmd_create(args: argparse.Namespace) -> int:
     target = base / args.name
     if target.exists():
         return _error(f"{target} already exists; choose another name or edit it")
+    text = skill_template(args.name)  # read before the folder is made: none is left empty
     target.mkdir(parents=True)
-    title = args.name.replace("-", " ").capitalize()
-    (target / SKILL_FILE).write_text(SKILL_TEMPLATE.format(name=args.name, title=title))
+    (target / SKILL_FILE).write_text(text, encoding="utf-8")
     print(f"Created skill {args.name!r} at {target / SKILL_FILE}")
     print(
         "Edit its description and instructions, then check it with: nbagents skills info "

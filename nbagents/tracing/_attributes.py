@@ -68,6 +68,19 @@ class SpanAttributes(TypedDict, total=False):
     tool: str
     """A skill span's: the tool that read it."""
 
+    # -- the deep-agent stack
+    plan: list[dict[str, Any]]
+    """An agent's: its todo list after its latest ``write_todos`` call, each item's
+    ``content``, ``status`` and the times it was ``added``, ``started`` and ``finished``
+    (seconds since the trace began, ``None`` until then)."""
+    memory: dict[str, int]
+    """An agent's: the memory files it loaded (path → characters)."""
+    step: str
+    """A middleware's own step's: which one (``summarization``)."""
+    summarization: dict[str, Any]
+    """A summarization step's facts: ``messages_folded``, ``tokens_before``,
+    ``tokens_after``, ``history_path`` (``None`` if it could not be saved), ``summary``."""
+
     # -- models, tools
     tools: list[str]
     """A model call's: the names of the tools bound to it."""

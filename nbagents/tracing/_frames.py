@@ -7,11 +7,19 @@ from typing import TYPE_CHECKING, Literal
 import pandas as pd
 
 from nbagents.tracing.model import TokenUsage
+from nbagents.tracing.span import AGENT_KINDS
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["inside_same_agent", "spans_frame", "token_usage_frame"]
+__all__ = [
+    "inside_same_agent",
+    "memory_frame",
+    "spans_frame",
+    "summarizations_frame",
+    "todos_frame",
+    "token_usage_frame",
+]
 
 _TOKEN_COLUMNS = [
     "input_tokens",
@@ -146,3 +154,37 @@ def _row(
         "total_tokens_incl_descendants": total.total,
         "span_id": span_id,
     }
+
+
+def todos_frame(trace: Trace) -> pd.DataFrame:
+    """Each agent's plan: a row per item of its latest todo list, in the list's order."""
+    rows = [
+        {"agent": s.name, "span_id": s.id, "position": n, **item}
+        for s in trace.walk()
+        if s.kind in AGENT_KINDS
+        for n, item in enumerate(s.typed_attributes().get("plan", []))
+    ]
+    columns = ["agent", "span_id", "position", "content", "status", "added", "started", "finished"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def summarizations_frame(trace: Trace) -> pd.DataFrame:
+    """A row per summarization step: whose conversation it folded, when, and what it kept."""
+    rows = [
+        {"agent": s.agent, "span_id": s.id, "start": s.start, **facts}
+        for s in trace.walk()
+        if (facts := s.typed_attributes().get("summarization"))
+    ]
+    columns = ["agent", "span_id", "start", "messages_folded", "tokens_before", "tokens_after"]
+    return pd.DataFrame(rows, columns=[*columns, "history_path", "summary"])
+
+
+def memory_frame(trace: Trace) -> pd.DataFrame:
+    """A row per memory file an agent loaded, with its size in characters."""
+    rows = [
+        {"agent": s.name, "span_id": s.id, "path": path, "chars": chars}
+        for s in trace.walk()
+        if s.kind in AGENT_KINDS
+        for path, chars in s.typed_attributes().get("memory", {}).items()
+    ]
+    return pd.DataFrame(rows, columns=["agent", "span_id", "path", "chars"])

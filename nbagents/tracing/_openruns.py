@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from nbagents._contract import MEMORY_CONTENTS_KEY
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._classify import agent_of, error_status, step_of
 from nbagents.tracing._extract import error_text, offered_skills
 from nbagents.tracing._jsonready import deferred
+from nbagents.tracing._plan import loaded_memory, next_plan
 from nbagents.tracing._runs import AgentFrame, RunFrame
+from nbagents.tracing._statediff import node_updates
 from nbagents.tracing.model import Span, SpanKind, SpanStatus, Trace
 from nbagents.tracing.pending import PausedSpans, is_pause, thread_of
 from nbagents.tracing.span import AGENT_KINDS
@@ -100,11 +103,27 @@ class OpenRuns:
     # -- what agents did: their skills, and where their tool calls sit ---------------------------
 
     def agent_offered(self, agent: AgentFrame, outputs: Any) -> None:
-        """Record on the agent's span the skills a node (the skills middleware) offered it."""
-        offered = offered_skills(outputs)
-        span = self._agent_span(agent) if offered is not None else None
-        if span is not None and offered is not None:
+        """Record on the agent's span the skills a node (the skills middleware) offered it, and
+        the memory files one (the memory middleware) loaded."""
+        offered = offered_skills(outputs) or {}
+        for update in node_updates(outputs):
+            memory = loaded_memory(update, MEMORY_CONTENTS_KEY)
+            if memory is not None:
+                offered["memory"] = memory
+        span = self._agent_span(agent) if offered else None
+        if span is not None:
             span.attributes.update(offered)
+
+    def agent_planned(self, agent: AgentFrame, todos: Any, at: float) -> None:
+        """Record on the agent's span its plan after a ``write_todos`` call at ``at``.
+
+        The plan is a new list each time: the live view notices a changed plan by its identity.
+        """
+        span = self._agent_span(agent)
+        if span is not None:
+            previous = span.attributes.get("plan")
+            plan = next_plan(previous if isinstance(previous, list) else [], todos, at)
+            span.attributes["plan"] = plan
 
     def agent_opened(self, agent: AgentFrame, skill: str) -> None:
         """Record on the agent's span that it opened ``skill``."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
+from nbagents._contract import STEP_KEY, SUMMARIZATION_STEP, WRITE_TODOS_TOOL
 from nbagents._guard import Guard, guarded
 from nbagents._resumable import AGENT_REF
 from nbagents.tracing._classify import (
@@ -93,6 +94,10 @@ class TraceWriter:
             if span is None:
                 span = new_span(run_id, parent, kind, name, agent, now)
                 span.hidden = kind == "chain" and not is_visible_node(kind, name, md, node_of)
+                if kind == "chain" and md.get(STEP_KEY) == name:
+                    # a middleware's own step, e.g. a summarization (its runs inherit the key)
+                    span.hidden = False
+                    span.attributes["step"] = md[STEP_KEY]
             if key is not None:
                 runs.pauses.resumable(span, thread_of(md), key)
                 if parent is None and thread_of(md) is not None:
@@ -127,6 +132,8 @@ class TraceWriter:
                 run.node_of.updates.append((run.step, outputs))
                 self._runs.agent_offered(run.node_of, outputs)
             status = chain_end_status(run, outputs)
+            if run.span.attributes.get("step") == SUMMARIZATION_STEP and isinstance(outputs, dict):
+                run.span.attributes["summarization"] = jsonready(outputs)
             converted = (
                 shape(outputs) if run.span.hidden else deferred(outputs, max_chars=VISIBLE_CHARS)
             )
@@ -232,6 +239,9 @@ class TraceWriter:
             if run is None:
                 return
             outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
+            if run.span.name == WRITE_TODOS_TOOL and outcome.status == "ok":
+                todos = run.span.inputs.get("todos") if isinstance(run.span.inputs, dict) else None
+                self._runs.agent_planned(run.agent, todos, self._runs.now())
             sub = run.subagent
             if run.span.kind == "task" and sub is not None:
                 sub.attributes["returned"] = returned_keys(output)

@@ -351,6 +351,26 @@ class Trace:
 
         return token_usage_frame(self, per)
 
+    def todos(self) -> pd.DataFrame:
+        """Each agent's plan (its latest todo list): a row per item with its ``status`` and
+        when it was ``added``, ``started`` and ``finished`` (seconds since the trace began)."""
+        from nbagents.tracing._frames import todos_frame
+
+        return todos_frame(self)
+
+    def summarizations(self) -> pd.DataFrame:
+        """A row per summarization: messages folded, context tokens before and after, where
+        the folded history was saved, and the summary."""
+        from nbagents.tracing._frames import summarizations_frame
+
+        return summarizations_frame(self)
+
+    def memory(self) -> pd.DataFrame:
+        """A row per memory file (``AGENTS.md``) an agent loaded, with its size."""
+        from nbagents.tracing._frames import memory_frame
+
+        return memory_frame(self)
+
     def to_dataframe(self) -> pd.DataFrame:
         """One row per span, depth first in call order, plumbing included (see ``hidden``)."""
         from nbagents.tracing._frames import spans_frame

@@ -306,6 +306,16 @@ function field(f) {
     });
     table.appendChild(body);
     box.appendChild(table);
+  } else if (f.type === "checklist") {
+    const list = h("ul", "nba-plan");
+    (value || []).forEach((item) => {
+      const li = h("li", "nba-plan-" + item.status);
+      li.appendChild(h("span", "nba-plan-mark", item.mark));
+      li.appendChild(document.createTextNode(" " + item.text));
+      if (item.when) li.appendChild(h("small", null, " " + item.when));
+      list.appendChild(li);
+    });
+    box.appendChild(list);
   } else box.appendChild(h("div", "nba-text", value));
   return box;
 }
@@ -1499,10 +1509,16 @@ class Timeline extends KeyedRows {
       track.appendChild(seg);
       return [seg, s];
     });
+    const marks = (row.marks || []).map((m) => {
+      const mark = h("span", "nba-mark nba-mark-" + (m.kind === "finished" ? "finished" : "started"));
+      mark.title = m.label;
+      track.appendChild(mark);
+      return [mark, m];
+    });
     r.appendChild(track);
     r.appendChild(h("span", "nba-tl-time", row.time));
     r.addEventListener("click", () => this.view.select(id));
-    return { el: r, bar, row, segs };
+    return { el: r, bar, row, segs, marks };
   }
 
   place(entry) {
@@ -1517,6 +1533,9 @@ class Timeline extends KeyedRows {
     };
     put(entry.bar, entry.row.start, entry.row.end);
     entry.segs.forEach(([el, s]) => put(el, s.start, s.end));
+    (entry.marks || []).forEach(([el, m]) => {
+      el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100));
+    });
   }
 }
 
