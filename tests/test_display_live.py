@@ -260,8 +260,9 @@ def test_updates_are_throttled_to_ten_a_second() -> None:
 
 def _grow_until(trace: Trace, recorder: Recorder, *, updates: int, pause: float) -> None:
     """Add a step every ``pause`` seconds until the widget got ``updates`` updates (the deadline
-    only keeps a broken flusher from hanging)."""
-    end = time.perf_counter() + 30
+    only keeps a broken flusher from hanging: on a machine whose cores other work keeps busy, a
+    slow build's CPU time, and so three updates, took over 30 s)."""
+    end = time.perf_counter() + 120
     i = 0
     while len(recorder.events) < updates and time.perf_counter() < end:
         trace.add(

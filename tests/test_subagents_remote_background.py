@@ -148,6 +148,63 @@ def _run_status(url: str, thread_id: str, run_id: str) -> str:
     return str(client.runs.get(thread_id, run_id)["status"])
 
 
+def _queued_steps(messages: list[BaseMessage]) -> list[Any]:
+    ids = [m for t in messages if isinstance(t, ToolMessage) for m in STARTED.findall(t.text)]
+    alpha, gamma = [*ids, "?", "?"][:2]
+    return [
+        call("start_async_task", description="alpha sleep=3", subagent_type="worker"),
+        call("start_async_task", description="gamma sleep=60", subagent_type="worker"),
+        call("update_async_task", task_id=alpha, message="delta"),
+        call("update_async_task", task_id=gamma, message="epsilon sleep=60"),
+        call("check_async_task", task_id=alpha),
+        call("cancel_async_task", task_id=gamma),
+        call("pause", seconds=5),
+        call("check_async_task", task_id=alpha),
+        say("all queued"),
+    ]
+
+
+def queued_reply(agent: str, messages: list[BaseMessage]) -> Any:
+    return _queued_steps(messages)[sum(isinstance(m, AIMessage) for m in messages)]
+
+
+def test_with_enqueue_a_follow_up_waits_for_the_run_and_cancel_ends_both(server: Server) -> None:
+    from langgraph_sdk import get_sync_client
+
+    spec = {**background(server.url), "update_strategy": "enqueue"}
+    agent = create_deep_agent(
+        ScriptedChatModel(responder=queued_reply),
+        [pause],
+        subagents=[spec],  # type: ignore[list-item]
+    )
+    started = time.monotonic()
+    result = agent.invoke({"messages": [("user", "go")]})
+    took = time.monotonic() - started
+    answers = [m.text for m in result["messages"] if isinstance(m, ToolMessage)]
+    started_alpha, started_gamma, queued, _, pending, cancelled, _, done = answers[:8]
+    alpha = STARTED.findall(started_alpha)[0]
+    gamma = STARTED.findall(started_gamma)[0]
+    assert queued.startswith(f"Queued the follow-up to task {alpha} behind its current run")
+    assert pending == f"Task {alpha} (worker) is still pending."
+    assert cancelled == f"Task {gamma} (worker): cancelled."
+    assert "succeeded. Result:\nworker says: worked on: delta" in done
+
+    client = get_sync_client(url=server.url)
+    # Queued, not interrupting: the first job ran to its end before the follow-up's began.
+    worked = [
+        m["content"]
+        for m in client.threads.get_state(alpha)["values"]["messages"]
+        if m["type"] == "tool"
+    ]
+    assert worked == ["worked on: alpha sleep=3", "worked on: delta"]
+    assert [r["status"] for r in client.runs.list(alpha)] == ["success", "success"]
+    # Cancelling the task ended its run and the follow-up queued behind it, which never ran.
+    statuses = [r["status"] for r in client.runs.list(gamma)]
+    assert len(statuses) == 2 and not {"pending", "running", "success"} & set(statuses)
+    assert "epsilon" not in str(client.threads.get_state(gamma)["values"])
+    assert took < 45
+
+
 def _gated_steps(messages: list[BaseMessage]) -> list[Any]:
     ids = [m for t in messages if isinstance(t, ToolMessage) for m in STARTED.findall(t.text)]
     task_id = [*ids, "?"][0]

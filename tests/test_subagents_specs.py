@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from langchain_core.tools import tool
 
 from nbagents import (
     GENERAL_PURPOSE_SUBAGENT,
+    BackgroundSubAgentMiddleware,
     ScriptedChatModel,
     SubAgentMiddleware,
     create_deep_agent,
@@ -223,21 +225,70 @@ def test_every_key_of_upstream_deepagents_specs_is_accepted() -> None:
     assert {w.filename for w in warned} == {__file__}
 
 
+REMOTE = {"name": "w", "description": "d", "url": "http://127.0.0.1:9", "graph_id": "g"}
+NO_WAKING = (
+    "Sub-agent 'w': 'notify_parent': {!r} asks the finished task to wake the agent that "
+    "started it, which nbagents does not do. Instead, a task that finished is announced to the "
+    "agent before its next model call, and check_async_task reads it at any time. Set "
+    "'notify_parent': False or leave the key out."
+)
+
+
 @pytest.mark.parametrize(
     ("spec", "said"),
     [
         ({"mode": "fork"}, "it starts from its task alone, as mode='isolated'"),
         ({"webhook": "http://h/done"}, "the server is not told to call it"),
-        ({"update_strategy": "enqueue"}, "a follow-up interrupts the running task"),
-        ({"notify_parent": True}, "a finished background task does not wake the parent"),
     ],
 )
 def test_an_upstream_setting_nbagents_does_not_act_on_is_a_warning(
     spec: dict[str, Any], said: str
 ) -> None:
-    remote = {"name": "w", "description": "d", "url": "http://127.0.0.1:9", "graph_id": "g"}
     with pytest.warns(UserWarning, match=re.escape(said)):
-        create_deep_agent(ScriptedChatModel(), subagents=[{**remote, **spec}])
+        create_deep_agent(ScriptedChatModel(), subagents=[{**REMOTE, **spec}])
+
+
+@pytest.mark.parametrize("value", [True, "yes"])
+@pytest.mark.parametrize("background", [True, False], ids=["background", "through-task"])
+def test_notify_parent_asking_to_wake_the_parent_is_refused(value: Any, background: bool) -> None:
+    spec = {**REMOTE, "background": background, "notify_parent": value}
+    message = f"^{re.escape(NO_WAKING.format(value))}$"
+    with pytest.raises(ValueError, match=message):
+        create_deep_agent(ScriptedChatModel(), subagents=[spec])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=message):
+        BackgroundSubAgentMiddleware([spec])  # type: ignore[list-item]
+
+
+def test_enqueue_is_taken_for_background_tasks_and_refused_where_no_follow_up_comes() -> None:
+    queued = {**REMOTE, "background": True, "update_strategy": "enqueue", "notify_parent": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # acted on: not a word
+        create_deep_agent(ScriptedChatModel(), subagents=[queued])  # type: ignore[list-item]
+        middleware = BackgroundSubAgentMiddleware([queued])  # type: ignore[list-item]
+    [update] = [t for t in middleware.tools if t.name == "update_async_task"]
+    assert "the follow-up waits" in update.description
+    assert "interrupted" not in update.description
+
+    # Through task there is no follow-up to queue: the key would do nothing.
+    through_task = {k: v for k, v in queued.items() if k != "background"}
+    with pytest.raises(ValueError, match=r"^Sub-agent 'w': 'update_strategy': 'enqueue' queues"):
+        create_deep_agent(ScriptedChatModel(), subagents=[through_task])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="runs through the task tool, which sends none"):
+        SubAgentMiddleware(default_model=ScriptedChatModel(), subagents=[through_task])  # type: ignore[list-item]
+
+
+def test_the_update_tool_says_which_sub_agents_queue_follow_ups() -> None:
+    interrupting = {**REMOTE, "name": "fast", "background": True}
+    queueing = {**interrupting, "name": "careful", "update_strategy": "enqueue"}
+    middleware = BackgroundSubAgentMiddleware([interrupting, queueing])  # type: ignore[list-item]
+    [update] = [t for t in middleware.tools if t.name == "update_async_task"]
+    assert update.description.endswith(
+        "A task still running is interrupted and starts on the follow-up at once, except on "
+        "careful: there it waits for the current job to end."
+    )
+    alone = BackgroundSubAgentMiddleware([interrupting])  # type: ignore[list-item]
+    [update] = [t for t in alone.tools if t.name == "update_async_task"]
+    assert update.description.endswith("starts on the follow-up at once.")
 
 
 @pytest.mark.parametrize(

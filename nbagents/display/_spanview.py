@@ -181,6 +181,8 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         fields.append(_text_field("Output", _tool_output(span.outputs)))
     elif "summarization" in attrs:
         fields.extend(summarization_fields(attrs))
+    elif "rubric_pass" in attrs:
+        fields.extend(_rubric_fields(attrs))
     else:  # agent
         fields.extend(_skill_fields(attrs))
         fields.extend(agent_stack_fields(attrs))
@@ -205,6 +207,23 @@ def _skill_fields(attrs: SpanAttributes) -> list[DetailField | None]:
     return [
         _text_field("Skills offered", listing or "none"),
         _text_field("Skill warnings", "\n".join(attrs.get("skill_warnings", [])), "error"),
+    ]
+
+
+def _rubric_fields(attrs: SpanAttributes) -> list[DetailField | None]:
+    """A grading pass of upstream's rubric loop: what the grader decided and what the agent
+    was told (the state it graded is the agent's conversation, shown with the agent)."""
+    criteria = [
+        f"\u2713 {c.get('name', '')}"
+        if c.get("passed")
+        else f"\u2717 {c.get('name', '')}: {c.get('gap', '')}"
+        for c in attrs.get("rubric_criteria", [])
+    ]
+    return [
+        _text_field("Verdict", attrs.get("rubric_verdict", "grading")),
+        _text_field("Grader's explanation", attrs.get("rubric_explanation")),
+        _text_field("Criteria", "\n".join(criteria)),
+        _text_field("Fed back to the agent", attrs.get("rubric_feedback")),
     ]
 
 
@@ -277,7 +296,9 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         if not args:  # called with no arguments: nothing to preview (it read "null")
             return short(span.name, 40), ""
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
-    return short(span.name, 40), summarization_preview(attrs)
+    return short(span.name, 40), summarization_preview(attrs) or short(
+        attrs.get("rubric_explanation")
+    )
 
 
 def _tail(text: Any) -> str:

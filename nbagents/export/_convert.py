@@ -137,6 +137,8 @@ class SpanConverter:
             if span.outputs is not None:
                 key = "gen_ai.tool.call.result" if tool else "nbagents.outputs"
                 attributes[key] = _json(span.outputs)
+            if "rubric_pass" in span.attributes:
+                attributes.update(_rubric_content(span.typed_attributes()))
         return attributes
 
     def _cost(self, span: Span) -> dict[str, AttributeValue]:
@@ -254,14 +256,33 @@ def _model(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
 
 
 def _chain(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
-    # A visible node of a plain LangGraph graph, or a middleware's step: no GenAI operation
-    # describes it.
+    # A visible node of a plain LangGraph graph, or a middleware's step (a summarization, a
+    # pass of upstream's rubric loop): no GenAI operation describes it.
     facts = a.get("summarization", {})
-    attrs = {
+    attrs: dict[str, Any] = {
         f"nbagents.summarization.{key}": facts.get(key)
         for key in ("messages_folded", "tokens_before", "tokens_after", "history_path")
     }
+    if "rubric_pass" in a:
+        attrs["nbagents.rubric.pass"] = a["rubric_pass"]
+        attrs["nbagents.rubric.verdict"] = a.get("rubric_verdict")
     return span.name, SpanKind.INTERNAL, attrs
+
+
+def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
+    """What a grading pass's grader wrote: model output, so exported with the content only."""
+    out: dict[str, AttributeValue] = {}
+    if "rubric_pass" not in a:
+        return out
+    if a.get("rubric_explanation"):
+        out["nbagents.rubric.explanation"] = a["rubric_explanation"]
+    if a.get("rubric_criteria"):
+        # OTel attribute values are flat: the criteria go as JSON text.
+        out["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
+    feedback = a.get("rubric_feedback")
+    if feedback:
+        out["nbagents.rubric.feedback"] = feedback
+    return out
 
 
 _BY_KIND: dict[str, Describer] = {

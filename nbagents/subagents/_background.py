@@ -7,9 +7,10 @@ as upstream deepagents' async sub-agent tools are:
 - ``start_async_task(description, subagent_type)`` creates a thread on the server, starts a run
   with the description as its only message and returns at once with the task id;
 - ``check_async_task(task_id)`` says whether it is still running, and its result when done;
-- ``update_async_task(task_id, message)`` sends a follow-up on the same thread (a running run is
-  interrupted and replaced, so the sub-agent sees the follow-up at once);
-- ``cancel_async_task(task_id)`` cancels its run;
+- ``update_async_task(task_id, message)`` sends a follow-up on the same thread: a running run is
+  interrupted and replaced, so the sub-agent sees the follow-up at once, or, for a spec with
+  ``"update_strategy": "enqueue"``, the follow-up waits on the server until the run ends;
+- ``cancel_async_task(task_id)`` cancels its runs (the one going and any queued);
 - ``list_async_tasks()`` lists every task this agent launched, with fresh statuses.
 
 Before each model call the middleware asks the servers about the tasks still running; a task
@@ -24,11 +25,9 @@ refusing credentials, unknown graph) is an error ToolMessage naming the server a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Annotated, Any, NotRequired, TypedDict, cast
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
@@ -41,8 +40,19 @@ from langgraph.types import Command
 
 from nbagents._runtime_tools import runtime_tool
 from nbagents.backends.prompts import PromptSection
+from nbagents.subagents._background_tasks import (
+    DONE,
+    WAITING,
+    BackgroundTask,
+    Refused,
+    Server,
+    afinished,
+    cancel_runs,
+    client_of,
+    settled,
+    waiting_text,
+)
 from nbagents.subagents._remote import RemoteGraphRunnable
-from nbagents.subagents._remote_pause import asked_for, waiting_for
 from nbagents.subagents._specs import RemoteSubAgent, validate_specs
 
 __all__ = [
@@ -53,28 +63,9 @@ __all__ = [
 ]
 
 BACKGROUND_TASKS_KEY = "background_tasks"
-WAITING = "waiting"
-"""A task whose run ended paused: its thread waits for a person's decision on the server."""
-DONE = frozenset({"success", "error", "timeout", "interrupted", "cancelled", WAITING})
-RESULT_CHARS = 20_000
 NOTICE_RESULT_CHARS = 2_000
 """How much of a finished task's result its notice quotes; ``check_async_task`` gives it all."""
 NOTICE_TOOL = "background_tasks_finished"
-
-
-class BackgroundTask(TypedDict):
-    """One task launched in the background, as the agent state keeps it."""
-
-    task_id: str
-    """The server's thread id: each task has a thread of its own."""
-    subagent: str
-    description: str
-    run_id: str
-    """The latest run on the thread (a follow-up starts a new one)."""
-    status: str
-    """``pending``/``running`` until the run ends, then ``success``, ``error``, ``timeout``,
-    ``interrupted``, ``cancelled``, or ``waiting`` when it paused for a decision (the server
-    says ``success`` then; the thread's state says what it waits for)."""
 
 
 def _merge(
@@ -124,14 +115,17 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
             raise ValueError(
                 f"Duplicate async subagent names: {duplicates}; every sub-agent needs its own."
             )
-        validate_specs(specs)
+        validate_specs(specs, background=True)
         for spec in specs:
             if "graph_id" not in spec:
                 raise ValueError(
                     f"Sub-agent {spec['name']!r}: only a RemoteSubAgent (url and graph_id) can "
                     f"run in the background."
                 )
-        self._servers = {s["name"]: _Server(RemoteGraphRunnable(s)) for s in specs}
+        self._servers = {
+            s["name"]: Server(RemoteGraphRunnable(s), s.get("update_strategy", "interrupt"))
+            for s in specs
+        }
         listing = "\n".join(f"- {s['name']}: {s['description']}" for s in specs)
         self.tools = _tools(self._servers, listing)
         self.system_prompt: str | None = (
@@ -150,8 +144,8 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
                 continue
             # An unreachable server is not the agent's business here: check_async_task will
             # name it when the agent asks.
-            with suppress(_Refused), _client(server) as client:
-                fresh, result = _settled(client, task)
+            with suppress(Refused), client_of(server) as client:
+                fresh, result = settled(client, task)
                 if fresh["status"] in DONE:
                     finished.append((fresh, result))
         if not finished:
@@ -169,8 +163,8 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
             server = self._servers.get(task["subagent"])
             if server is None:
                 continue
-            with suppress(_Refused):
-                fresh, result = await _afinished(server, task)
+            with suppress(Refused):
+                fresh, result = await afinished(server, task)
                 if fresh["status"] in DONE:
                     finished.append((fresh, result))
         if not finished:
@@ -180,28 +174,16 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
         return _announced(finished, text)
 
 
-@dataclass
-class _Server:
-    runner: RemoteGraphRunnable
-
-    def explain(self, error: BaseException) -> str:
-        return str(self.runner._explain(error, cast(Any, SimpleNamespace(run_id=""))))
-
-
-class _Refused(Exception):
-    """A call the tool answers with an error message (unknown id or sub-agent, server error)."""
-
-
-def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
+def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
     def tasks_of(runtime: ToolRuntime) -> dict[str, BackgroundTask]:
         return dict((runtime.state or {}).get(BACKGROUND_TASKS_KEY) or {})
 
-    def known(runtime: ToolRuntime, task_id: str) -> tuple[BackgroundTask, _Server]:
+    def known(runtime: ToolRuntime, task_id: str) -> tuple[BackgroundTask, Server]:
         tasks = tasks_of(runtime)
         task = tasks.get(task_id)
         if task is None:
             ids = ", ".join(sorted(tasks)) or "none yet"
-            raise _Refused(f"Unknown task id {task_id!r}. Tasks launched so far: {ids}.")
+            raise Refused(f"Unknown task id {task_id!r}. Tasks launched so far: {ids}.")
         return task, servers[task["subagent"]]
 
     def answer(
@@ -220,7 +202,7 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
         def run(runtime: ToolRuntime, *args: Any) -> Command[Any] | ToolMessage:
             try:
                 return body(runtime, *args)
-            except _Refused as error:
+            except Refused as error:
                 return refused(runtime, str(error))
 
         return run
@@ -228,11 +210,11 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
     def start(runtime: ToolRuntime, description: str, subagent_type: str) -> Command[Any]:
         server = servers.get(subagent_type)
         if server is None:
-            raise _Refused(
+            raise Refused(
                 f"Unknown subagent_type {subagent_type!r} for a background task. "
                 f"Allowed: {', '.join(repr(n) for n in servers)}."
             )
-        with _client(server) as client:
+        with client_of(server) as client:
             thread = client.threads.create(metadata={"nbagents_subagent": subagent_type})
             task_id = str(thread["thread_id"])
             run = client.runs.create(
@@ -256,10 +238,10 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
 
     def check(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
-        with _client(server) as client:
-            task, result = _settled(client, task)
+        with client_of(server) as client:
+            task, result = settled(client, task)
         if task["status"] == WAITING:
-            text = _waiting_text(task, result)
+            text = waiting_text(task, result)
         elif result is not None:
             text = f"Task {task_id} ({task['subagent']}) succeeded. Result:\n{result}"
         elif task["status"] in DONE:
@@ -270,29 +252,35 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
 
     def update(runtime: ToolRuntime, task_id: str, message: str) -> Command[Any]:
         task, server = known(runtime, task_id)
-        with _client(server) as client:
+        queued = server.update_strategy == "enqueue" and task["status"] not in DONE
+        with client_of(server) as client:
             run = client.runs.create(
                 task_id,
                 server.runner.graph_id,
                 input={"messages": [{"role": "user", "content": message}]},
-                multitask_strategy="interrupt",
+                multitask_strategy=server.update_strategy,
             )
+        # The task follows its newest run: with enqueue it is pending until the run ahead ends.
         task = BackgroundTask(
             **{**task, "run_id": str(run["run_id"]), "status": str(run.get("status") or "pending")}
         )
-        return answer(
-            runtime,
-            f"Sent the follow-up to task {task_id}; it runs again in the background.",
-            [task],
+        text = (
+            f"Queued the follow-up to task {task_id} behind its current run, which goes on; "
+            f"the follow-up starts when that run ends."
+            if queued
+            else f"Sent the follow-up to task {task_id}; it runs again in the background."
         )
+        return answer(runtime, text, [task])
 
     def cancel(runtime: ToolRuntime, task_id: str) -> Command[Any]:
         task, server = known(runtime, task_id)
-        with _client(server) as client:
-            task, _ = _settled(client, task)
+        with client_of(server) as client:
+            task, _ = settled(client, task)
             if task["status"] not in DONE:
-                client.runs.cancel(task_id, task["run_id"], wait=True)
-                task = BackgroundTask(**{**task, "status": "cancelled"})
+                if cancel_runs(client, task_id):
+                    task = BackgroundTask(**{**task, "status": "cancelled"})
+                else:  # it ended on its own meanwhile
+                    task, _ = settled(client, task)
         return answer(runtime, f"Task {task_id} ({task['subagent']}): {task['status']}.", [task])
 
     def listed(runtime: ToolRuntime) -> Command[Any]:
@@ -301,8 +289,8 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
             return answer(runtime, "No background tasks yet.")
         fresh = []
         for task in tasks.values():
-            with _client(servers[task["subagent"]]) as client:
-                fresh.append(_settled(client, task, result=False)[0])
+            with client_of(servers[task["subagent"]]) as client:
+                fresh.append(settled(client, task, result=False)[0])
         lines = [
             f"- {t['task_id']} · {t['subagent']} · {t['status']} · {t['description'][:80]}"
             for t in fresh
@@ -351,10 +339,7 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
                 "earlier in the conversation may be stale: call this for the current one."
             ),
         ),
-        runtime_tool(
-            update_async_task,
-            description="Send a background task a follow-up instruction on its own thread.",
-        ),
+        runtime_tool(update_async_task, description=_update_description(servers)),
         runtime_tool(cancel_async_task, description="Cancel a background task that is running."),
         runtime_tool(
             list_async_tasks,
@@ -366,82 +351,17 @@ def _tools(servers: Mapping[str, _Server], listing: str) -> list[BaseTool]:
     ]
 
 
-@contextmanager
-def _client(server: _Server) -> Iterator[Any]:
-    """A client of the task's server; any failure of it becomes an error naming the server."""
-    try:
-        client = server.runner._sync_client()
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    try:
-        yield client
-    except _Refused:
-        raise
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    finally:
-        with suppress(Exception):
-            client.close()
-
-
-def _settled(
-    client: Any, task: BackgroundTask, *, result: bool = True
-) -> tuple[BackgroundTask, str | None]:
-    """The task's fresh status, and (with ``result``) what it came to: what the sub-agent
-    answered, or, for a run that ended paused, what it waits for. A task that ended otherwise
-    is not asked about again."""
-    if task["status"] == "success":
-        return task, _last_text(client.threads.get_state(task["task_id"])) if result else None
-    if task["status"] == WAITING:
-        # Still waiting, or answered on the server since: then its latest run says how it went.
-        state = client.threads.get_state(task["task_id"])
-        if waiting_for(state):
-            return _read_end(task, state)
-        runs = client.runs.list(task["task_id"], limit=1)
-        if not runs:
-            return _read_end(task, state)
-        task = BackgroundTask(**{**task, "run_id": str(runs[0]["run_id"]), "status": "pending"})
-    elif task["status"] in DONE:
-        return task, None
-    run = client.runs.get(task["task_id"], task["run_id"])
-    fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
-    if fresh["status"] != "success":
-        return fresh, None
-    return _read_end(fresh, client.threads.get_state(task["task_id"]))
-
-
-def _read_end(task: BackgroundTask, state: Mapping[str, Any]) -> tuple[BackgroundTask, str]:
-    # A run that stopped at an interrupt ends "success" on the server: only the thread's state
-    # tells it from a finished one, and its last message is then no answer at all.
-    waiting = waiting_for(state)
-    if waiting:
-        return BackgroundTask(**{**task, "status": WAITING}), asked_for(waiting)
-    return task, _last_text(state)
-
-
-def _waiting_text(task: BackgroundTask, asked: str | None) -> str:
-    return (
-        f"Task {task['task_id']} ({task['subagent']}) is waiting for a person's decision on "
-        f"its server ({asked}). It has stopped and will not go on by itself, so its work is "
-        "not done: tell the user. Background tasks do not pass their pauses on; a person "
-        f"answers it on the server (thread {task['task_id']}), or the job is delegated with "
-        "the task tool, whose pauses come here."
-    )
-
-
-def _last_text(thread_state: Mapping[str, Any]) -> str:
-    values = thread_state.get("values") or {}
-    messages = values.get("messages") if isinstance(values, Mapping) else None
-    if not messages:
-        return "(no messages)"
-    last = messages[-1]
-    content = last.get("content") if isinstance(last, Mapping) else last
-    if isinstance(content, list):
-        content = "".join(
-            str(b.get("text", "")) if isinstance(b, Mapping) else str(b) for b in content
-        )
-    text = str(content)
-    return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "…"
+def _update_description(servers: Mapping[str, Server]) -> str:
+    """What a follow-up does, per sub-agent: the model decides whether to send one now."""
+    queued = [name for name, server in servers.items() if server.update_strategy == "enqueue"]
+    head = "Send a background task a follow-up instruction on its own thread."
+    interrupts = "A task still running is interrupted and starts on the follow-up at once"
+    if not queued:
+        return f"{head} {interrupts}."
+    if len(queued) == len(servers):
+        return f"{head} A task still running finishes its current job first; the follow-up waits."
+    names = ", ".join(queued)
+    return f"{head} {interrupts}, except on {names}: there it waits for the current job to end."
 
 
 def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:
@@ -449,38 +369,20 @@ def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:
     return [t for t in tasks.values() if t["status"] not in DONE]
 
 
-async def _afinished(server: _Server, task: BackgroundTask) -> tuple[BackgroundTask, str | None]:
-    """The task's fresh status, and its result if it succeeded (async client)."""
-    try:
-        client = server.runner._async_client()
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    try:
-        run = await client.runs.get(task["task_id"], task["run_id"])
-        fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
-        if fresh["status"] != "success":
-            return fresh, None
-        return _read_end(fresh, await client.threads.get_state(task["task_id"]))
-    except Exception as error:
-        raise _Refused(server.explain(error)) from error
-    finally:
-        with suppress(Exception):
-            await client.aclose()
-
-
 def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
     lines = []
     for task, result in finished:
         if task["status"] == WAITING:
-            lines.append(f"Background task: {_waiting_text(task, result)}")
+            lines.append(f"Background task: {waiting_text(task, result)}")
             continue
         head = f"Background task {task['task_id']} ({task['subagent']}) finished: {task['status']}."
         if result is None:
             lines.append(head)
             continue
-        if len(result) > NOTICE_RESULT_CHARS:
-            result = result[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
-        lines.append(f"{head} Result:\n{result}")
+        quoted = result
+        if len(quoted) > NOTICE_RESULT_CHARS:
+            quoted = quoted[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
+        lines.append(f"{head} Result:\n{quoted}")
     return "\n\n".join(lines)
 
 
@@ -492,7 +394,8 @@ def _announced(finished: Sequence[tuple[BackgroundTask, str | None]], text: str)
 
 
 def _notice_text(notice: str) -> str:
-    """The notice, a step of its own so the trace shows when the agent was told."""
+    """The notice given to the agent (a step of its own in the trace, so the tree shows when
+    the agent was told)."""
     return notice
 
 

@@ -126,11 +126,14 @@ class RemoteSubAgent(TypedDict):
     webhook: NotRequired[str]
     """Upstream ``AsyncSubAgent``'s: accepted, not passed to the server (a warning says so)."""
     update_strategy: NotRequired[Literal["interrupt", "enqueue"]]
-    """Upstream ``AsyncSubAgent``'s. A follow-up always interrupts the running task here;
-    ``"enqueue"`` is accepted with a warning."""
+    """Upstream ``AsyncSubAgent``'s, for a background task: what ``update_async_task`` does
+    while the task runs. ``"interrupt"`` (the default) cancels the running run and starts the
+    follow-up; ``"enqueue"`` queues the follow-up behind it (the task is ``pending`` until it
+    starts). Refused on a sub-agent that runs through ``task``."""
     notify_parent: NotRequired[bool]
-    """Upstream ``AsyncSubAgent``'s. A finished background task never wakes the parent here;
-    ``True`` is accepted with a warning."""
+    """Upstream ``AsyncSubAgent``'s. Only ``False`` is accepted: a finished background task
+    does not wake an idle parent here (it is announced before the parent's next model call,
+    and ``check_async_task`` reads it), so ``True`` is refused with a ``ValueError``."""
 
 
 #: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
@@ -186,24 +189,18 @@ _NOT_ACTED_ON: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "mode": (lambda v: v == "fork", "it starts from its task alone, as mode='isolated'"),
     "webhook": (bool, "the server is not told to call it"),
-    "update_strategy": (
-        lambda v: v == "enqueue",
-        "a follow-up interrupts the running task, as update_strategy='interrupt'",
-    ),
-    "notify_parent": (
-        lambda v: v is True,
-        "a finished background task does not wake the parent; check_async_task reads it",
-    ),
 }
 _TOOL_KINDS = "a BaseTool, a @tool function or a plain callable"
 _MODES = ("isolated", "fork")
 _STRATEGIES = ("interrupt", "enqueue")
 
 
-def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
+def validate_specs(specs: Sequence[Mapping[str, Any]], *, background: bool = False) -> None:
     """Raise ``ValueError`` naming the spec and the problem for any invalid sub-agent spec.
 
-    Warns about upstream deepagents' keys that nbagents accepts but does not act on.
+    ``background``: the specs run as background tasks (``BackgroundSubAgentMiddleware``), not
+    through ``task``. Warns about upstream deepagents' keys that nbagents accepts but does not
+    act on.
     """
     seen: set[str] = set()
     for position, spec in enumerate(specs):
@@ -215,6 +212,13 @@ def validate_specs(specs: Sequence[Mapping[str, Any]]) -> None:
             )
         label = f"Sub-agent {spec['name']!r}" if spec.get("name") else f"Sub-agent #{position + 1}"
         _validate_spec(spec, label)
+        if spec.get("update_strategy") == "enqueue" and not background:
+            raise ValueError(
+                f"{label}: 'update_strategy': 'enqueue' queues the follow-ups of a background "
+                f"task, but this sub-agent runs through the task tool, which sends none. Run it "
+                f'in the background ("background": True with create_deep_agent, or '
+                f"BackgroundSubAgentMiddleware) or leave the key out."
+            )
         if spec["name"] in seen:
             raise ValueError(f"{label}: duplicate name; every sub-agent needs its own.")
         seen.add(spec["name"])
@@ -330,6 +334,16 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
     env = spec.get("api_key_env")
     if env is not None and (not isinstance(env, str) or not env.strip()):
         raise ValueError(f"{label}: 'api_key_env' must name an environment variable.")
+    if spec.get("notify_parent", False) is not False:
+        # Upstream wakes an idle parent by starting a run on its thread on the Agent Server;
+        # a parent in a notebook has no server thread to start a run on.
+        raise ValueError(
+            f"{label}: 'notify_parent': {spec['notify_parent']!r} asks the finished task to "
+            f"wake the agent that started it, which nbagents does not do. Instead, a task "
+            f"that finished is announced to the agent before its next model call, and "
+            f"check_async_task reads it at any time. Set 'notify_parent': False or leave the "
+            f"key out."
+        )
     if not isinstance(spec.get("background", False), bool):
         raise ValueError(f"{label}: 'background' must be True or False.")
     if spec.get("trace", "steps") not in ("steps", "events"):

@@ -89,6 +89,20 @@ class SpanAttributes(TypedDict, total=False):
     retriever: bool
     """A tool span that is a retriever run."""
 
+    # -- upstream deepagents' rubric loop (``RubricMiddleware``)
+    rubric_pass: int
+    """A grading pass's: its number in the grading run, from 1."""
+    rubric_verdict: str
+    """A grading pass's: ``satisfied``, ``needs_revision``, ``failed``,
+    ``max_iterations_reached`` or ``grader_error``."""
+    rubric_explanation: str
+    """A grading pass's: the grader's summary of its verdict (or why the grader failed)."""
+    rubric_criteria: list[dict[str, Any]]
+    """A grading pass's: the grader's per-criterion verdicts (``name``, ``passed``, ``gap``)."""
+    rubric_feedback: str | None
+    """A grading pass's: the message fed back to the agent to revise its answer (``None`` when
+    the pass ended the loop)."""
+
     # -- pauses
     pending: list[dict[str, Any]]
     """What a paused run waits for at this span: ``PendingRequest`` records (``PENDING``)."""

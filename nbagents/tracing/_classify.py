@@ -14,7 +14,9 @@ Kinds:
   retrievers;
 - ``chain``: LangGraph plumbing (node wrappers, middleware hooks, sequences), kept with
   ``hidden=True`` -- except a graph's own steps: every node of a plain LangGraph graph, and the
-  nodes of an agent graph other than ``model``, ``tools`` and middleware hooks (``Name.hook``).
+  nodes of an agent graph other than ``model``, ``tools`` and middleware hooks (``Name.hook``),
+  and upstream's rubric grading passes (:mod:`nbagents.tracing._rubric`), whose grader graph
+  is an ``agent``.
 
 A new kind of tool span is decided in :func:`tool_kind`.
 """
@@ -32,6 +34,7 @@ from nbagents._contract import (
     skill_of_path,
     spawn_call_id,
 )
+from nbagents.tracing._rubric import is_grading_pass
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing.model import SpanKind, SpanStatus
 from nbagents.tracing.span import AGENT_KINDS
@@ -81,6 +84,11 @@ def classify_chain(
         and name != outer.name
         and parent.span.kind in ("tool", "chain")
     ):
+        agent = AgentFrame(None, name, outer.depth + 1, outer.spawn_id, not create_agent_graph)
+        return "agent", agent, None
+    if parent.span.kind == "chain" and is_grading_pass(parent.span.attributes):
+        # The grader graph a rubric pass runs: upstream hands it the agent's own metadata, so
+        # only where it starts tells it apart.
         agent = AgentFrame(None, name, outer.depth + 1, outer.spawn_id, not create_agent_graph)
         return "agent", agent, None
     node_of = outer if parent.span.id == outer.span_id else None

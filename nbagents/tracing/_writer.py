@@ -37,6 +37,7 @@ from nbagents.tracing._extract import (
 )
 from nbagents.tracing._jsonready import deferred, jsonready, shape
 from nbagents.tracing._openruns import OpenRuns, new_span
+from nbagents.tracing._rubric import grader_pass, pass_name, verdict_of
 from nbagents.tracing._runs import RunFrame
 from nbagents.tracing.model import STREAMED, STREAMED_CHARS, SpanKind, Trace
 from nbagents.tracing.pending import AGENT, THREAD, is_resume, thread_of
@@ -98,6 +99,11 @@ class TraceWriter:
                     # a middleware's own step, e.g. a summarization (its runs inherit the key)
                     span.hidden = False
                     span.attributes["step"] = md[STEP_KEY]
+                graded = grader_pass(name, md, inputs) if node_of is not None else None
+                if graded is not None:  # a middleware hook, but one the views show as a step
+                    span.hidden = False
+                    span.attributes.update(graded)
+                    span.name = pass_name(graded)
             if key is not None:
                 runs.pauses.resumable(span, thread_of(md), key)
                 if parent is None and thread_of(md) is not None:
@@ -131,6 +137,10 @@ class TraceWriter:
             if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
                 run.node_of.updates.append((run.step, outputs))
                 self._runs.agent_offered(run.node_of, outputs)
+            if "rubric_pass" in run.span.attributes:
+                # Named before it ends: an ended step is read once by the live view.
+                run.span.attributes.update(verdict_of(outputs))
+                run.span.name = pass_name(run.span.attributes)
             status = chain_end_status(run, outputs)
             if run.span.attributes.get("step") == SUMMARIZATION_STEP and isinstance(outputs, dict):
                 run.span.attributes["summarization"] = jsonready(outputs)

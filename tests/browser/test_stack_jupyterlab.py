@@ -134,6 +134,14 @@ def test_a_finished_run_displayed_trusted_shows_the_plan_and_the_summarization(l
     timeline.scroll_into_view_if_needed()
     assert timeline.locator(".nba-mark").count() >= 3
     assert lab.page.evaluate("() => window.__nbaPwned") is None
+    # With the details pane open beside the tree (1,400 px) or below it (1,000 px), the tree
+    # cuts previews, not names.
+    for width in (1400, 1000):
+        lab.page.set_viewport_size({"width": width, "height": 900})
+        cut = view.locator(".nba-live-tree .nba-line > .nba-name").evaluate_all(
+            "names => names.filter(n => n.scrollWidth > n.clientWidth + 1).map(n => n.textContent)"
+        )
+        assert cut == [], (width, cut)
     lab.screenshot("plan and summarization, trusted")
     assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
 
