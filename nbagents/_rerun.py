@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 from html import escape
 from typing import Any
 
@@ -18,10 +17,8 @@ from nbagents.comparison import Comparison
 from nbagents.history import StoreLike
 from nbagents.subagents import SubAgent
 from nbagents.subagents.limits import LimitGuard, StepGuard, guarded_config
+from nbagents.tracing.messages import was_cut
 from nbagents.tracing.model import Span, SubAgentRecord, Trace
-
-_CUT = re.compile(r"… \[\d+ more (chars|items)\]$")
-"""How the recorder marks a value it shortened (``tracing._jsonready``)."""
 
 
 class Rerun:
@@ -155,19 +152,9 @@ def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
     state: dict[str, Any] = {k: v for k, v in recorded.items() if k != "messages"}
     state["messages"] = [HumanMessage(content=description)]
     notes: list[str] = []
-    if _was_cut(description) or _was_cut(state):
+    if was_cut(description) or was_cut(state):
         notes.append("the recorded input was shortened (over the trace's size bounds)")
     return state, notes
-
-
-def _was_cut(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(_CUT.search(value))
-    if isinstance(value, dict):
-        return any(_was_cut(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_was_cut(v) for v in value)
-    return False
 
 
 def _missing_tools(original: Trace, graph: Any) -> list[str]:

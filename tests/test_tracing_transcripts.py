@@ -16,6 +16,8 @@ from support.conversations import Conversations, canonical
 from nbagents import ScriptedChatModel, Trace, Tracer, create_deep_agent, pending_approvals
 from nbagents.models import call, delegate, fail, parallel, say
 from nbagents.tracing import Transcript, recording
+from nbagents.tracing._jsonready import MAX_ITEMS, MAX_STRING, jsonready
+from nbagents.tracing.messages import stored_messages, tool_result, was_cut
 
 
 @tool
@@ -335,3 +337,25 @@ def test_a_rewritten_context_is_said() -> None:
     assert [e.kind for e in entries] == ["system", "input", "reply", "note", "input", "reply"]
     assert "context was rewritten before turn 2" in entries[3].text
     assert entries[4].content.startswith("Summary:")
+
+
+def test_the_one_reader_finds_messages_and_what_the_tracer_cut() -> None:
+    turns = [HumanMessage(f"q{i}") for i in range(MAX_ITEMS + 10)]
+    found, left_out = stored_messages(jsonready([turns]))  # a model call's batch of one prompt
+    assert len(found) + left_out == len(turns) and left_out > 0
+    assert stored_messages({"messages": [("user", "hi")]})[0] == [
+        {"type": "human", "content": "hi"}
+    ]
+    command = {
+        "type": "command",
+        "update": {"messages": [jsonready(ToolMessage("ok", tool_call_id="c"))]},
+    }
+    assert tool_result(command, "c") == {
+        "type": "tool",
+        "content": "ok",
+        "tool_call_id": "c",
+        "status": "success",
+    }
+    assert was_cut(jsonready({"files": ["x"] * (MAX_ITEMS + 1)}))
+    assert was_cut(jsonready({"note": "x" * (MAX_STRING + 1)}))
+    assert not was_cut(jsonready({"files": ["x"], "note": "short"}))

@@ -37,8 +37,14 @@ from nbagents.display._stackview import (
     summarization_fields,
     summarization_preview,
 )
+from nbagents.tracing.messages import (
+    call_parts,
+    content_text,
+    message_type,
+    stored_messages,
+    tool_calls,
+)
 from nbagents.tracing.model import STREAMED
-from nbagents.tracing.span import items_left_out
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes
@@ -52,35 +58,20 @@ messages are left out (and counted): the newest are what the call answered."""
 
 # -- messages ---------------------------------------------------------------------------------
 
-# The tracer stores messages in one form (``tracing._jsonready.message_dict``: ``type`` is
-# ``human``, ``ai``, ``tool`` or ``system``). What it stores as given is what users pass as
-# input: OpenAI-style ``{"role": "user", ...}`` dicts and ``("user", "text")`` pairs.
-_ROLES = {
-    "human": "human",
-    "user": "human",
-    "ai": "ai",
-    "assistant": "ai",
-    "tool": "tool",
-    "system": "system",
-}
+_ROLES = ("human", "ai", "tool", "system")
 
 
-def _as_message(value: Any, limit: int) -> MessageView | None:
-    """A message dict: the tracer's ``{"type", "content", ...}`` or a user's ``{"role", ...}``;
-    its content cut at ``limit`` characters."""
-    if not isinstance(value, Mapping):
-        return None
-    if "content" not in value:
-        return None
+def _as_message(value: Mapping[str, Any], limit: int) -> MessageView:
+    """A stored message, its content cut at ``limit`` characters."""
     calls: list[ToolCallView] = []
-    for call in _tool_calls(value):
-        name, args = _call_parts(call)
+    for call in tool_calls(value):
+        name, args = call_parts(call)
         args = args if isinstance(args, str) else compact_json(args)
         calls.append({"name": short(name, 60), "args": truncate(args, MESSAGE_LIMIT)})
     msg: MessageView = {
         "role": _role(value),
         "name": short(value.get("name") or "", 60),
-        "content": truncate(_content_text(value.get("content")), limit),
+        "content": truncate(content_text(value.get("content"), pretty_json), limit),
         "tool_calls": calls,
     }
     if value.get("status") == "error":
@@ -88,89 +79,14 @@ def _as_message(value: Any, limit: int) -> MessageView | None:
     return msg
 
 
-def _tool_calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [c for c in message.get("tool_calls") or () if isinstance(c, Mapping)]
-
-
-def _call_parts(call: Mapping[str, Any]) -> tuple[Any, Any]:
-    """A tool call's name and arguments, in LangChain's shape or OpenAI's raw one."""
-    fn = call.get("function")
-    if isinstance(fn, Mapping):
-        return fn.get("name"), fn.get("arguments")
-    return call.get("name"), call.get("args")
-
-
 def _role(message: Mapping[str, Any]) -> str:
-    return _ROLES.get(str(message.get("type") or message.get("role") or "message"), "other")
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(as_text(block.get("text")))
-            else:
-                parts.append(pretty_json(block))
-        return "\n".join(parts)
-    return as_text(content)
-
-
-_MESSAGE_KEYS = ("messages", "update", "generations", "output", "message")
-"""Where a value holds its messages: a state, a ``Command`` update, an LLM result."""
-
-
-def _found(value: Any, depth: int = 0) -> list[Mapping[str, Any]]:
-    """Every message in ``value`` (a message, a list of them, ``{"messages": …}``), as stored."""
-    if depth > 4 or value is None:
-        return []
-    if isinstance(value, Mapping):
-        if "content" in value:
-            return [value]
-        for key in _MESSAGE_KEYS:
-            if key in value:
-                return _found(value[key], depth + 1)
-        return []
-    if (  # LangChain's ("user", "text") shorthand
-        isinstance(value, list | tuple)
-        and len(value) == 2
-        and isinstance(value[0], str)
-        and value[0] in _ROLES
-        and isinstance(value[1], str)
-    ):
-        return [{"type": value[0], "content": value[1]}]
-    if isinstance(value, list | tuple):
-        out: list[Mapping[str, Any]] = []
-        for item in value:
-            out.extend(_found(item, depth + 1))
-        return out
-    return []
-
-
-def _left_out(value: Any, depth: int = 0) -> int:
-    """How many messages the tracer left out of ``value`` (where :func:`_found` looks)."""
-    if depth > 4 or value is None:
-        return 0
-    if isinstance(value, Mapping):
-        if "content" in value:  # a message
-            return 0
-        for key in _MESSAGE_KEYS:
-            if key in value:
-                return _left_out(value[key], depth + 1)
-        return 0
-    if isinstance(value, list):
-        nested = sum(_left_out(v, depth + 1) for v in value if isinstance(v, list | Mapping))
-        return items_left_out(value) + nested
-    return 0
+    kind = message_type(message)
+    return kind if kind in _ROLES else "other"
 
 
 def _converted(found: list[Mapping[str, Any]], limit: int) -> list[MessageView]:
     """The messages ``found``, each content cut at ``limit``."""
-    return [m for m in (_as_message(f, limit) for f in found) if m is not None]
+    return [_as_message(f, limit) for f in found]
 
 
 def _model_inputs(inputs: list[Mapping[str, Any]], left_out: int) -> DetailField:
@@ -193,9 +109,8 @@ def _model_inputs(inputs: list[Mapping[str, Any]], left_out: int) -> DetailField
 def whole_input(span: Span) -> tuple[str, list[MessageView]]:
     """A model call's whole input (every message, each cut at ``DETAIL_LIMIT`` with the cut
     said), for the live view to open on demand; and its label, which says any cut."""
-    inputs = span.inputs
-    messages = _converted(_found(inputs), DETAIL_LIMIT)
-    left_out = _left_out(inputs)
+    found, left_out = stored_messages(span.inputs)
+    messages = _converted(found, DETAIL_LIMIT)
     kept: list[MessageView] = []
     used = 0
     for message in reversed(messages):
@@ -251,11 +166,10 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         tools = attrs.get("tools")
         if tools:
             fields.append(_text_field("Tools offered", ", ".join(tools)))
-        inputs = span.inputs
-        given = _found(inputs)
+        given, left_out = stored_messages(span.inputs)
         if given:
-            fields.append(_model_inputs(given, _left_out(inputs)))
-        outputs = _converted(_found(span.outputs), DETAIL_LIMIT)
+            fields.append(_model_inputs(given, left_out))
+        outputs = _converted(stored_messages(span.outputs)[0], DETAIL_LIMIT)
         if outputs:
             fields.append(_field("Reply", "messages", outputs))
         elif span.outputs is not None:
@@ -272,13 +186,13 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
     else:  # agent
         fields.extend(_skill_fields(attrs))
         fields.extend(agent_stack_fields(attrs))
-        inputs = _converted(_found(span.inputs), MESSAGE_LIMIT)
+        inputs = _converted(stored_messages(span.inputs)[0], MESSAGE_LIMIT)
         if inputs:
             fields.append(_field("Input", "messages", inputs))
         elif span.inputs is not None:
             fields.append(_text_field("Input", span.inputs, "code"))
         # Only the last is shown: the main agent's final state holds every message of the run.
-        outputs = _converted(_found(span.outputs)[-1:], DETAIL_LIMIT)
+        outputs = _converted(stored_messages(span.outputs)[0][-1:], DETAIL_LIMIT)
         if outputs:
             fields.append(_field("Final answer", "messages", outputs))
     return [f for f in fields if f is not None]
@@ -327,10 +241,10 @@ def _tool_args(inputs: Any) -> Any:
 
 def _tool_output(outputs: Any) -> Any:
     """What a tool answered: its ToolMessage's content (also inside a ``Command`` update)."""
-    found = _found(outputs)  # only a content is shown: no message is converted whole
-    tools = [m for m in found if _role(m) == "tool"] or found
+    found = stored_messages(outputs)[0]
+    tools = [m for m in found if message_type(m) == "tool"] or found
     if tools:
-        return _content_text(tools[-1].get("content"))
+        return content_text(tools[-1].get("content"), pretty_json)
     return outputs
 
 
@@ -359,18 +273,18 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         return short(span.name, 40), short("→ " + as_text(result)) if result else ""
     if span.kind == "model":
         # The last reply's tool names or text, read as stored: its arguments are not shown.
-        outputs = _found(span.outputs)
+        outputs = stored_messages(span.outputs)[0]
         preview = ""
         if outputs:
             last = outputs[-1]
-            names = [short(_call_parts(c)[0], 60) for c in _tool_calls(last)]
+            names = [short(call_parts(c)[0], 60) for c in tool_calls(last)]
             if names:
                 preview = "calls " + ", ".join(
                     f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
                     for n in dict.fromkeys(names)
                 )
             else:
-                preview = short(_content_text(last.get("content")))
+                preview = short(content_text(last.get("content"), pretty_json))
         elif streamed := attrs.get(STREAMED):
             # the text is growing at its end: show the end
             preview = _tail(streamed)

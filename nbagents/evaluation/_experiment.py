@@ -29,6 +29,15 @@ if TYPE_CHECKING:
 __all__ = ["Experiment", "experiments", "load_experiment"]
 
 NAN = float("nan")
+_SCORER_COLUMNS = ("scorer", "kind", "n", "value", "ci_low", "ci_high", "pass_at_k", "k", "errors")
+_TYPE_COLUMNS = (
+    "type",
+    "runs_with",
+    "spawns_per_run",
+    "tokens_per_run",
+    "cost_per_run",
+    "failure_rate",
+)
 
 
 class Experiment:
@@ -165,7 +174,7 @@ class Experiment:
         for name in self.scorers:
             columns += [name, f"{name}_comment"] if comments else [name]
         columns += ["tokens", "cost", "seconds", "run_id", "error"]
-        return pd.DataFrame(rows, columns=columns)
+        return pd.DataFrame(rows, columns=list(columns))
 
     def summary(self, by: Literal["scorer", "subagent"] = "scorer") -> pd.DataFrame:
         """``by="scorer"``: per scorer, the pass rate (a yes/no scorer) or the mean, its 95 %
@@ -176,22 +185,11 @@ class Experiment:
         import pandas as pd
 
         if by == "scorer":
-            return pd.DataFrame(
-                [self._scorer_row(name) for name in self.scorers],
-                columns=[
-                    "scorer",
-                    "kind",
-                    "n",
-                    "value",
-                    "ci_low",
-                    "ci_high",
-                    "pass_at_k",
-                    "k",
-                    "errors",
-                ],
-            )
+            rows = [self._scorer_row(name) for name in self.scorers]
+            return pd.DataFrame(rows, columns=list(_SCORER_COLUMNS))
         if by == "subagent":
-            return pd.DataFrame(self._type_rows(), columns=self._type_columns())
+            columns = [*_TYPE_COLUMNS, *(f"corr_{name}" for name in self.scorers)]
+            return pd.DataFrame(self._type_rows(), columns=columns)
         raise ValueError(f"by must be 'scorer' or 'subagent', not {by!r}")
 
     def values(self, scorer: str) -> dict[tuple[str, int], float]:
@@ -217,44 +215,22 @@ class Experiment:
         errors = sum(
             1 for r in self.results if r.status == "ok" and (s := r.scores.get(name)) and s.error
         )
-        yes_no = self.is_yes_no(name)
         n = len(values)
         k = self.repeats if self.repeats > 1 else None
         row: dict[str, Any] = {"scorer": name, "n": n, "errors": errors, "k": k}
-        if yes_no:
+        if self.is_yes_no(name):
             passed = sum(1 for v in values.values() if v >= 1.0)
             low, high = proportion_interval(passed, n)
             per_case: dict[str, list[bool]] = {}
             for (case_id, _), value in values.items():
                 per_case.setdefault(case_id, []).append(value >= 1.0)
             at_k = pass_at_k(list(per_case.values()), k) if k else NAN
-            return row | {
-                "kind": "pass rate",
-                "value": passed / n if n else NAN,
-                "ci_low": low,
-                "ci_high": high,
-                "pass_at_k": at_k,
-            }
-        low, high = mean_interval(list(values.values()))
-        mean = sum(values.values()) / n if n else NAN
-        return row | {
-            "kind": "mean",
-            "value": mean,
-            "ci_low": low,
-            "ci_high": high,
-            "pass_at_k": NAN,
-        }
-
-    def _type_columns(self) -> list[str]:
-        return [
-            "type",
-            "runs_with",
-            "spawns_per_run",
-            "tokens_per_run",
-            "cost_per_run",
-            "failure_rate",
-            *(f"corr_{name}" for name in self.scorers),
-        ]
+            kind, value = "pass rate", passed / n if n else NAN
+        else:
+            low, high = mean_interval(list(values.values()))
+            kind, value, at_k = "mean", sum(values.values()) / n if n else NAN, NAN
+        figures = {"kind": kind, "value": value, "ci_low": low, "ci_high": high}
+        return row | figures | {"pass_at_k": at_k}
 
     def _type_rows(self) -> list[dict[str, Any]]:
         ran = [r for r in self.results if r.status == "ok"]
@@ -390,12 +366,9 @@ class Experiment:
             f"({len(self.cases)} cases x {self.repeats}), {failed} failed, {self.status}"
         ]
         for row in (self._scorer_row(name) for name in self.scorers):
-            value = row["value"]
-            shown = (
-                "—"
-                if value != value
-                else (f"{value:.0%}" if row["kind"] == "pass rate" else f"{value:.3g}")
-            )
+            value, kind = row["value"], row["kind"]
+            figure = f"{value:.0%}" if kind == "pass rate" else f"{value:.3g}"
+            shown = "—" if value != value else figure
             parts.append(f"{row['scorer']} {shown}")
         return "; ".join(parts)
 

@@ -13,7 +13,7 @@ import datetime
 import enum
 import math
 import uuid
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 from pathlib import PurePath
 from typing import Any
 
@@ -252,7 +252,7 @@ def left_out_marker(count: int) -> str:
     return f"… {count} more items"
 
 
-def items_left_out(value: list[Any]) -> int:
+def items_left_out(value: Iterable[Any]) -> int:
     """How many items the conversion left out of ``value`` (a list it made), 0 if none."""
     for item in value:
         if type(item) is str and item.startswith("… ") and item.endswith(" more items"):

@@ -138,6 +138,9 @@ class Tracer(BaseCallbackHandler):
     ) -> None:
         self._later(self._writer.failed, error, run_id)
 
+    # A model, tool or retriever run that failed is recorded as a chain run that failed is.
+    on_llm_error = on_tool_error = on_retriever_error = on_chain_error
+
     # -- models ----------------------------------------------------------------------------------
 
     @guarded
@@ -207,17 +210,6 @@ class Tracer(BaseCallbackHandler):
         if isinstance(token, str) and token:
             self._later(self._writer.new_token, token, run_id)
 
-    @guarded
-    def on_llm_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.failed, error, run_id)
-
     # -- tools -----------------------------------------------------------------------------------
 
     @guarded
@@ -256,17 +248,6 @@ class Tracer(BaseCallbackHandler):
     ) -> None:
         self._later(self._writer.tool_end, _as_given(output, parent_run_id), run_id)
 
-    @guarded
-    def on_tool_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.failed, error, run_id)
-
     # -- retrievers (shown as tools) ---------------------------------------------------------------
 
     @guarded
@@ -295,17 +276,6 @@ class Tracer(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         self._later(self._writer.retriever_end, _as_given(documents, parent_run_id), run_id)
-
-    @guarded
-    def on_retriever_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.failed, error, run_id)
 
     # -- ending the trace --------------------------------------------------------------------------
 

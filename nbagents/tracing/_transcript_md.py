@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from nbagents.tracing._transcript import TranscriptEntry, _compact
+from nbagents.tracing._transcript import TranscriptEntry
+from nbagents.tracing.messages import compact_json
 
 if TYPE_CHECKING:
     from nbagents.tracing._transcript import Transcript
@@ -57,7 +58,7 @@ def _entry(entry: TranscriptEntry, fold: int) -> list[str]:
         if entry.content.strip():
             lines += [*_folded(entry.content, fold), ""]
         for call in entry.tool_calls:
-            args = _compact(call.get("args"))
+            args = compact_json(call.get("args"))
             lines.append(f"- calls {_inline(str(call.get('name') or ''))} with {_inline(args)}")
         if entry.tool_calls:
             lines.append("")

@@ -1,8 +1,7 @@
 """The trace data model: ``Trace``, the spans of a run in a parent/child tree.
 
-Plain data only: views render it, the tracer fills it, JSON stores it. ``Span`` (with
-``call_order``) lives in ``_span``, ``SubAgentRecord`` in ``_records`` and the failure count in
-``_failures``; they are re-exported here, where the rest of nbagents imports them from.
+Plain data only: views render it, the tracer fills it, JSON stores it. ``Span``,
+``SubAgentRecord`` and the failure count are re-exported here, where nbagents imports them from.
 """
 
 from __future__ import annotations
@@ -108,10 +107,8 @@ class Trace:
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(trace)`` after every change; returns a function that unsubscribes.
 
-        A tracer calls it on the run's thread as each event is taken down, before the trace
-        has applied it: what the listener reads of the trace includes it. Keep it cheap (wake a
-        thread of your own that reads); reading in the listener does the trace's work on the
-        run's thread, one event at a time.
+        A tracer calls it on the run's thread, one event at a time: keep it cheap (wake a
+        thread of your own that reads).
         """
         with self._lock:
             self._listeners = (*self._listeners, listener)
@@ -172,8 +169,7 @@ class Trace:
         return self._spans[span_id]
 
     def __contains__(self, span: object) -> bool:
-        """Whether a span, or a span with this id, is in the trace (``span in trace``,
-        ``"3f2a..." in trace``)."""
+        """Whether a span, or a span with this id, is in the trace."""
         self._catch_up()
         return (span.id if isinstance(span, Span) else span) in self._spans
 
@@ -205,10 +201,7 @@ class Trace:
         return self.visible_children(None)
 
     def walk(self) -> list[Span]:
-        """Every span depth first, in call order: the same order for equal runs.
-
-        (``spans`` is in start order, which varies between runs for parallel siblings.)
-        """
+        """Every span depth first, in call order: the same for equal runs (``spans`` is not)."""
         with self._lock:
             out: list[Span] = []
             stack = list(reversed(self.roots))
@@ -232,11 +225,8 @@ class Trace:
     @property
     def status(self) -> SpanStatus:
         """``running`` while any root runs, ``error`` if any root failed, ``limit`` if a
-        run-wide limit stopped one, else the last root's.
-
-        The last root decides between ``ok`` and ``interrupted``: a run paused for a human and
-        then resumed in the same block ends ``ok``.
-        """
+        run-wide limit stopped one, else the last root's (a run paused and then resumed in the
+        same block ends ``ok``)."""
         roots = self.roots
         if any(r.status == "running" for r in roots) or (not roots and not self.finished):
             return "running"
@@ -254,19 +244,11 @@ class Trace:
 
     def total_usage(self) -> TokenUsage:
         """Tokens of every model call in the trace."""
-        total = TokenUsage()
-        for span in self.spans:
-            if span.kind == "model":
-                total = total + span.usage
-        return total
+        return sum((s.usage for s in self.spans if s.kind == "model"), TokenUsage())
 
     def own_spans(self, agent_span: Span) -> list[Span]:
-        """The steps of this agent span itself, not of the sub-agents it spawned.
-
-        The one definition of an agent's own scope: ``own_usage`` sums the tokens of its model
-        calls and ``nbagents.tracing.cost`` prices them, so tokens and costs always cover the
-        same calls.
-        """
+        """The steps of this agent span itself, not of the sub-agents it spawned: the one
+        definition of an agent's own scope, for its tokens, its cost and its transcript."""
         out: list[Span] = []
         stack = list(self.children(agent_span))
         while stack:
@@ -286,13 +268,9 @@ class Trace:
         return sum((span.usage for span in self.own_model_spans(agent_span)), TokenUsage())
 
     def usage_including_descendants(self, span: Span) -> TokenUsage:
-        """Tokens of ``span`` (if a model call) and of every model call under it, sub-agents'
-        included."""
-        total = span.usage if span.kind == "model" else TokenUsage()
-        for d in self.descendants(span):
-            if d.kind == "model":
-                total = total + d.usage
-        return total
+        """Tokens of ``span`` and of every model call under it, sub-agents' included."""
+        spans = (span, *self.descendants(span))
+        return sum((s.usage for s in spans if s.kind == "model"), TokenUsage())
 
     @property
     def subagents(self) -> list[SubAgentRecord]:
@@ -302,23 +280,18 @@ class Trace:
     # -- transcripts ---------------------------------------------------------------------------
 
     def transcript(self, agent: Any = None) -> Transcript:
-        """What one agent saw and said, in order: a sequence of LangChain messages (system
-        prompt, the input it started from, each reply, each tool result) with
+        """What one agent saw and said, in order: a sequence of LangChain messages with
         ``.entries`` (turns, tokens, approvals, links to sub-agents' transcripts) and
-        ``.to_markdown()``.
-
-        ``agent`` is the main agent when omitted, else a ``SubAgentRecord`` (from
-        ``trace.subagents``), a span (an agent's, or any step of one), a span id, or an
-        agent's name when one agent has it. Built from the recorded model and tool calls, so
-        it works on a loaded trace and while the run goes on.
+        ``.to_markdown()``. ``agent``: the main agent when omitted, else a ``SubAgentRecord``,
+        a span (an agent's, or any step of one), a span id, or an agent's name when unique.
         """
-        from nbagents.tracing._transcript import find_agent_span, transcript_of
+        from nbagents.tracing._transcript_read import find_agent_span, transcript_of
 
         return transcript_of(self, find_agent_span(self, agent))
 
     def transcripts(self) -> list[Transcript]:
         """Every agent's transcript: each run's agent, then every spawn, in call order."""
-        from nbagents.tracing._transcript import transcript_of
+        from nbagents.tracing._transcript_read import transcript_of
 
         with self._lock:
             agents = [s for s in self.walk() if s.kind in ("agent", "subagent")]
@@ -347,10 +320,9 @@ class Trace:
         run reported reasoning tokens, ``reasoning_tokens`` (part of ``output_tokens``) follows
         ``output_tokens``.
 
-        With ``cost=True`` (or ``prices``), adds ``cost``, ``cost_incl_descendants`` and
-        ``unknown_models``: see :func:`nbagents.tracing.cost.trace_cost`, which this calls.
-        ``prices`` is what ``trace_cost`` takes: a ``PriceTable``, another ``PriceSource``, or a
-        mapping of model name to price.
+        With ``cost=True`` (or ``prices``: a ``PriceTable``, another ``PriceSource``, or a
+        mapping of model name to price), adds ``cost``, ``cost_incl_descendants`` and
+        ``unknown_models`` (see :func:`nbagents.tracing.cost.trace_cost`).
         """
         if cost or prices is not None:
             from nbagents.tracing.cost import trace_cost
@@ -426,11 +398,9 @@ class Trace:
 
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            return cls.from_json(file.read_text(encoding="utf-8"))
         except UnicodeDecodeError as error:
             raise TraceFormatError(f"{file}: not a text file ({error}).") from error
-        try:
-            return cls.from_json(text)
         except TraceFormatError as error:
             raise TraceFormatError(f"{file}: {error}") from error
 
@@ -438,8 +408,7 @@ class Trace:
         """A self-contained static HTML view (inline CSS, no network, readable without JS)."""
         from nbagents.display import trace_html
 
-        html: str = trace_html(self)
-        return html
+        return trace_html(self)
 
     def to_graphviz(self) -> graphviz.Digraph:
         """A ``graphviz.Digraph`` of agents and spawns; edges carry the task and its tokens."""
@@ -456,12 +425,8 @@ class Trace:
         return trace_bundle(self, include, exclude)
 
     def failures(self) -> int:
-        """How many failures the run had: the views' "failed" count.
-
-        A failure is counted once, at the step where it started; the steps it then failed on its
-        way up (the sub-agent, its ``task``, the agent, when ``on_subagent_error="raise"``) are
-        marked failed but not counted again. See :func:`count_failures`.
-        """
+        """How many failures the run had (the views' "failed" count): each once, where it
+        started, not again on the steps it failed on its way up (see :func:`count_failures`)."""
         return trace_failures(self)
 
     def summary(self) -> str:

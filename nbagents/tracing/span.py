@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 
 from nbagents._tokens import NO_TOKENS, TokenUsage
 from nbagents.tracing._attributes import SpanAttributes, typed_attribute, typed_attributes
-from nbagents.tracing._jsonready import Deferred, items_left_out
+from nbagents.tracing._jsonready import Deferred
 
 __all__ = [
     "AGENT_KINDS",
@@ -18,7 +18,6 @@ __all__ = [
     "SpanKind",
     "SpanStatus",
     "call_order",
-    "items_left_out",
     "set_value",
 ]
 
