@@ -238,3 +238,27 @@ def test_the_timeline_marks_when_each_item_started_and_finished() -> None:
     html = t.to_html()
     assert html.count('class="nba-mark nba-mark-finished"') == 2  # gather and the hostile item
     assert 'title="started: &lt;img src=x onerror=alert(1)&gt;' in html
+
+
+def test_the_transcript_shows_each_fold_where_it_happened_and_keeps_what_came_before() -> None:
+    replies = LongTask(worker="main")
+    agent = create_deep_agent(long_task_model(replies), tools=[step])
+    with trace(display=False) as t:
+        agent.invoke({"messages": [HumanMessage("Run the long task.")]})
+    transcript = t.transcript()
+    folds = t.summarizations()
+
+    # Every step's result once, in order, though the model saw only the latest after each fold;
+    # the summarizer's own prompt and reply are not turns of the agent.
+    results = [m.text for m in transcript if isinstance(m, ToolMessage)]
+    assert [int(r.split()[3].rstrip(":")) for r in results] == list(range(1, 31))
+    assert transcript.turns == len(t.own_model_spans(t.roots[0])) - len(folds)
+    assert not any("<messages>" in e.content for e in transcript.entries)
+    notes = [e for e in transcript.entries if e.kind == "note"]
+    assert [n.span_id for n in notes] == list(folds["span_id"])
+    for note, (_, fold) in zip(notes, folds.iterrows(), strict=True):
+        assert f"{fold['messages_folded']} earlier messages folded" in note.text
+        assert fold["history_path"] in note.text
+        # the summary the model went on from follows its note
+        after = transcript.entries[transcript.entries.index(note) + 1]
+        assert after.kind == "input" and fold["summary"].split("\n")[-1] in after.content

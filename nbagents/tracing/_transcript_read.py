@@ -96,9 +96,14 @@ def transcript_of(trace: Trace, agent: Span) -> Transcript:
     """The transcript of the agent span ``agent`` (see the module docstring)."""
     with trace.lock:
         own = trace.own_spans(agent)
-        models = sorted((s for s in own if s.kind == "model"), key=lambda s: s.start)
+        # A summarization's own model call is not a turn of the agent: the fold is a note.
+        folds = sorted((s for s in own if "summarization" in s.attributes), key=lambda s: s.start)
+        folding = {d.id for fold in folds for d in trace.descendants(fold)}
+        models = sorted(
+            (s for s in own if s.kind == "model" and s.id not in folding), key=lambda s: s.start
+        )
         calls = [s for s in own if s.kind in _CALL_KINDS]
-        entries = _Builder(trace, agent, calls).build(models)
+        entries = _Builder(trace, agent, calls, folds).build(models)
         parent = trace.parent(agent)
         while parent is not None and parent.kind not in AGENT_KINDS:
             parent = trace.parent(parent)
@@ -118,9 +123,12 @@ def transcript_of(trace: Trace, agent: Span) -> Transcript:
 class _Builder:
     """Builds one agent's entries from its model calls, tool calls and pauses."""
 
-    def __init__(self, trace: Trace, agent: Span, calls: list[Span]) -> None:
+    def __init__(self, trace: Trace, agent: Span, calls: list[Span], folds: list[Span]) -> None:
         self.trace = trace
         self.agent = agent
+        self.folds = folds
+        """The agent's summarization steps, in time order: each is noted before the turn whose
+        input it rewrote."""
         self.entries: list[TranscriptEntry] = []
         self.by_call_id = {
             call_id: span
@@ -181,7 +189,17 @@ class _Builder:
             self.add("note", before, text=text + "tool calls.", span_id=model.id)
             self._unseen_results(before)
             return
-        if _continues(given, self.seen):
+        fold = self._fold_before(model)
+        if fold is not None:
+            # The input is [system, summary, *kept]: what the kept part holds that is new came
+            # before the fold, the summary after it.
+            summary, *kept = [m for m in given if message_type(m) != "system"] or [{}]
+            for message in kept:
+                if not _held(message, self.seen):
+                    self._message(message, before, model)
+            self._folded(fold, before)
+            new = [summary] if summary else []
+        elif _continues(given, self.seen):
             new = given[len(self.seen) :]
         else:
             text = (
@@ -194,6 +212,24 @@ class _Builder:
         for message in new:
             self._message(message, before, model)
         self.seen = list(given)
+
+    def _fold_before(self, model: Span) -> Span | None:
+        """The summarization that ended before ``model`` started and is not noted yet."""
+        if self.folds and self.folds[0].end is not None and self.folds[0].end <= model.start:
+            return self.folds.pop(0)
+        return None
+
+    def _folded(self, fold: Span, turn: int) -> None:
+        facts = fold.typed_attributes().get("summarization", {})
+        path = facts.get("history_path")
+        where = f"saved in full to {path}" if path else "not saved (the backend refused it)"
+        text = (
+            f"Summarized: {facts.get('messages_folded', 0)} earlier messages folded into the "
+            f"summary below ({facts.get('tokens_before', 0):,} → "
+            f"{facts.get('tokens_after', 0):,} tokens of context), {where}. The messages above "
+            "stay in this transcript; the model saw only the summary and the latest ones."
+        )
+        self.add("note", turn, text=text, span_id=fold.id)
 
     def _message(self, message: Mapping[str, Any], turn: int, model: Span | None) -> None:
         kind = message_type(message)
