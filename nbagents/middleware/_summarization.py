@@ -65,6 +65,7 @@ PROFILE_TRIGGER: ContextSize = ("fraction", 0.85)
 PROFILE_KEEP: ContextSize = ("fraction", 0.10)
 TOKENS_TRIGGER: ContextSize = ("tokens", 170_000)
 MESSAGES_KEEP: ContextSize = ("messages", 6)
+_DEPRECATED = frozenset({"max_tokens_before_summary", "messages_to_keep"})
 _STEP_CONFIG: RunnableConfig = {"metadata": {STEP_KEY: SUMMARIZATION_STEP}}
 """The fold runs as a step of its own, so the trace shows it with the summarizer's call in it."""
 
@@ -132,6 +133,11 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         summarizer: Any = None,
         **deprecated_kwargs: Any,
     ) -> None:
+        # LangChain's deprecated ``max_tokens_before_summary`` and ``messages_to_keep`` still
+        # work (with its warning); LangChain ignores any other, so it is refused here.
+        unknown = sorted(set(deprecated_kwargs) - _DEPRECATED)
+        if unknown:
+            raise TypeError(f"SummarizationMiddleware got unexpected arguments: {unknown}.")
         super().__init__(
             model,
             trigger=trigger,
