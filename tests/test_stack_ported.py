@@ -216,7 +216,10 @@ def test_a_history_that_cannot_be_saved_still_summarizes(
     """upstream: TestSummaryMessageFormat::test_summarization_aborts_on_backend_failure,
     TestBackendFailureHandling::test_summarization_aborts_on_write_failure and
     ::test_summarization_aborts_on_write_exception, TestAsyncBehavior::test_async_aborts_on_failure,
-    TestWriteEditException (write and edit, sync and async). nbagents logs the failure where
+    TestWriteEditException::test_summarization_aborts_on_write_exception,
+    ::test_async_summarization_aborts_on_write_exception,
+    ::test_summarization_aborts_on_edit_exception and
+    ::test_async_summarization_aborts_on_edit_exception. nbagents logs the failure where
     upstream also raises a ``UserWarning`` (see the table)."""
     backend = RecordingBackend(fail=fail, existing=existing)
     with caplog.at_level(logging.WARNING, logger="nbagents.middleware._summarization"):

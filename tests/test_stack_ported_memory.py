@@ -106,9 +106,13 @@ def test_a_source_without_content_is_left_out() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_files_are_read_into_memory_contents(tmp_path: Path, mode: str) -> None:
-    """upstream: test_load_memory_from_backend_single_source, ..._multiple_sources,
-    test_memory_content_with_special_characters, ..._with_unicode, ..._with_large_file (each
-    also ``_async``)."""
+    """upstream: test_load_memory_from_backend_single_source,
+    test_load_memory_from_backend_multiple_sources, test_memory_content_with_special_characters,
+    test_memory_content_with_unicode, test_memory_content_with_large_file, and their async
+    twins test_load_memory_from_backend_single_source_async,
+    test_load_memory_from_backend_multiple_sources_async,
+    test_memory_content_with_special_characters_async, test_memory_content_with_unicode_async,
+    test_memory_content_with_large_file_async."""
     texts = {
         "user": "# User\n- Always use type hints",
         "special": '- `backticks` <xml> "Quotes" {braces} [brackets]',
@@ -123,8 +127,11 @@ def test_the_files_are_read_into_memory_contents(tmp_path: Path, mode: str) -> N
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_missing_file_is_skipped_in_one_batched_read(tmp_path: Path, mode: str) -> None:
-    """upstream: test_load_memory_handles_missing_file, test_before_agent_batch_skips_missing_
-    keeps_found, test_before_agent_batches_download_into_single_call (and their ``_async``)."""
+    """upstream: test_load_memory_handles_missing_file,
+    test_before_agent_batch_skips_missing_keeps_found,
+    test_before_agent_batches_download_into_single_call, and async:
+    test_load_memory_handles_missing_file_async,
+    test_abefore_agent_batches_download_into_single_call."""
     backend, (found,) = _memory_files(tmp_path, exists="# Exists")
     reads: list[list[str]] = []
     download, adownload = backend.download_files, backend.adownload_files
@@ -150,7 +157,8 @@ def test_a_missing_file_is_skipped_in_one_batched_read(tmp_path: Path, mode: str
 
 @pytest.mark.parametrize("mode", MODES)
 def test_memory_already_in_the_state_is_not_read_again(tmp_path: Path, mode: str) -> None:
-    # upstream: test_before_agent_skips_if_already_loaded (and _async)
+    """upstream: test_before_agent_skips_if_already_loaded and
+    test_before_agent_skips_if_already_loaded_async."""
     backend, paths = _memory_files(tmp_path, user="- Some content")
     state = {"memory_contents": {paths[0]: "Already loaded content"}}
     assert _load(MemoryMiddleware(backend=backend, sources=paths), state, mode) is None
@@ -158,7 +166,8 @@ def test_memory_already_in_the_state_is_not_read_again(tmp_path: Path, mode: str
 
 @pytest.mark.parametrize("mode", MODES)
 def test_no_sources_load_nothing(tmp_path: Path, mode: str) -> None:
-    # upstream: test_load_memory_with_empty_sources (and _async)
+    """upstream: test_load_memory_with_empty_sources and
+    test_load_memory_with_empty_sources_async."""
     mw = MemoryMiddleware(backend=FilesystemBackend(root_dir=tmp_path), sources=[])
     assert _load(mw, {}, mode) == {"memory_contents": {}}
 
@@ -168,9 +177,11 @@ def test_no_sources_load_nothing(tmp_path: Path, mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_an_agent_gets_its_memory_in_the_system_prompt_in_order(tmp_path: Path, mode: str) -> None:
-    """upstream: test_agent_with_memory_middleware_system_prompt, ..._multiple_sources,
-    test_agent_with_memory_middleware_async, test_memory_middleware_order_matters (and
-    ``_async``)."""
+    """upstream: test_agent_with_memory_middleware_system_prompt,
+    test_agent_with_memory_middleware_multiple_sources, test_agent_with_memory_middleware_async,
+    test_memory_middleware_order_matters, and async:
+    test_agent_with_memory_middleware_multiple_sources_async,
+    test_memory_middleware_order_matters_async."""
     backend, paths = _memory_files(
         tmp_path, first="First memory content", second="Second memory content"
     )
@@ -191,7 +202,8 @@ def test_an_agent_gets_its_memory_in_the_system_prompt_in_order(tmp_path: Path, 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_an_agent_without_memory_sources_still_runs(tmp_path: Path, mode: str) -> None:
-    # upstream: test_agent_with_memory_middleware_empty_sources (and _async)
+    """upstream: test_agent_with_memory_middleware_empty_sources and
+    test_agent_with_memory_middleware_empty_sources_async."""
     prompts: list[BaseMessage] = []
     mw = MemoryMiddleware(backend=FilesystemBackend(root_dir=tmp_path), sources=[])
     agent = create_agent(model=_recording_model(prompts), middleware=[mw])

@@ -33,7 +33,22 @@ from nbagents.middleware import (
 )
 from nbagents.models import ScriptedChatModel
 
+_CACHING = "only Anthropic prompt caching is built; no Bedrock or Fireworks caching middleware"
 DIFFERENCES = {
+    **dict.fromkeys(
+        [  # test_graph.py::TestPromptCachingWiring
+            "test_main_and_general_purpose_agents_get_bedrock_prompt_caching",
+            "test_bedrock_explicit_subagent_gets_prompt_caching",
+            "test_bedrock_prompt_caching_is_optional_when_middleware_unavailable",
+            "test_bedrock_prompt_caching_preserves_unrelated_import_errors",
+            "test_main_and_general_purpose_agents_get_fireworks_prompt_caching",
+            "test_explicit_subagent_gets_fireworks_prompt_caching",
+            "test_fireworks_prompt_caching_is_optional_when_middleware_unavailable",
+            "test_fireworks_prompt_caching_preserves_unrelated_import_errors",
+            "test_fireworks_prompt_caching_ignores_unsupported_models",
+        ],
+        _CACHING,
+    ),
     "test_same_name_subclass_with_exclusion_does_not_raise": (
         "no harness profiles; `excluded_middleware` is the caller's own and removes by name"
     ),
