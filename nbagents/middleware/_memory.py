@@ -65,6 +65,10 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         super().__init__()
         if isinstance(sources, str):
             raise TypeError("sources must be a list of file paths, not one string.")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise TypeError(
+                f"system_prompt must be str or None, not {type(system_prompt).__name__}."
+            )
         if system_prompt is not None and "{agent_memory}" not in system_prompt:
             raise ValueError("system_prompt must contain the {agent_memory} slot.")
         self.backend: BackendLike = check_backend(

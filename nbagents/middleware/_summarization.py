@@ -3,11 +3,13 @@ folded messages saved to a file backend first (what LangChain lacks)."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Annotated, Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
 from langchain.agents.middleware import (
@@ -20,7 +22,13 @@ from langchain.agents.middleware import SummarizationMiddleware as LangChainSumm
 from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT, ContextSize
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, get_buffer_string
+from langchain_core.messages import (
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    get_buffer_string,
+)
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -57,6 +65,7 @@ PROFILE_TRIGGER: ContextSize = ("fraction", 0.85)
 PROFILE_KEEP: ContextSize = ("fraction", 0.10)
 TOKENS_TRIGGER: ContextSize = ("tokens", 170_000)
 MESSAGES_KEEP: ContextSize = ("messages", 6)
+_DEPRECATED = frozenset({"max_tokens_before_summary", "messages_to_keep"})
 _STEP_CONFIG: RunnableConfig = {"metadata": {STEP_KEY: SUMMARIZATION_STEP}}
 """The fold runs as a step of its own, so the trace shows it with the summarizer's call in it."""
 
@@ -122,7 +131,13 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         summary_prompt: str = DEFAULT_SUMMARY_PROMPT,
         trim_tokens_to_summarize: int | None = 4000,
         summarizer: Any = None,
+        **deprecated_kwargs: Any,
     ) -> None:
+        # LangChain's deprecated ``max_tokens_before_summary`` and ``messages_to_keep`` still
+        # work (with its warning); LangChain ignores any other, so it is refused here.
+        unknown = sorted(set(deprecated_kwargs) - _DEPRECATED)
+        if unknown:
+            raise TypeError(f"SummarizationMiddleware got unexpected arguments: {unknown}.")
         super().__init__(
             model,
             trigger=trigger,
@@ -131,7 +146,10 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             summary_prompt=summary_prompt,
             trim_tokens_to_summarize=trim_tokens_to_summarize,
             summarizer=summarizer,
+            **deprecated_kwargs,
         )
+        # Read once: whether the counter can count the tools' schemas too.
+        self._counter_takes_tools = _takes_tools(self.token_counter)
         self.backend: BackendLike = check_backend(
             backend if backend is not None else StateBackend()
         )
@@ -145,10 +163,6 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             self.state_schema = _SessionState
         root = self.backend.artifacts_root if isinstance(self.backend, CompositeBackend) else "/"
         self.history_dir = f"{str(root).rstrip('/')}/conversation_history"
-
-    @property
-    def name(self) -> str:
-        return "SummarizationMiddleware"
 
     # -- the hook --------------------------------------------------------------------------------
 
@@ -166,24 +180,27 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> Any:
         messages = list(request.messages)
-        if not self._due(messages):
+        total = self._due(request, messages)
+        if total is None:
             return handler(request)
         done: list[dict[str, Any]] = []
 
         def fold(_: Any) -> dict[str, Any]:
-            update = LangChainSummarization.before_model(
-                self, cast(Any, {"messages": messages}), request.runtime
-            )
-            folded = _folded(messages, update)
-            if update is None or folded is None:
+            cutoff = self._determine_cutoff_index(messages)
+            if cutoff <= 0:
                 return {"messages_folded": 0}
+            folded, kept = self._partition_messages(messages, cutoff)
             session, path = self._session_path(request)
             backend = backend_for_hook(self.backend, request.state, request.runtime)
-            saved = _append(backend, path, _section(folded))
-            return self._finish(update, session, path if saved else None, messages, request, done)
+            # The history is saved before the summary is asked for, as deepagents does.
+            saved = _append(backend, path, _section(_unsummarized(folded)))
+            summary = self._create_summary(folded)
+            return self._finish(
+                summary, kept, session, path if saved else None, total, request, done
+            )
 
         RunnableLambda(fold, name=SUMMARIZATION_STEP).invoke(
-            self._step_input(messages), config=_STEP_CONFIG
+            self._step_input(messages, total), config=_STEP_CONFIG
         )
         if not done:
             return handler(request)
@@ -196,24 +213,29 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
         messages = list(request.messages)
-        if not self._due(messages):
+        total = self._due(request, messages)
+        if total is None:
             return await handler(request)
         done: list[dict[str, Any]] = []
 
         async def fold(_: Any) -> dict[str, Any]:
-            update = await LangChainSummarization.abefore_model(
-                self, cast(Any, {"messages": messages}), request.runtime
-            )
-            folded = _folded(messages, update)
-            if update is None or folded is None:
+            cutoff = self._determine_cutoff_index(messages)
+            if cutoff <= 0:
                 return {"messages_folded": 0}
+            folded, kept = self._partition_messages(messages, cutoff)
             session, path = self._session_path(request)
             backend = backend_for_hook(self.backend, request.state, request.runtime)
-            saved = await _aappend(backend, path, _section(folded))
-            return self._finish(update, session, path if saved else None, messages, request, done)
+            # The history is saved while the summarizer works, as deepagents does.
+            saved, summary = await asyncio.gather(
+                _aappend(backend, path, _section(_unsummarized(folded))),
+                self._acreate_summary(folded),
+            )
+            return self._finish(
+                summary, kept, session, path if saved else None, total, request, done
+            )
 
         await RunnableLambda(fold, name=SUMMARIZATION_STEP).ainvoke(
-            self._step_input(messages), config=_STEP_CONFIG
+            self._step_input(messages, total), config=_STEP_CONFIG
         )
         if not done:
             return await handler(request)
@@ -226,14 +248,31 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         """The file the folded history of ``session`` is appended to."""
         return f"{self.history_dir}/{session}.md"
 
-    def _due(self, messages: list[AnyMessage]) -> bool:
-        """Whether LangChain's thresholds ask for a summary now: checked before the step opens,
-        so a model call that needs none has no step in the trace."""
+    def _due(self, request: ModelRequest[Any], messages: list[AnyMessage]) -> int | None:
+        """The request's size in tokens when LangChain's thresholds ask for a summary now, else
+        ``None``: checked before the step opens, so a model call that needs none has no step in
+        the trace. Counted once per model call, as deepagents counts it: the messages with the
+        system prompt and, for a counter that takes them, the tools."""
         self._ensure_message_ids(messages)
-        return self._should_summarize(messages, self.token_counter(messages))
+        total = self._count(request.system_message, messages, request.tools)
+        return total if self._should_summarize(messages, total) else None
 
-    def _step_input(self, messages: list[AnyMessage]) -> dict[str, int]:
-        return {"messages": len(messages), "tokens": int(self.token_counter(messages))}
+    def _count(
+        self, system: SystemMessage | None, messages: list[AnyMessage], tools: Sequence[Any]
+    ) -> int:
+        counted: list[AnyMessage] = [system, *messages] if system is not None else messages
+        counter: Any = self.token_counter  # LangChain's type for it has no ``tools``
+        if not tools or self._counter_takes_tools is False:
+            return int(counter(counted))
+        if self._counter_takes_tools:
+            return int(counter(counted, tools=list(tools)))
+        try:  # a counter whose signature cannot be read: try it with the tools
+            return int(counter(counted, tools=list(tools)))
+        except TypeError:
+            return int(counter(counted))
+
+    def _step_input(self, messages: list[AnyMessage], total: int) -> dict[str, int]:
+        return {"messages": len(messages), "tokens": total}
 
     def _session_path(self, request: ModelRequest[Any]) -> tuple[str, str]:
         session = _session(request.state)
@@ -241,17 +280,18 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
 
     def _finish(
         self,
-        update: dict[str, Any],
+        summary: str,
+        kept: list[AnyMessage],
         session: str,
         path: str | None,
-        messages: list[AnyMessage],
+        total: int,
         request: ModelRequest[Any],
         done: list[dict[str, Any]],
     ) -> dict[str, Any]:
         """Puts in ``done`` the state update with the summary naming ``path``, and returns the
         fold's facts: the step's output, which the trace and the views show."""
-        remove, summary, *kept = update["messages"]
-        folded = len(messages) - len(kept)
+        (made,) = self._build_new_messages(summary)
+        folded = len(request.messages) - len(kept)
         if path is None:
             where = "They could not be saved; only this summary of them remains."
         else:
@@ -261,22 +301,39 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             )
         text = (
             f"The conversation so far grew too long, so its first {folded} messages were "
-            f"summarized. {where}\n\n{summary.content}"
+            f"summarized. {where}\n\n{made.text}"
         )
         new_summary = HumanMessage(
-            content=text, id=summary.id, additional_kwargs=dict(summary.additional_kwargs)
+            content=text, id=made.id, additional_kwargs=dict(made.additional_kwargs)
         )
-        result: dict[str, Any] = {**update, "messages": [remove, new_summary, *kept]}
+        result: dict[str, Any] = {
+            "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), new_summary, *kept]
+        }
         if (request.state or {}).get(SESSION_KEY) != session:
             result[SESSION_KEY] = session
         done.append(result)
         return {
             "messages_folded": folded,
-            "tokens_before": int(self.token_counter(messages)),
-            "tokens_after": int(self.token_counter([new_summary, *kept])),
+            "tokens_before": total,
+            "tokens_after": self._count(
+                request.system_message, [new_summary, *kept], request.tools
+            ),
             "history_path": path,
-            "summary": summary.text,
+            "summary": made.text,
         }
+
+
+def _takes_tools(counter: Any) -> bool | None:
+    """Whether ``counter`` takes a ``tools`` keyword; ``None`` when its signature is unknown."""
+    try:
+        parameters = inspect.signature(counter).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == "tools" and p.kind in named)
+        for p in parameters
+    )
 
 
 def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:
@@ -289,28 +346,10 @@ def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedM
     )
 
 
-def _folded(messages: list[AnyMessage], update: dict[str, Any] | None) -> list[AnyMessage] | None:
-    """The messages LangChain's update folds into its summary: those before the kept ones.
-
-    LangChain replaces the whole list with ``[RemoveMessage(ALL), summary, *kept]``, the kept
-    messages being the end of the state's list; any other shape is left as it is.
-    """
-    if update is None:
-        return None
-    new = update.get("messages")
-    if (
-        not isinstance(new, list)
-        or len(new) < 2
-        or not isinstance(new[0], RemoveMessage)
-        or new[0].id != REMOVE_ALL_MESSAGES
-        or not isinstance(new[1], HumanMessage)
-    ):
-        return None
-    cut = len(messages) - (len(new) - 2)
-    if cut <= 0:
-        return None
-    # A summary made earlier is already in the file with what it summarized.
-    return [m for m in messages[:cut] if m.additional_kwargs.get("lc_source") != "summarization"]
+def _unsummarized(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """``messages`` without the summaries made earlier: what those summarized is already in
+    the history file."""
+    return [m for m in messages if m.additional_kwargs.get("lc_source") != "summarization"]
 
 
 def _session(state: Any) -> str:
@@ -383,6 +422,11 @@ def create_summarization_middleware(
 ) -> SummarizationMiddleware:
     """A ``SummarizationMiddleware`` for ``model`` with deepagents' defaults (see
     ``summarization_defaults``); the whole folded history goes to the summarizer."""
+    if not isinstance(model, BaseChatModel):
+        raise TypeError(
+            f"create_summarization_middleware needs a BaseChatModel instance, not "
+            f"{type(model).__name__}: resolve a model name with init_chat_model first."
+        )
     trigger, keep = summarization_defaults(model)
     return SummarizationMiddleware(
         model,
