@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,15 +58,24 @@ class ModelCalls(BaseCallbackHandler):
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks what is not a whole module's (those carry ``pytestmark``): a test that uses the
-    PostgreSQL server needs a ``server``, a tutorial under nbval (``--nbval``) a ``kernel``.
+    PostgreSQL server needs a ``server``, a tutorial under nbval (``--nbval``) a ``kernel``, a
+    test listed in ``slow_tests.txt`` is ``slow``.
 
-    ``make quick`` deselects both; ``make test`` runs them.
+    ``make quick`` deselects them; ``make test`` runs them.
     """
+    slow = _slow_tests()
     for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.server)
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.kernel)
+
+
+def _slow_tests() -> frozenset[str]:
+    listed = (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in listed if line.strip() and line[0] != "#")
 
 
 @pytest.fixture
