@@ -132,3 +132,75 @@ def test_the_conversation_grows_with_the_run_in_patches() -> None:
         seen.append(len(agent["conversation"]["turns"]))
     # each model call adds its reply; each tool call its result
     assert seen == [2, 3, 4, 5, 6, 7]
+
+
+def test_a_long_conversations_other_pages_come_on_request_and_say_how_many_entries() -> None:
+    trace = _long_agent(1_500)  # 3,001 entries: 16 pages
+    builder = ViewBuilder(trace)
+    builder.update()
+    (node,) = [n for n in builder.view()["nodes"] if n["kind"] == "agent"]
+    conv = node["conversation"]
+    assert (conv["entries"], conv["page_size"]) == (3_001, CONVERSATION_TURNS)
+    assert len(conv["turns"]) == CONVERSATION_TURNS  # the view holds the first page only
+    assert builder.long_conversations() == [node["id"]]
+    # each page holds the entries after the one before; every entry is reached once
+    pages = builder.conversation_pages(node["id"])
+    assert [p["page"] for p in pages] == list(range(1, 16))
+    seen = conv["turns"] + [t for p in pages for t in p["turns"]]
+    assert len(seen) == 3_001 and all(p["entries"] == 3_001 for p in pages)
+    assert seen[-1]["kind"] == "tool" and seen[-1]["turn"] == 1_500
+    assert [t["turn"] for t in seen] == sorted(t["turn"] for t in seen)
+    page = builder.conversation_page(node["id"], 7)
+    assert page is not None and page["turns"] == pages[6]["turns"]
+    past = builder.conversation_page(node["id"], 99)
+    assert past == {"page": 99, "turns": [], "entries": 3_001}
+    # a model call is no agent: no conversation to page
+    model = next(n for n in builder.view()["nodes"] if n["kind"] == "model")
+    assert builder.conversation_page(model["id"], 1) is None
+    assert builder.conversation_page("no such node", 1) is None
+
+
+def test_a_patch_carries_a_long_conversations_first_page_only() -> None:
+    whole = _long_agent(400)
+    trace = Trace(whole.spans[:-2])
+    builder = ViewBuilder(trace)
+    builder.update()
+    for span in whole.spans[-2:]:
+        trace.add(span)
+    patch = builder.patch(builder.update())
+    (agent,) = [n for n in patch["nodes"] if n["kind"] == "agent"]
+    assert len(agent["conversation"]["turns"]) == CONVERSATION_TURNS
+    assert agent["conversation"]["entries"] == 801
+    assert len(builder.patch_json(builder.update())) < 10_000  # nothing changed: no turns
+
+
+def test_the_live_view_sends_a_page_the_front_end_asks_for() -> None:
+    from nbagents.display.live import LiveView
+
+    view = LiveView(_long_agent(300))
+    view.sync()
+    (node,) = [n for n in view.builder.view()["nodes"] if n["kind"] == "agent"]
+    sent: list[Any] = []
+    view.widget.send = sent.append  # type: ignore[method-assign]
+    view._on_msg(view.widget, {"type": "turns", "id": node["id"], "page": 2}, [])
+    view._on_msg(view.widget, {"type": "turns", "id": node["id"], "page": "2"}, [])
+    view._on_msg(view.widget, {"type": "turns", "id": node["id"], "page": -1}, [])
+    (msg,) = sent
+    assert (msg["type"], msg["id"], msg["page"], msg["entries"]) == ("turns", node["id"], 2, 601)
+    assert len(msg["turns"]) == CONVERSATION_TURNS
+    assert msg["turns"][0]["turn"] == 200  # entry 400: the human's, then two per turn
+
+
+def test_a_saved_view_holds_the_other_pages_within_its_limit() -> None:
+    import json
+
+    from nbagents.display._saved import conversation_pages
+
+    builder = ViewBuilder(_long_agent(500))
+    builder.update()
+    (key,) = builder.long_conversations()
+    pages = json.loads(conversation_pages(builder, 10_000_000))
+    assert sorted(pages[key], key=int) == ["1", "2", "3", "4", "5"]
+    assert sum(len(p) for p in pages[key].values()) == 1_001 - CONVERSATION_TURNS
+    cut = json.loads(conversation_pages(builder, 100_000))
+    assert 0 < len(cut.get(key, {})) < 5

@@ -21,12 +21,18 @@ from nbagents.display._format import (
     short,
     truncate,
 )
-from nbagents.display._records import TURN_KINDS, ConversationView, ToolCallView, TurnView
+from nbagents.display._records import (
+    TURN_KINDS,
+    ConversationPage,
+    ConversationView,
+    ToolCallView,
+    TurnView,
+)
 
 if TYPE_CHECKING:
     from nbagents.tracing import Transcript, TranscriptEntry
 
-__all__ = ["conversation_view"]
+__all__ = ["conversation_page", "conversation_view", "page_count"]
 
 KeyOf = Callable[[str | None], str | None]
 """A span id → its view node id (``None`` when the view does not show it)."""
@@ -45,6 +51,31 @@ def conversation_view(
         "left_out": len(entries) - len(shown),
         "messages": len(transcript),
         "model_calls": transcript.turns,
+        "entries": len(entries),
+        "page_size": CONVERSATION_TURNS,
+    }
+
+
+def page_count(entries: int) -> int:
+    """How many pages of ``CONVERSATION_TURNS`` a transcript of ``entries`` entries fills (one,
+    empty, for none)."""
+    return max(1, -(-entries // CONVERSATION_TURNS))
+
+
+def conversation_page(
+    transcript: Transcript, page: int, key_of: KeyOf, title_of: Callable[[str], str]
+) -> ConversationPage:
+    """Page ``page`` (from 0) of ``transcript``'s entries, as :func:`conversation_view` shows
+    its first: a page past the end is empty, and says how many entries there are."""
+    entries = transcript.entries
+    start = max(page, 0) * CONVERSATION_TURNS
+    sub = transcript.kind == "subagent"
+    return {
+        "page": max(page, 0),
+        "turns": [
+            _turn(e, key_of, title_of, sub) for e in entries[start : start + CONVERSATION_TURNS]
+        ],
+        "entries": len(entries),
     }
 
 

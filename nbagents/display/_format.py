@@ -39,7 +39,9 @@ INPUT_MESSAGES = 4
 CONVERSATION_TEXT = 4_000
 """Longest text of one message in a conversation view (the transcript has it whole)."""
 CONVERSATION_TURNS = 200
-"""Entries of one agent's conversation a view shows; the rest are counted."""
+"""Entries of one agent's conversation a view holds: its first page. The static snapshot counts
+the rest; the live view asks the kernel for them a page at a time, and a saved view holds them
+(:mod:`nbagents.display._saved`), so a patch never carries a long transcript whole."""
 FOLD_CHARS = 400
 """A conversation text longer than this (or of more than ``FOLD_LINES`` lines) is folded."""
 FOLD_LINES = 8

@@ -22,6 +22,7 @@ __all__ = [
     "TURN_KINDS",
     "VIEW_VERSION",
     "AgentRow",
+    "ConversationPage",
     "ConversationView",
     "DetailField",
     "FieldType",
@@ -124,14 +125,26 @@ class TurnView(TypedDict):
 
 
 class ConversationView(TypedDict):
-    """An agent's conversation (its transcript), bounded: past :data:`CONVERSATION_TURNS`
-    entries, ``left_out`` says how many more there are."""
+    """An agent's conversation (its transcript), bounded: its first page of
+    :data:`CONVERSATION_TURNS` entries; ``left_out`` says how many more there are."""
 
     turns: list[TurnView]
     left_out: int
     messages: int
     """How many messages the whole transcript has."""
     model_calls: int
+    entries: int
+    """How many entries the whole transcript has (``turns`` is its first page)."""
+    page_size: int
+    """Entries per page: page ``n`` holds entries ``n * page_size`` up to the next page's."""
+
+
+class ConversationPage(TypedDict):
+    """One page of an agent's conversation past the first, as the live view asks for it."""
+
+    page: int
+    turns: list[TurnView]
+    entries: int
 
 
 class StateDiffView(TypedDict):

@@ -33,10 +33,23 @@ from nbagents.display._html import render_view, static_text, unseen
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
-__all__ = ["PACK_LEVEL", "SAVED_VIEW_LIMIT", "packed", "saved_html", "trace_saved_html", "unpacked"]
+__all__ = [
+    "PACK_LEVEL",
+    "SAVED_PAGES_LIMIT",
+    "SAVED_VIEW_LIMIT",
+    "conversation_pages",
+    "packed",
+    "saved_html",
+    "trace_saved_html",
+    "unpacked",
+]
 
 SAVED_VIEW_LIMIT = 16_000_000
 """Characters of view JSON saved with the output; past it the output holds the snapshot only."""
+SAVED_PAGES_LIMIT = 4_000_000
+"""Characters of conversation pages past the first (which the view holds) saved with the
+output: the saved view has no kernel to ask for them. Past it, the rest are left out and the
+view says so."""
 
 
 def saved_html(builder: ViewBuilder, uid: str = "") -> str:
@@ -53,6 +66,9 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
             f"notebook ({len(view_json) / 1e6:.0f} MB); the snapshot above is bounded, and "
             "<code>t.to_dataframe()</code> has every step.</div>"
         )
+    pages = conversation_pages(builder, SAVED_PAGES_LIMIT)
+    if pages != "{}":
+        view_json = view_json[:-1] + f',"pages":{pages}}}'
     # zlib lets go of the GIL while it deflates: the view is packed on another core while
     # this thread draws the snapshot.
     packing: list[str] = []
@@ -72,6 +88,26 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
             "</div>",
         )
     )
+
+
+def conversation_pages(builder: ViewBuilder, limit: int) -> str:
+    """The pages past the first of the long conversations, as JSON text: view node id → page
+    number (from 1) → its turns. At most about ``limit`` characters, in run order."""
+    kept: list[str] = []
+    used = 0
+    for key in builder.long_conversations():
+        pages: list[str] = []
+        for page in builder.conversation_pages(key):
+            text = json.dumps(page["turns"], ensure_ascii=False, separators=(",", ":"))
+            used += len(text)
+            if used > limit:
+                break
+            pages.append(f'"{page["page"]}":{text}')
+        if pages:
+            kept.append(f"{json.dumps(key)}:{{{','.join(pages)}}}")
+        if used > limit:
+            break
+    return "{" + ",".join(kept) + "}"
 
 
 def trace_saved_html(trace: Trace) -> str:

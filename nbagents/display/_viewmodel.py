@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from nbagents._tokens import TokenUsage
-from nbagents.display._conversation import conversation_view
+from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
 from nbagents.display._fingerprints import SpanFingerprints
 from nbagents.display._format import format_duration, format_tokens, short
@@ -37,6 +37,7 @@ from nbagents.display._records import (
     STATUSES,
     VIEW_VERSION,
     AgentRow,
+    ConversationPage,
     Header,
     NodeTexts,
     Segment,
@@ -57,6 +58,7 @@ from nbagents.tracing.model import count_failures
 from nbagents.tracing.pending import PENDING
 
 if TYPE_CHECKING:
+    from nbagents.tracing import Transcript
     from nbagents.tracing.model import Span, SpanAttributes, Trace
 
 __all__ = ["ViewBuilder", "build_view"]
@@ -162,6 +164,8 @@ class ViewBuilder:
         self._diffs: dict[str, str] = {}
         self._conversations: dict[str, str] = {}
         """Each agent's conversation (a ``ConversationView``), as JSON text."""
+        self._paged: set[str] = set()
+        """Agents whose conversation has more than its first page."""
         self._shared = SharedTexts()
         """The long texts the details and conversations refer to."""
         self._attrs: dict[str, SpanAttributes] = {}
@@ -281,19 +285,6 @@ class ViewBuilder:
         """
         if not talking:
             return
-        tree = self._tree
-
-        def key_of(span_id: str | None) -> str | None:
-            return tree.key.get(span_id) if span_id is not None else None
-
-        def title_of(span_id: str) -> str:
-            span = tree.spans.get(span_id)
-            if span is None:
-                return "a sub-agent"
-            attrs = self._attrs.get(span_id)  # none for a span a loaded file marks hidden
-            task = (attrs if attrs is not None else span.typed_attributes()).get("description")
-            return f"{span.name}: {task}" if task else span.name
-
         transcripts = []
         with self.trace.lock:
             for sid in talking:
@@ -303,10 +294,58 @@ class ViewBuilder:
                     continue
                 transcripts.append((sid, self.trace.transcript(agent)))
         for sid, transcript in transcripts:
-            view = conversation_view(transcript, key_of, title_of)
+            view = conversation_view(transcript, self._key_of, self._title_of)
+            if view["left_out"]:
+                self._paged.add(sid)
+            else:
+                self._paged.discard(sid)
             text = _dumps(self._shared.conversation(view, changes.texts))
             if _keep(self._conversations, sid, text, changes, "conversation"):
                 changes.nodes.add(sid)
+
+    def _key_of(self, span_id: str | None) -> str | None:
+        return self._tree.key.get(span_id) if span_id is not None else None
+
+    def _title_of(self, span_id: str) -> str:
+        span = self._tree.spans.get(span_id)
+        if span is None:
+            return "a sub-agent"
+        attrs = self._attrs.get(span_id)  # none for a span a loaded file marks hidden
+        task = (attrs if attrs is not None else span.typed_attributes()).get("description")
+        return f"{span.name}: {task}" if task else span.name
+
+    def conversation_page(self, key: str, page: int) -> ConversationPage | None:
+        """Page ``page`` of the conversation of the agent view node ``key`` stands for, as of
+        now (``None`` for a node that is no agent): the view holds only the first page."""
+        transcript = self._transcript_of(key)
+        if transcript is None:
+            return None
+        return conversation_page(transcript, page, self._key_of, self._title_of)
+
+    def conversation_pages(self, key: str) -> list[ConversationPage]:
+        """Every page but the first of the conversation of agent node ``key``, as of now."""
+        transcript = self._transcript_of(key)
+        if transcript is None:
+            return []
+        pages = page_count(len(transcript.entries))
+        return [
+            conversation_page(transcript, n, self._key_of, self._title_of) for n in range(1, pages)
+        ]
+
+    def _transcript_of(self, key: str) -> Transcript | None:
+        span = self.span_of(key)
+        if span is None or span.kind not in AGENT_KINDS:
+            return None
+        with self.trace.lock:
+            try:
+                agent = self.trace.get(span.id)
+            except KeyError:  # a view of spans handed in by hand
+                agent = span
+            return self.trace.transcript(agent)
+
+    def long_conversations(self) -> list[str]:
+        """The view node ids of the agents whose conversation has more than one page."""
+        return [self._tree.key[sid] for sid in self._paged if sid in self._tree.key]
 
     # -- the records ---------------------------------------------------------------------------
 

@@ -315,6 +315,9 @@ class LiveView:
         if isinstance(content, dict) and content.get("type") == "input":
             self._guard(lambda: self._send_input(content.get("id")))
             return
+        if isinstance(content, dict) and content.get("type") == "turns":
+            self._guard(lambda: self._send_turns(content.get("id"), content.get("page")))
+            return
         if not isinstance(content, dict) or content.get("type") != "decide":
             return
         decisions = content.get("decisions")
@@ -339,6 +342,15 @@ class LiveView:
             return
         label, messages = whole_input(span)
         self.widget.send({"type": "input", "id": key, "label": label, "messages": messages})
+
+    def _send_turns(self, key: Any, page: Any) -> None:
+        """Send the view a page of an agent's conversation: the view holds only its first."""
+        if not isinstance(key, str) or not isinstance(page, int) or page < 0:
+            return
+        with self._sync_lock, view_work():
+            got = self.builder.conversation_page(key, page)
+        if got is not None:
+            self.widget.send({"type": "turns", "id": key, **got})
 
     def _reopen(self) -> None:
         """Follow the trace again after ``finish()``: a resumed run continues in this view."""

@@ -105,6 +105,7 @@ function loadView(view) {
   });
   (view.agent_rows || []).forEach((r) => data.agentRows.set(r.id, r));
   (view.timeline || []).forEach((r) => data.timeline.set(r.id, r));
+  data.pages = view.pages && typeof view.pages === "object" ? view.pages : null; // a saved view's
   return data;
 }
 
@@ -440,6 +441,9 @@ class TraceView {
     });
     this.table = new AgentTable(this, page);
     this.timeline = new Timeline(this, page);
+    this.focus = new Focus(this);
+    this.keys = new TreeKeys(this);
+    this.pages = new TurnPages(this);
   }
 
   // The whole view arrived (first, or again): redraw everything, keeping the UI state.
@@ -489,6 +493,7 @@ class TraceView {
     const main = h("div", "nba-live-main");
     const left = h("div", "nba-live-left");
     this.tree.build(left);
+    left.appendChild(this.keys.help());
     main.appendChild(left);
     main.appendChild(this.details.build());
     root.appendChild(section(this, "tree", "Call tree", main));
@@ -523,6 +528,8 @@ class TraceView {
       focused: t.focused,
       limit: this.table.page.limit,
       treeScroll: t.el ? t.el.scrollTop : 0,
+      focus: this.focus.id,
+      turnPages: [...this.pages.at],
     };
   }
 
@@ -540,6 +547,8 @@ class TraceView {
     t.focused = s.focused;
     this.table.page.limit = s.limit;
     this.scrollTo = s.treeScroll;
+    this.focus.id = s.focus || null;
+    this.pages.at = new Map(s.turnPages || []);
   }
 
   choose(id) {
@@ -548,6 +557,7 @@ class TraceView {
 
   // A message from the kernel: a model call's whole input, asked for from its details.
   received(msg) {
+    if (msg && msg.type === "turns") return this.pages.received(msg);
     if (!msg || typeof msg !== "object" || msg.type !== "input" || typeof msg.id !== "string") return;
     const messages = Array.isArray(msg.messages) ? msg.messages : [];
     this.inputs.set(msg.id, { label: String(msg.label || "Whole input"), messages });
@@ -556,6 +566,7 @@ class TraceView {
 
   // Selects a step, opening its ancestors so its row is drawn.
   select(id) {
+    this.focus.admit(id);
     const before = this.selected;
     this.selected = id;
     if (this.tree.reveal(id)) this.tree.draw();
@@ -601,6 +612,7 @@ class TreePane {
     this.sight.clear();
     this.blankSight.clear();
     left.appendChild(this.filterBar());
+    left.appendChild(this.view.focus.build());
     this.el = h("div", "nba-live-tree");
     this.blankSight = new Sight(this.el);
     left.appendChild(this.el);
@@ -689,7 +701,7 @@ class TreePane {
     const keep = new Set();
     let found = 0;
     for (const node of this.data.nodes.values()) {
-      if (!this.matches(node)) continue;
+      if (!this.matches(node) || !this.view.focus.holds(node.id)) continue;
       found += 1;
       if (found > FILTER_LIMIT) continue;
       let id = node.id;
@@ -729,7 +741,7 @@ class TreePane {
   }
 
   kidsOf(id) {
-    const ids = id === null ? this.data.roots : (this.data.nodes.get(id) || {}).children || [];
+    const ids = id === null ? this.view.focus.roots() : (this.data.nodes.get(id) || {}).children || [];
     return this.keep ? ids.filter((k) => this.keep.has(k)) : ids;
   }
 
@@ -883,8 +895,9 @@ class TreePane {
       if (ev.key === "Enter" || ev.key === " ") this.view.choose(id);
       else if (ev.key === "ArrowRight") this.setOpen(id, true);
       else if (ev.key === "ArrowLeft") this.setOpen(id, false);
-      else return;
+      else if (!this.view.keys.handle(ev, id)) return;
       ev.preventDefault();
+      ev.stopPropagation(); // JupyterLab's command mode binds the arrows to its cells
     });
     const item = { li, row, ul: null, kidsDue: false };
     li.appendChild(row);
@@ -1048,6 +1061,7 @@ class DetailsPane {
       pane.appendChild(box);
     }
     if (node.conversation) pane.appendChild(this.conversation(node));
+    this.view.focus.decorate(pane, head, node);
     pane.scrollTop = scroll;
   }
 
@@ -1069,10 +1083,7 @@ class DetailsPane {
     const needle = this.view.tree.filter.text;
     const box = h("div", "nba-field nba-conv");
     box.appendChild(h("div", "nba-label", "Conversation (" + num(conv.messages) + " messages, " + num(conv.model_calls) + " model calls)"));
-    turns(node).forEach((t, i) => box.appendChild(this.turn(node.id + ":" + i, t, needle)));
-    if (num(conv.left_out)) {
-      box.appendChild(h("div", "nba-empty", "… and " + num(conv.left_out) + " more entries: trace.transcript(…) has them all."));
-    }
+    this.view.pages.fill(box, node, needle);
     return box;
   }
 
@@ -1580,6 +1591,7 @@ class Store {
     const patch = this.data && next ? asPatch(this.data, next) : null;
     if (patch) {
       this.data.texts = next.texts; // the keys of the builder that made it (a new one: a move)
+      this.data.pages = next.pages;
       // drawn now, as a whole view always is: a page loaded anew draws it at once
       this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
       this.flush();
@@ -1806,6 +1818,7 @@ function takeOver(handed, model, el, store) {
   // The live view's data is brought to the saved one, and drawn with what the live store had
   // taken in but not drawn yet.
   const touched = applyPatch(view.data, patch);
+  view.data.pages = store.data.pages;
   store.data = view.data;
   view.patched(mergeTouched(handed.pending, patch, touched));
   return view;
@@ -1842,3 +1855,462 @@ function showSaved(box, viewJson, css) {
 
 export { showSaved };
 export default { initialize, render };
+
+// -- focus: one agent's subtree alone, a breadcrumb back up ------------------------------------
+//
+// A 500-spawn run is a long scroll: focusing on an agent draws its subtree alone (the tree's
+// roots become that agent), a breadcrumb of its ancestor agents leads back up, and the details
+// pane keeps the focused agent's conversation in view whatever step is selected in it.
+
+const AGENT_KINDS = new Set(["agent", "subagent"]);
+
+class Focus {
+  constructor(view) {
+    this.view = view;
+    this.id = null; // the focused agent's node id, or null: the whole run
+    this.el = null;
+  }
+
+  get data() {
+    return this.view.data;
+  }
+
+  focused() {
+    return this.id !== null && this.data && this.data.nodes.has(this.id) ? this.id : null;
+  }
+
+  roots() {
+    const id = this.focused();
+    return id === null ? this.data.roots : [id];
+  }
+
+  // Whether step `id` is drawn in focus: the focused agent or a step under it.
+  holds(id) {
+    const top = this.focused();
+    if (top === null) return true;
+    for (let k = id; k !== null && k !== undefined; ) {
+      if (k === top) return true;
+      const node = this.data.nodes.get(k);
+      k = node ? node.parent : null;
+    }
+    return false;
+  }
+
+  // The agent a step belongs to: itself, if an agent, else its nearest agent above.
+  agentOf(id) {
+    for (let k = id; k !== null && k !== undefined; ) {
+      const node = this.data.nodes.get(k);
+      if (!node) return null;
+      if (AGENT_KINDS.has(node.kind)) return k;
+      k = node.parent;
+    }
+    return null;
+  }
+
+  parentAgent(id) {
+    const node = this.data.nodes.get(id);
+    return node ? this.agentOf(node.parent) : null;
+  }
+
+  // Focus on agent `id`: its subtree alone, and it selected (its conversation shows).
+  set(id) {
+    const node = id ? this.data.nodes.get(id) : null;
+    if (!node || !AGENT_KINDS.has(node.kind)) return;
+    this.id = id;
+    this.view.tree.draw();
+    this.draw();
+    this.view.select(id);
+  }
+
+  // Back to the whole run, the agent that was focused selected and on screen.
+  leave() {
+    const was = this.focused();
+    this.id = null;
+    this.view.tree.draw();
+    this.draw();
+    if (was !== null) {
+      this.view.select(was);
+      this.view.keys.bring(was);
+    }
+  }
+
+  // Out: focus on the focused agent's parent agent, or the whole run from a top agent.
+  up() {
+    const id = this.focused();
+    if (id === null) return;
+    const parent = this.parentAgent(id);
+    if (parent === null) this.leave();
+    else this.set(parent);
+  }
+
+  // Selecting a step outside the focused subtree (from the timeline, the token table) shows the
+  // whole run again: a selection the tree cannot show would look lost.
+  admit(id) {
+    if (id && this.focused() !== null && this.data.nodes.has(id) && !this.holds(id)) {
+      this.id = null;
+      this.view.tree.draw();
+      this.draw();
+    }
+  }
+
+  build() {
+    this.el = h("nav", "nba-crumbs");
+    this.el.setAttribute("aria-label", "Focused agent and its ancestors");
+    this.draw();
+    return this.el;
+  }
+
+  // The breadcrumb: the whole run, each ancestor agent (buttons), the focused agent.
+  draw() {
+    const bar = this.el;
+    if (!bar) return;
+    bar.replaceChildren();
+    const id = this.focused();
+    bar.hidden = id === null;
+    if (id === null) return;
+    const chain = [];
+    for (let k = this.parentAgent(id); k !== null; k = this.parentAgent(k)) chain.unshift(k);
+    const crumb = (text, go) => {
+      const b = h("button", "nba-crumb", text);
+      b.type = "button";
+      b.addEventListener("click", go);
+      return b;
+    };
+    bar.appendChild(crumb("Whole run", () => this.leave()));
+    chain.forEach((k) => {
+      bar.appendChild(h("span", "nba-crumb-sep", " › "));
+      const b = crumb(this.data.nodes.get(k).name, () => this.set(k));
+      b.dataset.node = k;
+      b.title = this.data.nodes.get(k).preview || "";
+      bar.appendChild(b);
+    });
+    bar.appendChild(h("span", "nba-crumb-sep", " › "));
+    const here = h("span", "nba-crumb-here", this.data.nodes.get(id).name);
+    here.dataset.node = id;
+    bar.appendChild(here);
+    bar.appendChild(h("span", "nba-crumb-note", " (its subtree alone: Esc or \u201cWhole run\u201d goes back)"));
+  }
+
+  // The details pane of `node`: a button to focus on an agent, and in focus, the focused agent's
+  // conversation under another step's details.
+  decorate(pane, head, node) {
+    const id = this.focused();
+    if (AGENT_KINDS.has(node.kind) && node.id !== id) {
+      const b = h("button", "nba-more-button nba-focus-button", "Focus on this agent");
+      b.type = "button";
+      b.title = "Show this agent's subtree alone (key: f)";
+      b.addEventListener("click", () => this.set(node.id));
+      head.appendChild(b);
+    }
+    if (id === null || node.id === id) return;
+    const agent = this.data.nodes.get(id);
+    if (!agent || !agent.conversation) return;
+    const box = this.view.details.conversation(agent);
+    box.classList.add("nba-focus-conv");
+    box.querySelector(".nba-label").textContent = "Conversation of the focused agent, " + agent.name + " (" + num(agent.conversation.messages) + " messages, " + num(agent.conversation.model_calls) + " model calls)";
+    pane.appendChild(box);
+  }
+}
+
+// -- keys on a tree row ------------------------------------------------------------------------
+//
+// Besides Enter/Space (select) and ArrowRight/ArrowLeft (open, close): rows, an agent's turns,
+// sibling agents, in and out. None of these is one of JupyterLab's command-mode shortcuts (the
+// arrows are, so a row stops their propagation; so it does for every key it uses).
+
+const KEYS_HELP = "Keys on a row: \u2191 \u2193 rows \u00b7 \u2190 \u2192 close, open \u00b7 Enter select \u00b7 [ ] previous, next turn \u00b7 { } previous, next sibling agent \u00b7 f focus on the agent \u00b7 Backspace out to the parent agent \u00b7 Esc whole run";
+
+class TreeKeys {
+  constructor(view) {
+    this.view = view;
+  }
+
+  get tree() {
+    return this.view.tree;
+  }
+
+  help() {
+    return h("div", "nba-keys", KEYS_HELP);
+  }
+
+  // Handles a key pressed on the row of step `id`; whether it was one of these.
+  handle(ev, id) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return false;
+    const focus = this.view.focus;
+    switch (ev.key) {
+      case "ArrowDown":
+        this.step(id, 1);
+        return true;
+      case "ArrowUp":
+        this.step(id, -1);
+        return true;
+      case "]":
+        this.turn(id, 1);
+        return true;
+      case "[":
+        this.turn(id, -1);
+        return true;
+      case "}":
+        this.sibling(id, 1);
+        return true;
+      case "{":
+        this.sibling(id, -1);
+        return true;
+      case "f":
+      case "F":
+        this.into(id);
+        return true;
+      case "Backspace":
+        this.out(id);
+        return true;
+      case "Escape":
+        if (focus.focused() === null) return false;
+        focus.leave();
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Keyboard focus to the next (1) or previous (-1) visible row. A blank on the way (a step not
+  // drawn yet) is drawn first.
+  step(id, by) {
+    const item = this.tree.items.get(id);
+    if (!item) return;
+    for (let tries = 0; tries < 200; tries++) {
+      const els = [...this.tree.el.querySelectorAll(".nba-row, li.nba-blank")];
+      const next = els[els.indexOf(item.row) + by];
+      if (!next || els.indexOf(item.row) < 0) return;
+      if (next.classList.contains("nba-row")) {
+        this.show(next);
+        return;
+      }
+      this.tree.fillBlank(next.dataset.node, next);
+    }
+  }
+
+  // The agent's next (1) or previous (-1) model call after the step `id`, selected.
+  turn(id, by) {
+    const agent = this.view.focus.agentOf(id);
+    if (agent === null) return;
+    const own = this.ownSteps(agent);
+    let at = own.indexOf(id);
+    if (at < 0) at = by > 0 ? -1 : own.length;
+    for (let i = at + by; i >= 0 && i < own.length; i += by) {
+      if (this.view.data.nodes.get(own[i]).kind === "model") {
+        this.go(own[i]);
+        return;
+      }
+    }
+  }
+
+  // The steps of `agent` itself, in tree order: not those of the sub-agents it spawned.
+  ownSteps(agent) {
+    const out = [];
+    const walk = (k) => {
+      const node = this.view.data.nodes.get(k);
+      if (!node) return;
+      out.push(k);
+      if (k !== agent && AGENT_KINDS.has(node.kind)) return;
+      (node.children || []).forEach(walk);
+    };
+    walk(agent);
+    return out;
+  }
+
+  // The next (1) or previous (-1) agent spawned by the same parent agent as the row's agent; in
+  // focus on that agent, the focus moves to its sibling.
+  sibling(id, by) {
+    const focus = this.view.focus;
+    const agent = focus.agentOf(id);
+    if (agent === null) return;
+    const parent = focus.parentAgent(agent);
+    const kin = this.view.data.agents.filter((a) => this.view.data.nodes.has(a) && focus.parentAgent(a) === parent);
+    const next = kin[kin.indexOf(agent) + by];
+    if (next === undefined) return;
+    if (focus.focused() === agent) {
+      focus.set(next);
+      this.bring(next);
+    } else this.go(next);
+  }
+
+  // In: focus on the row's agent; on a step that spawned one (a task), on the sub-agent.
+  into(id) {
+    const node = this.view.data.nodes.get(id);
+    if (!node) return;
+    const spawned = (node.children || []).find((k) => AGENT_KINDS.has((this.view.data.nodes.get(k) || {}).kind));
+    const target = AGENT_KINDS.has(node.kind) ? id : spawned || this.view.focus.agentOf(id);
+    if (target === null || target === undefined) return;
+    this.view.focus.set(target);
+    this.bring(target);
+  }
+
+  // Out: in focus, to the parent agent's focus (the whole run from a top agent); else the
+  // selection moves to the parent agent.
+  out(id) {
+    const focus = this.view.focus;
+    if (focus.focused() !== null) {
+      const was = focus.focused();
+      focus.up();
+      this.bring(focus.focused() === null ? was : focus.focused());
+      return;
+    }
+    const agent = focus.agentOf(id);
+    const target = agent === id ? focus.parentAgent(id) : agent;
+    if (target !== null) this.go(target);
+  }
+
+  go(id) {
+    this.view.select(id);
+    this.bring(id);
+  }
+
+  // The row of step `id` drawn (past a "show more", out of a blank), on screen, with the
+  // keyboard focus.
+  bring(id) {
+    const tree = this.tree;
+    const chain = [];
+    for (let k = id; k !== null && k !== undefined; ) {
+      chain.unshift(k);
+      const node = this.view.data.nodes.get(k);
+      k = node ? node.parent : null;
+    }
+    let redraw = false;
+    chain.forEach((k, i) => {
+      const parent = i ? chain[i - 1] : null;
+      const kids = tree.kidsOf(parent);
+      const at = kids.indexOf(k);
+      if (at >= tree.limitOf(parent, kids)) {
+        tree.shown.set(parent, (Math.floor(at / PAGE) + 1) * PAGE);
+        redraw = true;
+      }
+    });
+    if (redraw) tree.draw();
+    chain.forEach((k) => {
+      const blank = tree.blanks.get(k);
+      if (blank) tree.fillBlank(k, blank);
+    });
+    const item = tree.items.get(id);
+    if (item) this.show(item.row);
+  }
+
+  show(row) {
+    row.focus({ preventScroll: true });
+    row.scrollIntoView({ block: "nearest" });
+  }
+}
+
+// -- a conversation's pages --------------------------------------------------------------------
+//
+// The view holds an agent's first page of its transcript (CONVERSATION_TURNS entries,
+// nbagents/display/_format.py) and how many entries it has: a patch never carries thousands. The
+// details pane shows one page at a time; another page comes from the saved view's `pages`, or the
+// kernel sends it when asked (LiveView._send_turns).
+
+class TurnPages {
+  constructor(view) {
+    this.view = view;
+    this.at = new Map(); // agent node id -> the page shown
+    this.got = new Map(); // "id:page" -> {turns, entries}, as the kernel sent it
+    this.asked = new Set(); // "id:page:entries" asked and not answered
+  }
+
+  entries(node) {
+    const conv = node.conversation || {};
+    return conv.entries !== undefined ? num(conv.entries) : turns(node).length + num(conv.left_out);
+  }
+
+  size(node) {
+    return Math.max(num((node.conversation || {}).page_size), turns(node).length, 1);
+  }
+
+  count(node) {
+    return Math.max(Math.ceil(this.entries(node) / this.size(node)), 1);
+  }
+
+  // Page `page` of `node`'s conversation, or null while it is not here.
+  page(node, page) {
+    if (page === 0) return turns(node);
+    const saved = this.view.data.pages && this.view.data.pages[node.id];
+    if (saved && Array.isArray(saved[page])) return saved[page];
+    const got = this.got.get(node.id + ":" + page);
+    // A last page not full when it came may have grown since.
+    if (got && (got.turns.length >= this.size(node) || got.entries === this.entries(node))) return got.turns;
+    return null;
+  }
+
+  canAsk() {
+    const model = this.view.model;
+    return Boolean(model && model.send); // a saved view's has none: no kernel to ask
+  }
+
+  ask(node, page) {
+    const key = node.id + ":" + page + ":" + this.entries(node);
+    if (this.asked.has(key)) return;
+    this.asked.add(key);
+    this.view.model.send({ type: "turns", id: node.id, page });
+  }
+
+  received(msg) {
+    if (typeof msg.id !== "string" || !Number.isInteger(msg.page) || !Array.isArray(msg.turns)) return;
+    this.got.set(msg.id + ":" + msg.page, { turns: msg.turns, entries: num(msg.entries) });
+    [...this.asked].filter((k) => k.startsWith(msg.id + ":" + msg.page + ":")).forEach((k) => this.asked.delete(k));
+    const shown = [this.view.selected, this.view.focus.focused()];
+    if (shown.includes(msg.id)) this.view.details.draw();
+  }
+
+  go(node, page) {
+    this.at.set(node.id, page);
+    this.view.details.draw();
+  }
+
+  // Draws the page shown of `node`'s conversation into `box`, between two page bars.
+  fill(box, node, needle) {
+    const count = this.count(node);
+    const page = Math.min(Math.max(this.at.get(node.id) || 0, 0), count - 1);
+    const size = this.size(node);
+    const shown = this.page(node, page);
+    if (count > 1) box.appendChild(this.bar(node, page, count));
+    if (shown === null) {
+      if (this.canAsk()) {
+        this.ask(node, page);
+        box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
+      } else {
+        box.appendChild(h("div", "nba-empty", "This page is not in the saved output: trace.transcript(…) has every entry."));
+      }
+    } else {
+      const current = this.view.selected;
+      shown.forEach((t, i) => {
+        const el = this.view.details.turn(node.id + ":" + (page * size + i), t, needle);
+        if (current && t.step === current && current !== node.id) el.classList.add("nba-turn-current");
+        box.appendChild(el);
+      });
+    }
+    if (count > 1 && shown !== null && shown.length > 20) box.appendChild(this.bar(node, page, count));
+  }
+
+  range(node, page) {
+    const size = this.size(node);
+    const last = Math.min((page + 1) * size, this.entries(node));
+    return (page * size + 1).toLocaleString("en-US") + "\u2013" + last.toLocaleString("en-US");
+  }
+
+  bar(node, page, count) {
+    const bar = h("div", "nba-conv-pages");
+    const total = this.entries(node);
+    const button = (text, to, label) => {
+      const b = h("button", "nba-more-button nba-page-button", text);
+      b.type = "button";
+      b.setAttribute("aria-label", label);
+      b.disabled = to < 0 || to >= count || to === page;
+      b.addEventListener("click", () => this.go(node, to));
+      bar.appendChild(b);
+    };
+    button("\u00ab first", 0, "first page of the conversation");
+    button("\u2039 previous", page - 1, "previous page of the conversation");
+    bar.appendChild(h("span", "nba-page-where", "entries " + this.range(node, page) + " of " + total.toLocaleString("en-US") + " \u00b7 page " + (page + 1) + " of " + count));
+    button("next \u203a", page + 1, "next page of the conversation");
+    button("last \u00bb", count - 1, "last page of the conversation");
+    return bar;
+  }
+}
