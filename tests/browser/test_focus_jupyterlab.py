@@ -14,7 +14,7 @@ import pytest
 from labharness import ARTIFACTS, CURRENT_NOTEBOOK, LabPage
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from test_display_conversation import _long_agent, real_trace
+from test_display_conversation import real_trace
 
 pytestmark = pytest.mark.browser
 
@@ -22,11 +22,17 @@ OUT = f"{CURRENT_NOTEBOOK} .jp-Cell .jp-OutputArea-output"
 VIEW = f"{OUT} .nba-root.nba-live"
 DOCS_IMAGE = Path(__file__).parents[2] / "docs" / "images" / "focus-view.png"
 
+TESTS = Path(__file__).parents[1]
 CELLS = [
-    "from nbagents import Trace\nfrom nbagents.display.live import LiveView",
+    "import sys\nfrom nbagents import Trace\nfrom nbagents.display.live import LiveView\n"
+    f"sys.path.insert(0, {str(TESTS)!r})\n"
+    "from test_display_conversation import _long_agent",
     "nested = LiveView(Trace.load('nested.json')).show(auto_finish=False)",
-    "long = LiveView(Trace.load('long.json')).show(auto_finish=False)",
-    "Trace.load('long.json')",
+    # built in the kernel: its model calls each hold the conversation so far, too much
+    # to go through a trace file quickly
+    "long_trace = _long_agent(500)  # 1,001 entries: 6 pages\n"
+    "long = LiveView(long_trace).show(auto_finish=False)",
+    "long_trace",
 ]
 
 
@@ -62,7 +68,6 @@ def _notebook_state(lab: LabPage) -> tuple[int, int, bool]:
 @pytest.fixture
 def opened(lab: LabPage) -> LabPage:
     real_trace().save(lab.server.root_dir / "nested.json")
-    _long_agent(1_500).save(lab.server.root_dir / "long.json")  # 3,001 entries
     lab.open_notebook(lab.server.add_notebook("focus.ipynb", CELLS))
     lab.run_all()
     lab.page.locator(VIEW).nth(2).wait_for(state="visible")
@@ -142,18 +147,18 @@ def test_a_long_transcript_pages_live_and_saved_in_jupyterlab(opened: LabPage) -
         view.locator(".nba-k-agent > .nba-row").first.click()
         pane = view.locator(".nba-live-details")
         where = pane.locator(".nba-page-where").first
-        assert where.inner_text() == "entries 1\u2013200 of 3,001 \u00b7 page 1 of 16", source
+        assert where.inner_text() == "entries 1\u2013200 of 1,001 \u00b7 page 1 of 6", source
         assert pane.locator(".nba-turn").count() == 200
         pane.locator("button", has_text="last \u00bb").first.click()
-        where.filter(has_text="page 16 of 16").wait_for()
+        where.filter(has_text="page 6 of 6").wait_for()
         pane.locator(".nba-turn").first.wait_for()  # from the kernel: once it answered
         assert pane.locator(".nba-turn").count() == 1
         assert pane.locator(".nba-turn-tool").count() == 1  # the last entry: a tool result
         pane.locator("button", has_text="\u2039 previous").first.click()
-        where.filter(has_text="page 15 of 16").wait_for()
+        where.filter(has_text="page 5 of 6").wait_for()
         pane.locator(".nba-turn").nth(199).wait_for()
         assert pane.locator(".nba-turn").count() == 200
         pane.locator("button", has_text="\u00ab first").first.click()
-        where.filter(has_text="page 1 of 16").wait_for()
+        where.filter(has_text="page 1 of 6").wait_for()
     lab.screenshot("long transcript paged")
     assert not [c for c in lab.console if c.startswith("pageerror")], lab.console
