@@ -135,25 +135,25 @@ def test_the_conversation_grows_with_the_run_in_patches() -> None:
 
 
 def test_a_long_conversations_other_pages_come_on_request_and_say_how_many_entries() -> None:
-    trace = _long_agent(1_500)  # 3,001 entries: 16 pages
+    trace = _long_agent(500)  # 1,001 entries: 6 pages
     builder = ViewBuilder(trace)
     builder.update()
     (node,) = [n for n in builder.view()["nodes"] if n["kind"] == "agent"]
     conv = node["conversation"]
-    assert (conv["entries"], conv["page_size"]) == (3_001, CONVERSATION_TURNS)
+    assert (conv["entries"], conv["page_size"]) == (1_001, CONVERSATION_TURNS)
     assert len(conv["turns"]) == CONVERSATION_TURNS  # the view holds the first page only
     assert builder.long_conversations() == [node["id"]]
     # each page holds the entries after the one before; every entry is reached once
     pages = builder.conversation_pages(node["id"])
-    assert [p["page"] for p in pages] == list(range(1, 16))
+    assert [p["page"] for p in pages] == list(range(1, 6))
     seen = conv["turns"] + [t for p in pages for t in p["turns"]]
-    assert len(seen) == 3_001 and all(p["entries"] == 3_001 for p in pages)
-    assert seen[-1]["kind"] == "tool" and seen[-1]["turn"] == 1_500
+    assert len(seen) == 1_001 and all(p["entries"] == 1_001 for p in pages)
+    assert seen[-1]["kind"] == "tool" and seen[-1]["turn"] == 500
     assert [t["turn"] for t in seen] == sorted(t["turn"] for t in seen)
-    page = builder.conversation_page(node["id"], 7)
-    assert page is not None and page["turns"] == pages[6]["turns"]
+    page = builder.conversation_page(node["id"], 3)
+    assert page is not None and page["turns"] == pages[2]["turns"]
     past = builder.conversation_page(node["id"], 99)
-    assert past == {"page": 99, "turns": [], "entries": 3_001}
+    assert past == {"page": 99, "turns": [], "entries": 1_001}
     # a model call is no agent: no conversation to page
     model = next(n for n in builder.view()["nodes"] if n["kind"] == "model")
     assert builder.conversation_page(model["id"], 1) is None
