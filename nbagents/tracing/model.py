@@ -352,6 +352,19 @@ class Trace:
 
         return memory_frame(self)
 
+    def tool_usage(
+        self, per: Literal["tool", "agent", "call"] = "tool", *, prices: Prices | None = None
+    ) -> pd.DataFrame:
+        """One row per tool (``per="agent"``: per tool and agent; ``per="call"``: per call, with
+        its ``arguments``, ``result``, ``agent``, ``status`` and ``span_id``). Columns: ``calls``,
+        ``agents``, ``failures``, ``seconds`` (of the calls), ``turns`` and the tokens and
+        ``turn_cost`` of those model turns that asked for it, each turn once per tool (rows may
+        add up to more than the run's), priced as ``token_usage(prices=...)`` does.
+        :mod:`nbagents.tracing.tools` has the rules."""
+        from nbagents.tracing.tools import tool_usage_frame
+
+        return tool_usage_frame(self, per, prices)
+
     def to_dataframe(self) -> pd.DataFrame:
         """One row per span, depth first in call order, plumbing included (see ``hidden``)."""
         from nbagents.tracing._frames import spans_frame
