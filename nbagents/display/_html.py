@@ -24,7 +24,7 @@ the timeline's ``display:inline-block;width:…%`` and ``data-start``/``-end``/`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -53,6 +53,7 @@ from nbagents.display._records import (
     ViewNode,
 )
 from nbagents.display._textbar import LEGEND, text_bar
+from nbagents.display._toolsview import node_anchor, plain_tools, tool_targets, tools_html
 from nbagents.display._viewmodel import COST_COLUMNS, COST_LABEL, build_view
 
 if TYPE_CHECKING:
@@ -150,8 +151,10 @@ def render_view(view: View) -> str:
     )
     out.append(_header(view["header"]))
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
+    paths: dict[str, str] = {}
     if view["roots"]:
         budget = _tree(view, entry, out)
+        paths = budget.paths
         if budget.left_out:
             out.append(_left_out(budget.left_out, len(nodes), "steps"))
         if budget.without_details:
@@ -168,6 +171,7 @@ def render_view(view: View) -> str:
         out.append('<details class="nba-sec" open><summary>Tokens per agent</summary>')
         out.append(_token_table(view))
         out.append("</details>")
+    out.append(tools_html(view, entry, paths, _field))
     if view["timeline"]:
         out.append('<details class="nba-sec" open><summary>Timeline</summary>')
         out.append(_timeline(view))
@@ -187,7 +191,7 @@ def _entries(nodes: Sequence[ViewNode]) -> Callable[[str], KeptNode]:
 
 def _tree(view: View, entry: Callable[[str], KeptNode], out: list[str]) -> _Budget:
     """The call tree's list into ``out``; what its budget left out."""
-    budget = _Budget(len(view["nodes"]))
+    budget = _Budget(len(view["nodes"]), *tool_targets(view))
     out.append('<ul class="nba-tree">')
     for i, root in enumerate(view["roots"]):
         _node(entry(root), str(i), entry, out, budget)
@@ -222,6 +226,7 @@ def _plain(view: View, entry: Callable[[str], KeptNode]) -> str:
     out = [
         '<div class="nba-plain" style="display:none">',
         f"<b>{' · '.join(stats)}</b>",
+        plain_tools(view),
         f'<pre class="nba-plain-tree">{NEWLINE.join(lines)}</pre>',
     ]
     timeline = view["timeline"]
@@ -249,11 +254,14 @@ def _bar_text(text: str) -> str:
 class _Budget:
     """How much of a large trace the snapshot still draws."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, anchor: str = "", targets: Container[str] = ()) -> None:
         self.nodes = NODE_LIMIT
         self.details = DETAILS_BUDGET
         self.left_out = total
         self.without_details = 0
+        self.anchor, self.targets = anchor, targets
+        self.paths: dict[str, str] = {}
+        """Where the tree drew each of ``targets``, the calls the Tools pane links to."""
 
 
 def _left_out(count: int, total: int, what: str) -> str:
@@ -323,7 +331,11 @@ def _node(
     budget.left_out -= 1
     classes = f"nba-node {_kind_cls(node['kind'])} {_status_cls(node['status'])}"
     # data-node is the position in the tree: the same for equal runs, unlike the view's ids
-    out.append(f'<li class="{classes}" data-node="{path}">')
+    anchor = ""
+    if node["id"] in budget.targets:
+        budget.paths[node["id"]] = path
+        anchor = f' id="{_e(node_anchor(budget.anchor, path))}"'
+    out.append(f'<li class="{classes}" data-node="{path}"{anchor}>')
     info = ""
     if budget.details > 0:
         if kept.info is None:

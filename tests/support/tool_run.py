@@ -39,8 +39,9 @@ EXPECTED: dict[str, tuple[int, str, int, int, int, int]] = {
 }
 
 
-def make_tool_agent(payload: str = "") -> Any:
-    """The agent of the run; ``payload`` goes into the arguments and results of ``search``."""
+def make_tool_agent(payload: str = "", model_name: str = "scripted-model") -> Any:
+    """The agent of the run; ``payload`` goes into the arguments and results of ``search``;
+    ``model_name`` is the name the model reports (``gpt-4o`` has a price)."""
     from langchain_core.tools import tool
 
     from nbagents import ScriptedChatModel, create_deep_agent
@@ -88,15 +89,16 @@ def make_tool_agent(payload: str = "") -> Any:
                 "Research B": [used(delegate("Deeper"), "researcher B asks"), answer("B")],
             },
             "general-purpose": [used(call("fetch", url="u"), "general-purpose asks"), answer("d")],
-        }
+        },
+        model_name=model_name,
     )
     researcher = {"name": "researcher", "description": "Researches", "system_prompt": "r"}
     return create_deep_agent(model, [search, fetch, broken], subagents=[researcher])
 
 
-def tool_trace(payload: str = "") -> Trace:
+def tool_trace(payload: str = "", model_name: str = "scripted-model") -> Trace:
     """The run, traced."""
-    agent = make_tool_agent(payload)
+    agent = make_tool_agent(payload, model_name)
     with recording() as tracer:
         agent.invoke({"messages": [("user", "go")]})
     return tracer.trace
