@@ -126,7 +126,7 @@ def _calls(
     title = f"{count:,} call{'' if count == 1 else 's'} of {row['cells'][0]}"
     return (
         f'<details class="nba-tool-list"><summary>{e(title)}</summary>'
-        f'{"".join(items)}{more}</details>'
+        f"{''.join(items)}{more}</details>"
     )
 
 
