@@ -42,7 +42,8 @@ __all__ = ["CALL_LIMIT", "COLUMNS", "COST_COLUMN", "ToolBook", "view_anchor"]
 
 CALL_LIMIT = 100
 """Calls listed under a tool's row; the rest are counted."""
-COLUMNS = ["tool", "called by", "calls", "failed", "time", "turns", "in", "out", "total"]
+COLUMNS = ["tool", "called by", "calls", "failed", "time", "turns", "in", "out"]
+"""As narrow as the token table: ``Trace.tool_usage()`` has the turns' total tokens too."""
 COST_COLUMN = "turn cost"
 _ANCHORS = uuid.UUID("4b1d9c52-5a3e-4f0e-9d5c-6e0a2f7b8c11")
 """The namespace of the views' anchors: fixed, so a run's anchor is the same in every drawing."""
@@ -260,7 +261,6 @@ class ToolBook:
             format_tokens(len(figures.turns)),
             format_tokens(usage.input),
             format_tokens(usage.output),
-            format_tokens(usage.total),
         ]
         if self._priced:
             cells.append(format_cost(figures.cost.cost()))

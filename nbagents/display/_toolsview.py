@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 
 from nbagents.display._format import truncate
-from nbagents.display._htmlparts import Columns, dot, e, status_cls, t
+from nbagents.display._htmlparts import BREAK_ANYWHERE, Columns, dot, e, status_cls, t
 from nbagents.display._records import DetailField, KeptNode, ToolRow, ToolsView, View
 from nbagents.display._toolbook import CALL_LIMIT, COST_COLUMN
 
@@ -29,7 +29,7 @@ TOOL_ROWS = 200
 """Tools drawn in the snapshot's table, as many as the token table's agents; the rest are
 counted."""
 LEGEND = (
-    "turns: the model replies that asked for the tool; in, out, total and cost are theirs, "
+    "turns: the model replies that asked for the tool; in, out and cost are theirs, "
     "a reply counted once per tool it asked for."
 )
 
@@ -68,7 +68,9 @@ def tools_html(
             continue
         body.append(columns.row(row["status"], row["glyph"], 0, row["cells"], f' data-row="{n}"'))
         calls = _calls(row, tools, entry, paths, field, budget)
-        body.append(f'<tr class="nba-tool-calls"><td colspan="{len(names)}">{calls}</td></tr>')
+        # A word of a call's arguments may break anywhere: a table is as wide as its longest.
+        cell = f'<td colspan="{len(names)}"{BREAK_ANYWHERE}>{calls}</td>'
+        body.append(f'<tr class="nba-tool-calls">{cell}</tr>')
     body.append(columns.total(tools["totals"]))
     extra = len(tools["order"]) - TOOL_ROWS
     more = (
