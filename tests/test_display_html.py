@@ -248,7 +248,7 @@ def test_snapshot_is_self_contained_and_scoped() -> None:
 
 OUR_STYLE = (
     r"((display|width|height|vertical-align|background-color|white-space|font-size|line-height"
-    r"|overflow|overflow-wrap|word-break):[a-z0-9.%#-]+( !important)?;?)+"
+    r"|overflow|overflow-wrap|word-break|text-align):[a-z0-9.%#-]+( !important)?;?)+"
 )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 
 from nbagents.display._format import truncate
-from nbagents.display._htmlparts import BREAK_ANYWHERE, Columns, dot, e, status_cls, t
+from nbagents.display._htmlparts import Columns, dot, e, status_cls, t
 from nbagents.display._records import DetailField, KeptNode, ToolRow, ToolsView, View
 from nbagents.display._toolbook import CALL_LIMIT, COST_COLUMN
 
@@ -25,6 +25,7 @@ and ``trace.tool_usage("call")``, have it whole)."""
 CALLS_BUDGET = 200_000
 """Characters of arguments and results in one snapshot's Tools pane; past it, calls show their
 line and link only."""
+CALLS_CELL = "word-break:break-all;text-align:left"
 TOOL_ROWS = 200
 """Tools drawn in the snapshot's table, as many as the token table's agents; the rest are
 counted."""
@@ -69,7 +70,8 @@ def tools_html(
         body.append(columns.row(row["status"], row["glyph"], 0, row["cells"], f' data-row="{n}"'))
         calls = _calls(row, tools, entry, paths, field, budget)
         # A word of a call's arguments may break anywhere: a table is as wide as its longest.
-        cell = f'<td colspan="{len(names)}"{BREAK_ANYWHERE}>{calls}</td>'
+        # (Inline: an untrusted notebook keeps these, and JupyterLab aligns cells right.)
+        cell = f'<td colspan="{len(names)}" style="{CALLS_CELL}">{calls}</td>'
         body.append(f'<tr class="nba-tool-calls">{cell}</tr>')
     body.append(columns.total(tools["totals"]))
     extra = len(tools["order"]) - TOOL_ROWS

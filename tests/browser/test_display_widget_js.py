@@ -1336,3 +1336,30 @@ def test_the_tools_pane_follows_patches_and_keeps_an_open_tool_open(page: Any) -
     assert rows.first.get_attribute("aria-expanded") == "true"
     assert tools.locator(".nba-tool-call").count() == len(expected["rows"][0]["calls"]) == 3
     assert not page.errors
+
+
+def test_a_call_in_the_static_tools_pane_links_to_its_step_even_when_folded(page: Any) -> None:
+    """Where the snapshot keeps its ids (a page of its own, nbviewer, an exported notebook): the
+    link is a fragment link to the step's ``<li>``, and the browser opens the sub-agent the user
+    had folded on its way there."""
+    from support.tool_run import tool_trace
+
+    other = page.context.browser.new_page(viewport={"width": 1200, "height": 700})
+    try:
+        other.set_content(f"<!doctype html><html><body>{tool_trace().to_html()}</body></html>")
+        root = other.locator(".nba-trace")
+        folded = root.locator("li.nba-k-subagent > details").first
+        folded.evaluate("d => { d.open = false; }")
+        listing = root.locator("details.nba-tool-list").first
+        listing.locator("summary").click()
+        link = listing.locator(".nba-tool-call", has_text='{"query": "a2"}').locator("a")
+        target = (link.get_attribute("href") or "")[1:]
+        step = other.locator(f"[id='{target}']")
+        assert not step.locator(".nba-line").first.is_visible()
+        link.click()
+        other.wait_for_function("id => document.getElementById(id).matches(':target')", arg=target)
+        assert folded.evaluate("d => d.open")
+        assert step.locator(".nba-line").first.is_visible()
+        assert step.evaluate("el => el.getBoundingClientRect().top") < 700
+    finally:
+        other.close()
