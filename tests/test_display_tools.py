@@ -212,3 +212,31 @@ def test_the_plain_version_names_the_tools(trace: Trace) -> None:
     assert plain is not None
     assert "tools: search \u00d73 (by researcher \u00d72, main)" in plain.group(1)
     assert "broken \u00d71 (by researcher, 1 failed)" in plain.group(1)
+
+
+def test_a_turns_tokens_reach_its_tools_whenever_they_come() -> None:
+    # A call can be taken in before the turn that asked for it, and a streaming turn's tokens
+    # change after its calls started: each tool that turn asked for follows, counting it once.
+    live = Trace([Span("a", None, "agent", "main", "main", 0, 0.0)])
+    builder = ViewBuilder(live)
+    builder.update()
+    for sid, name in (("t1", "search"), ("t2", "search"), ("t3", "fetch")):
+        live.add(Span(sid, "a", "tool", name, "main", 0, 0.2, attributes={"batch": "m"}))
+    assert _cells(builder)["search"][5:] == ["1", "0", "0"]
+    turn = Span("m", "a", "model", "Chat", "main", 0, 0.0, usage=TokenUsage(5, 5, 10))
+    live.add(turn)
+    assert _cells(builder)["search"][5:] == ["1", "5", "5"]
+    turn.usage = TokenUsage(7, 3, 10)
+    live.changed()
+    seen = _cells(builder)
+    assert seen["search"][5:] == seen["fetch"][5:] == ["1", "7", "3"]
+    assert seen["all"][5:] == ["1", "7", "3"]  # the total counts the turn once
+    assert seen == {r["id"]: r["cells"] for r in build_view(live)["tools"]["rows"]} | {
+        "all": build_view(live)["tools"]["totals"]
+    }
+
+
+def _cells(builder: ViewBuilder) -> dict[str, list[str]]:
+    builder.update()
+    tools = builder.view()["tools"]
+    return {r["id"]: r["cells"] for r in tools["rows"]} | {"all": tools["totals"]}

@@ -17,6 +17,7 @@ import json
 import uuid
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,7 @@ COLUMNS = ["tool", "called by", "calls", "failed", "time", "turns", "in", "out"]
 COST_COLUMN = "turn cost"
 _ANCHORS = uuid.UUID("4b1d9c52-5a3e-4f0e-9d5c-6e0a2f7b8c11")
 """The namespace of the views' anchors: fixed, so a run's anchor is the same in every drawing."""
+_NONE: AbstractSet[str] = frozenset()
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -65,15 +67,15 @@ class _Call:
 
 
 class _Turn:
-    """A model turn: its tokens, and its cost once a tool asked for it (most turns of a run
-    that asks for no tool are never priced)."""
+    """A model turn that asked for a tool: its tokens and cost, as the figures counted them."""
 
     __slots__ = ("cost", "span", "usage")
 
-    def __init__(self, span: Span | None) -> None:
+    def __init__(self, span: Span | None, cost: Cost) -> None:
         self.span = span
+        """``None`` while a call names it and its span has not come yet."""
         self.usage = span.usage if span is not None else TokenUsage()
-        self.cost: Cost | None = None
+        self.cost = cost
 
 
 class _Figures:
@@ -106,7 +108,7 @@ class _Figures:
         self.turns[call.turn] += sign
         now = self.turns[call.turn]
         if now == (1 if sign > 0 else 0):  # the turn's first call came, or its last went
-            self.add(turn.usage, turn.cost or Cost(), sign)
+            self.add(turn.usage, turn.cost, sign)
         if not now:
             del self.turns[call.turn]
 
@@ -128,7 +130,10 @@ class ToolBook:
         self._tools: dict[str, _Figures] = {}
         self._listed: dict[str, list[str]] = {}
         """Each tool's calls (span ids), in the order first seen."""
+        self._models: dict[str, Span] = {}
+        """The latest copy of each model call: a turn once a call names it."""
         self._turns: dict[str, _Turn] = {}
+        """The model calls that asked for a tool, priced."""
         self._asking: dict[str, set[str]] = {}
         """Each turn that asked for a tool → the tools it asked for."""
         self._all = _Figures()
@@ -136,7 +141,7 @@ class ToolBook:
         """Each row as JSON text, dropped when it changes."""
         self._priced = False
 
-    def take(self, span: Span, key: str | None) -> set[str]:
+    def take(self, span: Span, key: str | None) -> AbstractSet[str]:
         """Take in a changed span (``key``: its view node id, ``None`` if hidden); returns the
         tools whose rows changed."""
         if span.kind == "model":
@@ -144,12 +149,12 @@ class ToolBook:
         elif span.kind in TOOL_KINDS and key is not None:
             touched = self._take_call(span, key)
         else:
-            return set()
+            return _NONE
         for name in touched:
             self._texts.pop(name, None)
         return touched
 
-    def _take_call(self, span: Span, key: str) -> set[str]:
+    def _take_call(self, span: Span, key: str) -> AbstractSet[str]:
         running = span.end is None
         seconds = 0.0 if running else span.duration or 0.0
         call = _Call(
@@ -157,7 +162,7 @@ class ToolBook:
         )
         old = self._calls.get(span.id)
         if old == call:
-            return set()
+            return _NONE
         self._calls[span.id] = call
         if old is None or old.tool != call.tool:
             self._listed.setdefault(call.tool, []).append(span.id)
@@ -174,7 +179,9 @@ class ToolBook:
 
     def _count(self, call: _Call, sign: int) -> None:
         turn = self._turn(call.turn) if call.turn is not None else None
-        tool = self._tools.setdefault(call.tool, _Figures())
+        tool = self._tools.get(call.tool)
+        if tool is None:
+            tool = self._tools[call.tool] = _Figures()
         tool.count(call, sign, turn)
         self._all.count(call, sign, turn)
         if call.turn is not None:
@@ -185,26 +192,26 @@ class ToolBook:
                 asking.discard(call.tool)
 
     def _turn(self, sid: str) -> _Turn:
-        """A turn a call names, priced now (a call may come before its turn's span)."""
-        turn = self._turns.setdefault(sid, _Turn(None))
-        if turn.cost is None:
-            turn.cost = self._price(turn.span)
+        """The turn a call names, priced when first named (its span may come later)."""
+        turn = self._turns.get(sid)
+        if turn is None:
+            span = self._models.get(sid)
+            turn = self._turns[sid] = _Turn(span, self._price(span))
         return turn
 
     def _price(self, span: Span | None) -> Cost:
         return priced_call(span, self._prices) if span is not None and span.usage else Cost()
 
-    def _take_turn(self, span: Span) -> set[str]:
+    def _take_turn(self, span: Span) -> AbstractSet[str]:
+        self._models[span.id] = span
         old = self._turns.get(span.id)
-        if old is not None and old.span is not None and old.usage == span.usage:
-            return set()
-        new = self._turns[span.id] = _Turn(span)
-        asking = self._asking.get(span.id)
-        if old is None or not asking:
-            return set()
-        new.cost = self._price(span)
-        for figures in (*(self._tools[name] for name in asking), self._all):
-            figures.add(old.usage, old.cost or Cost(), -1)
+        if old is None or (old.span is not None and old.usage == span.usage):
+            return _NONE  # no call named it yet, or its tokens did not change
+        new = self._turns[span.id] = _Turn(span, self._price(span))
+        asking = self._asking.get(span.id, _NONE)
+        counting = [self._tools[name] for name in asking]  # all tools count it if any does
+        for figures in (*counting, self._all) if counting else ():
+            figures.add(old.usage, old.cost, -1)
             figures.add(new.usage, new.cost, 1)
         return set(asking)
 
