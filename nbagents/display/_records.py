@@ -255,7 +255,7 @@ class ToolsView(TypedDict):
 
     anchor: str
     """Names this run's steps in the snapshot's links (a UUID, which the sanitize rules mask):
-    two outputs on a page never share one."""
+    the outputs of two runs never share one."""
     columns: list[str]
     order: list[str]
     """The tools' ids, most called first."""

@@ -4,8 +4,11 @@ each call linked to its step in the call tree.
 
 A call's link is a fragment link to its row of the call tree: that ``<li>`` has an id made of
 the view's ``anchor`` (a UUID the sanitize rules mask, one per run) and the row's place in the
-tree. It works where no script runs (an untrusted notebook, GitHub), and Chromium opens the
-closed ``<details>`` on the way. Every text from the run is escaped.
+tree, so it needs no script. Where the page keeps ids (a page of its own, nbviewer, an exported
+notebook) the browser follows it and opens the folded ``<details>`` on the way. JupyterLab's
+sanitizer renames the id ``data-jupyter-id``, which JupyterLab's own handling of a ``#…`` link
+looks up: an untrusted output scrolls to the step (a step inside a section the user folded
+stays folded). Every text from the run is escaped.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ CALLS_BUDGET = 200_000
 """Characters of arguments and results in one snapshot's Tools pane; past it, calls show their
 line and link only."""
 CALLS_CELL = "word-break:break-all;text-align:left"
+"""Inline on the cell that holds a tool's calls, where no stylesheet applies: a word of a call's
+arguments may break anywhere (a table is as wide as its longest word), and the text reads from
+the left (JupyterLab aligns table cells right)."""
 TOOL_ROWS = 200
 """Tools drawn in the snapshot's table, as many as the token table's agents; the rest are
 counted."""
@@ -69,8 +75,6 @@ def tools_html(
             continue
         body.append(columns.row(row["status"], row["glyph"], 0, row["cells"], f' data-row="{n}"'))
         calls = _calls(row, tools, entry, paths, field, budget)
-        # A word of a call's arguments may break anywhere: a table is as wide as its longest.
-        # (Inline: an untrusted notebook keeps these, and JupyterLab aligns cells right.)
         cell = f'<td colspan="{len(names)}" style="{CALLS_CELL}">{calls}</td>'
         body.append(f'<tr class="nba-tool-calls">{cell}</tr>')
     body.append(columns.total(tools["totals"]))

@@ -15,7 +15,7 @@ divide between its calls. So the rows may add up to more than the run's tool-ask
 which :func:`tool_turns` counts once each. Replies that asked for no tool (an agent's answer)
 belong to no tool.
 
-The views (:mod:`nbagents.display._toolsview`) and :func:`tool_usage_frame` use the same rules,
+The views (:mod:`nbagents.display._toolbook`) and :func:`tool_usage_frame` use the same rules,
 from this module: :func:`tool_name`, :func:`turn_of`, :func:`is_failure`.
 """
 
