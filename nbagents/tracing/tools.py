@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from nbagents._contract import READ_FILE_TOOL
 from nbagents.cost import Cost, Prices, PriceSource, as_price_source
 from nbagents.tracing._attributes import typed_attribute
-from nbagents.tracing._transcript import _tool_message, message_text
 from nbagents.tracing.cost import span_cost
+from nbagents.tracing.messages import message_text
+from nbagents.tracing.messages import tool_result as tool_message
 from nbagents.tracing.model import Span, SpanKind, TokenUsage, Trace
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def tool_result(span: Span) -> str | None:
     outputs = span.outputs
     if outputs is None:
         return None
-    message = _tool_message(outputs, str(typed_attribute(span.attributes, "tool_call_id") or ""))
+    message = tool_message(outputs, str(typed_attribute(span.attributes, "tool_call_id") or ""))
     if message is not None:
         return message_text(message)
     return json.dumps(outputs, ensure_ascii=False, sort_keys=True, default=str)
