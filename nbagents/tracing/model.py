@@ -355,12 +355,8 @@ class Trace:
     def tool_usage(
         self, per: Literal["tool", "agent", "call"] = "tool", *, prices: Prices | None = None
     ) -> pd.DataFrame:
-        """One row per tool (``per="agent"``: per tool and agent; ``per="call"``: per call, with
-        its ``arguments``, ``result``, ``agent``, ``status`` and ``span_id``). Columns: ``calls``,
-        ``agents``, ``failures``, ``seconds`` (of the calls), ``turns`` and the tokens and
-        ``turn_cost`` of those model turns that asked for it, each turn once per tool (rows may
-        add up to more than the run's), priced as ``token_usage(prices=...)`` does.
-        :mod:`nbagents.tracing.tools` has the rules."""
+        """Calls, agents, failures, time and the asking turns' tokens and cost per tool (or per
+        tool and agent, or per call): see :func:`nbagents.tracing.tools.tool_usage_frame`."""
         from nbagents.tracing.tools import tool_usage_frame
 
         return tool_usage_frame(self, per, prices)

@@ -180,7 +180,21 @@ def tool_usage_frame(
     per: Literal["tool", "agent", "call"] = "tool",
     prices: Prices | None = None,
 ) -> pd.DataFrame:
-    """What ``Trace.tool_usage`` returns (see there, and the module docstring for the rules)."""
+    """What ``trace.tool_usage(per, prices=prices)`` returns: one row per tool, per tool and
+    agent (``per="agent"``) or per call (``per="call"``).
+
+    Per tool: ``tool``, ``calls``, ``agents`` (those that made the most calls first),
+    ``failures``, ``seconds`` (of the finished calls), ``turns`` (the model turns that asked for
+    it), their ``turn_input_tokens``, ``turn_output_tokens``, ``turn_total_tokens`` and
+    ``turn_cost``, and ``unknown_models``; the most called tool first. Each turn counts once per
+    tool it asked for (see the module docstring), so the rows may add up to more than the run's.
+    Per call: ``tool``, ``agent``, ``status``, ``seconds``, ``arguments`` (JSON data),
+    ``result`` (the text the agent read), ``error``, its turn's tokens and cost,
+    ``turn_span_id`` and ``span_id``, depth first in call order.
+
+    ``prices`` is what ``token_usage(prices=...)`` takes; a cost is NaN, never a smaller
+    number, when a model's price is unknown, and ``unknown_models`` names it.
+    """
     import pandas as pd
 
     if per not in ("tool", "agent", "call"):
