@@ -4,6 +4,7 @@ agents' Conversation views included."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -16,6 +17,8 @@ OWN_TAGS = {
     "b", "pre", "code", "ul", "li", "em", "strong", "small", "br", "p", "svg", "rect", "line",
     "text", "g", "title",
 }  # fmt: skip
+TREE_LINK = re.compile(r"#nba-[0-9a-f-]{36}-[0-9]+(\.[0-9]+)*")
+"""The snapshot's only links: the Tools pane's, each to a step of its own call tree."""
 
 
 class Markup(HTMLParser):
@@ -23,10 +26,13 @@ class Markup(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tags: set[str] = set()
         self.attributes: list[tuple[str, str]] = []
+        self.links: list[dict[str, str | None]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.add(tag)
         self.attributes += [(name, value or "") for name, value in attrs]
+        if tag == "a":
+            self.links.append(dict(attrs))
 
 
 @pytest.mark.parametrize("index", range(len(PAYLOADS)))
@@ -35,7 +41,13 @@ def test_a_payload_in_every_field_stays_text_in_the_snapshot(index: int) -> None
     html = build_trace(payload).to_html()
     markup = Markup()
     markup.feed(html)
-    assert markup.tags <= OWN_TAGS, markup.tags - OWN_TAGS
+    assert markup.tags <= OWN_TAGS | {"a"}, markup.tags - OWN_TAGS
+    assert markup.links and all(
+        set(a) == {"class", "href"}
+        and a["class"] == "nba-tree-link"
+        and TREE_LINK.fullmatch(a["href"] or "")
+        for a in markup.links
+    ), markup.links
     assert not [name for name, _ in markup.attributes if name.startswith("on")]
     assert not [v for _, v in markup.attributes if "javascript:" in v.lower()]
     assert f"__pwned({index})" in html  # the payload is there, as text

@@ -19,10 +19,10 @@ from nbagents.cost import Cost, default_prices
 from nbagents.tracing.cost import priced_call
 from nbagents.tracing.model import Span
 
-__all__ = ["CostBook", "format_cost", "load_prices"]
+__all__ = ["CostBook", "CostSum", "format_cost", "load_prices"]
 
 
-class _Sum:
+class CostSum:
     """A running sum of costs that can also take one back (a call's cost can change)."""
 
     def __init__(self) -> None:
@@ -50,9 +50,9 @@ class CostBook:
     def __init__(self) -> None:
         self._prices = default_prices()
         self._calls: dict[str, tuple[Cost, tuple[str, ...]]] = {}
-        self._own: dict[str, _Sum] = {}
-        self._total: dict[str, _Sum] = {}
-        self._trace = _Sum()
+        self._own: dict[str, CostSum] = {}
+        self._total: dict[str, CostSum] = {}
+        self._trace = CostSum()
         self._priced: set[str] = set()
         self._unbooked: dict[str, tuple[Cost, tuple[str, ...], bool]] | None = {}
         """Calls not added to the sums yet, while no call is priced (no view reads a cost
@@ -95,9 +95,9 @@ class CostBook:
     def _book(self, cost: Cost, agents: tuple[str, ...], sign: int) -> None:
         self._trace.add(cost, sign)
         if agents:
-            self._own.setdefault(agents[0], _Sum()).add(cost, sign)
+            self._own.setdefault(agents[0], CostSum()).add(cost, sign)
         for agent in agents:
-            self._total.setdefault(agent, _Sum()).add(cost, sign)
+            self._total.setdefault(agent, CostSum()).add(cost, sign)
 
     @property
     def priced(self) -> bool:

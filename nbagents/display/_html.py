@@ -24,15 +24,19 @@ the timeline's ``display:inline-block;width:…%`` and ``data-start``/``-end``/`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from functools import cache
-from html import escape
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nbagents.display._htmlparts import Columns
+from nbagents.display._htmlparts import cost as _cost
+from nbagents.display._htmlparts import dot as _dot
+from nbagents.display._htmlparts import e as _e
+from nbagents.display._htmlparts import kind_cls as _kind_cls
+from nbagents.display._htmlparts import status_cls as _status_cls
+from nbagents.display._htmlparts import t as _t
 from nbagents.display._records import (
-    KINDS,
-    STATUSES,
     TURN_KINDS,
     ConversationView,
     DetailField,
@@ -49,6 +53,7 @@ from nbagents.display._records import (
     ViewNode,
 )
 from nbagents.display._textbar import LEGEND, text_bar
+from nbagents.display._toolsview import node_anchor, plain_tools, tool_targets, tools_html
 from nbagents.display._viewmodel import COST_COLUMNS, COST_LABEL, build_view
 
 if TYPE_CHECKING:
@@ -94,9 +99,6 @@ PLAN_COLOURS = {"started": "#8a9bb0", "finished": "#2e8b57"}
 WRAP_LONG_WORDS = "overflow-wrap:break-word"
 """Inline on the root, inherited by every text: where the stylesheet is stripped, a word longer
 than its line (a URL, a blob) still breaks instead of widening the output thousands of pixels."""
-BREAK_ANYWHERE = ' style="word-break:break-all"'
-"""Inline on the token table's name and task cells: a table is as wide as its longest word
-unless words may break anywhere. (The stylesheet cuts these cells with an ellipsis instead.)"""
 
 
 def trace_html(trace: Trace) -> str:
@@ -149,8 +151,10 @@ def render_view(view: View) -> str:
     )
     out.append(_header(view["header"]))
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
+    paths: dict[str, str] = {}
     if view["roots"]:
         budget = _tree(view, entry, out)
+        paths = budget.paths
         if budget.left_out:
             out.append(_left_out(budget.left_out, len(nodes), "steps"))
         if budget.without_details:
@@ -167,6 +171,7 @@ def render_view(view: View) -> str:
         out.append('<details class="nba-sec" open><summary>Tokens per agent</summary>')
         out.append(_token_table(view))
         out.append("</details>")
+    out.append(tools_html(view, entry, paths, _field))
     if view["timeline"]:
         out.append('<details class="nba-sec" open><summary>Timeline</summary>')
         out.append(_timeline(view))
@@ -186,7 +191,7 @@ def _entries(nodes: Sequence[ViewNode]) -> Callable[[str], KeptNode]:
 
 def _tree(view: View, entry: Callable[[str], KeptNode], out: list[str]) -> _Budget:
     """The call tree's list into ``out``; what its budget left out."""
-    budget = _Budget(len(view["nodes"]))
+    budget = _Budget(len(view["nodes"]), *tool_targets(view))
     out.append('<ul class="nba-tree">')
     for i, root in enumerate(view["roots"]):
         _node(entry(root), str(i), entry, out, budget)
@@ -221,6 +226,7 @@ def _plain(view: View, entry: Callable[[str], KeptNode]) -> str:
     out = [
         '<div class="nba-plain" style="display:none">',
         f"<b>{' · '.join(stats)}</b>",
+        plain_tools(view),
         f'<pre class="nba-plain-tree">{NEWLINE.join(lines)}</pre>',
     ]
     timeline = view["timeline"]
@@ -248,11 +254,14 @@ def _bar_text(text: str) -> str:
 class _Budget:
     """How much of a large trace the snapshot still draws."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, anchor: str = "", targets: Container[str] = ()) -> None:
         self.nodes = NODE_LIMIT
         self.details = DETAILS_BUDGET
         self.left_out = total
         self.without_details = 0
+        self.anchor, self.targets = anchor, targets
+        self.paths: dict[str, str] = {}
+        """Where the tree drew each of ``targets``, the calls the Tools pane links to."""
 
 
 def _left_out(count: int, total: int, what: str) -> str:
@@ -264,33 +273,6 @@ def _left_out(count: int, total: int, what: str) -> str:
 
 
 # -- pieces -----------------------------------------------------------------------------------
-
-
-def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
-
-
-def _t(text: str) -> str:
-    """A time: varies between runs, so it is wrapped for the sanitizer."""
-    return f'<span class="nba-t">{_e(text)}</span>'
-
-
-def _cost(text: str) -> str:
-    """A cost: the same run costs what the installed price table says, so it is wrapped too."""
-    return f'<span class="nba-cost">{_e(text)}</span>'
-
-
-def _status_cls(status: Any) -> str:
-    return f"nba-s-{status if status in STATUSES else 'running'}"
-
-
-def _kind_cls(kind: Any) -> str:
-    return f"nba-k-{kind if kind in KINDS else 'chain'}"
-
-
-def _dot(status: str, glyph: str) -> str:
-    name = status if status in STATUSES else "running"
-    return f'<span class="nba-dot" title="{name}">{_e(glyph)}</span>'
 
 
 def _header(header: Header) -> str:
@@ -349,7 +331,11 @@ def _node(
     budget.left_out -= 1
     classes = f"nba-node {_kind_cls(node['kind'])} {_status_cls(node['status'])}"
     # data-node is the position in the tree: the same for equal runs, unlike the view's ids
-    out.append(f'<li class="{classes}" data-node="{path}">')
+    anchor = ""
+    if node["id"] in budget.targets:
+        budget.paths[node["id"]] = path
+        anchor = f' id="{_e(node_anchor(budget.anchor, path))}"'
+    out.append(f'<li class="{classes}" data-node="{path}"{anchor}>')
     info = ""
     if budget.details > 0:
         if kept.info is None:
@@ -510,37 +496,16 @@ def _diff(diff: StateDiffView) -> str:
 
 
 def _token_table(view: View) -> str:
-    numeric = ' class="nba-num"'
-
-    def cell(i: int) -> str:  # the agent's name and its task can be of any length
-        return numeric if i >= 4 else BREAK_ANYWHERE if i < 2 else ""
-
-    costs = {i for i, c in enumerate(view["columns"]) if c in COST_COLUMNS}
-
-    def value(i: int, text: str) -> str:
-        return _t(text) if i == 3 else _cost(text) if i in costs else _e(text)
-
-    head = "".join(
-        f"<th{numeric if i >= 4 else ''}>{_e(c)}</th>" for i, c in enumerate(view["columns"])
-    )
-    rows: list[str] = []
-    for row in view["agent_rows"][:ROW_LIMIT]:
-        cells = row["cells"]
-        indent = "\u2003" * row["depth"]
-        first = f"<td{cell(0)}>{indent}{_dot(row['status'], row['glyph'])} {_e(cells[0])}</td>"
-        rest = "".join(f"<td{cell(i)}>{value(i, c)}</td>" for i, c in enumerate(cells) if i)
-        rows.append(
-            f'<tr class="{_status_cls(row["status"])}" data-row="{len(rows)}">{first}{rest}</tr>'
-        )
-    totals = "".join(
-        f"<td{numeric if i >= 4 else ''}>{_cost(c) if i in costs else _e(c)}</td>"
-        for i, c in enumerate(view["totals"])
-    )
-    rows.append(f'<tr class="nba-total">{totals}</tr>')
-    table = (
-        f'<table class="nba-table nba-tokens"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+    names = view["columns"]
+    costs = {i for i, c in enumerate(names) if c in COST_COLUMNS}
+    # the agent's name and its task can be of any length
+    columns = Columns(names, numeric_from=4, times={3}, costs=costs, breaking={0, 1})
+    rows = [
+        columns.row(row["status"], row["glyph"], row["depth"], row["cells"], f' data-row="{n}"')
+        for n, row in enumerate(view["agent_rows"][:ROW_LIMIT])
+    ]
+    rows.append(columns.total(view["totals"]))
+    table = columns.table("nba-table nba-tokens", rows)
     extra = len(view["agent_rows"]) - ROW_LIMIT
     return table + (_left_out(extra, len(view["agent_rows"]), "agents") if extra > 0 else "")
 

@@ -38,7 +38,10 @@ __all__ = [
     "StateDiffView",
     "Texts",
     "TimelineRow",
+    "ToolCallRef",
     "ToolCallView",
+    "ToolRow",
+    "ToolsView",
     "TurnView",
     "View",
     "ViewNode",
@@ -227,6 +230,39 @@ class AgentRow(TypedDict):
     cells: list[str]
 
 
+class ToolCallRef(TypedDict):
+    """A call listed under its tool's row: the view node id of its step (whose details hold
+    its arguments and result), and the agent that made it."""
+
+    id: str
+    agent: str
+
+
+class ToolRow(TypedDict):
+    """One row of the Tools table (``id`` is the tool's name), and its first calls."""
+
+    id: str
+    status: str
+    glyph: str
+    cells: list[str]
+    calls: list[ToolCallRef]
+    more: int
+    """How many more calls it made than ``calls`` lists."""
+
+
+class ToolsView(TypedDict):
+    """The Tools table; in a patch, only when it changed, and ``rows`` only those that did."""
+
+    anchor: str
+    """Names this run's steps in the snapshot's links (a UUID, which the sanitize rules mask):
+    the outputs of two runs never share one."""
+    columns: list[str]
+    order: list[str]
+    """The tools' ids, most called first."""
+    rows: list[ToolRow]
+    totals: list[str]
+
+
 class Segment(TypedDict):
     id: str
     kind: Literal["model", "tool"]
@@ -285,6 +321,7 @@ class View(ViewSummary):
     """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
     agent_rows: Sequence[AgentRow]
     timeline: Sequence[TimelineRow]
+    tools: ToolsView
     texts: NotRequired[dict[str, str]]
     """As sent: the long texts the nodes' messages and turns refer to by key."""
 
@@ -304,6 +341,7 @@ class ViewPatch(ViewSummary):
     roots: NotRequired[list[str]]
     agents: NotRequired[list[str]]
     columns: NotRequired[list[str]]
+    tools: NotRequired[ToolsView]
     texts: NotRequired[dict[str, str]]
     """The long texts first referred to since the last update."""
 

@@ -53,6 +53,7 @@ from nbagents.display._rollups import UsageRollups
 from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, label, pending_view, state_diff
 from nbagents.display._stackview import plan_marks
+from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
 from nbagents.tracing.model import count_failures
 from nbagents.tracing.pending import PENDING
@@ -124,6 +125,8 @@ class _Changes:
         self.kids: set[str] = set()
         self.agent_rows: set[str] = set()
         self.timeline: set[str] = set()
+        self.tools: set[str] = set()
+        """Names of the tools whose rows changed (their calls' or turns' nodes did too)."""
         self.roots = False
         self.agents = False
         self.columns = False
@@ -141,6 +144,7 @@ class _Changes:
         self.kids |= other.kids
         self.agent_rows |= other.agent_rows
         self.timeline |= other.timeline
+        self.tools |= other.tools
         self.roots |= other.roots
         self.agents |= other.agents
         self.columns |= other.columns
@@ -159,6 +163,7 @@ class ViewBuilder:
         self._fingerprints = SpanFingerprints()
         self._tree = VisibleTree()
         self._usage = UsageRollups()
+        self._tools = ToolBook()
         self._details: dict[str, str] = {}
         """Each visible span's details, as JSON text."""
         self._diffs: dict[str, str] = {}
@@ -269,6 +274,7 @@ class ViewBuilder:
             if owner is not None:
                 changes.timeline.add(owner)
                 self._talking.add(owner)  # a model or tool call: a step of its agent's conversation
+        changes.tools |= self._tools.take(span, tree.key.get(sid))
         if span.kind == "model":
             ancestors = list(tree.ancestors(sid))
             if self._usage.take_call(span, ancestors, final):
@@ -537,6 +543,7 @@ class ViewBuilder:
                 ("agents", _dumps(self._tree.keys(self._tree.agents))),
                 ("agent_rows", _array(self._row(a) for a in self._tree.agents)),
                 ("timeline", _array(self._bar(a) for a in self._tree.agents)),
+                ("tools", self._tools_part(None)),
                 ("texts", _dumps(self._shared.table)),
             ],
         )
@@ -561,7 +568,12 @@ class ViewBuilder:
         view["agents"] = self._tree.keys(self._tree.agents)
         view["agent_rows"] = Texts([self._row(a) for a in self._tree.agents])
         view["timeline"] = Texts([self._bar(a) for a in self._tree.agents])
+        view["tools"] = json.loads(self._tools_part(None))
         return view
+
+    def _tools_part(self, names: set[str] | None) -> str:
+        roots = self._tree.kids[None]
+        return self._tools.part(names, self._priced, roots[0] if roots else None)
 
     def patch_json(self, changes: _Changes) -> str:
         """What :meth:`update` changed (a :class:`ViewPatch`) as JSON text, to apply to the
@@ -590,6 +602,8 @@ class ViewBuilder:
             parts.append(("agents", _dumps(self._tree.keys(self._tree.agents))))
         if changes.columns:
             parts.append(("columns", _dumps(self._columns())))
+        if changes.tools or changes.columns:  # a new column: every row again
+            parts.append(("tools", self._tools_part(None if changes.columns else changes.tools)))
         if changes.texts:
             table = self._shared.table
             parts.append(("texts", _dumps({k: table[k] for k in sorted(changes.texts, key=int)})))

@@ -352,6 +352,15 @@ class Trace:
 
         return memory_frame(self)
 
+    def tool_usage(
+        self, per: Literal["tool", "agent", "call"] = "tool", *, prices: Prices | None = None
+    ) -> pd.DataFrame:
+        """Calls, agents, failures, time and the asking turns' tokens and cost per tool (or per
+        tool and agent, or per call): see :func:`nbagents.tracing.tools.tool_usage_frame`."""
+        from nbagents.tracing.tools import tool_usage_frame
+
+        return tool_usage_frame(self, per, prices)
+
     def to_dataframe(self) -> pd.DataFrame:
         """One row per span, depth first in call order, plumbing included (see ``hidden``)."""
         from nbagents.tracing._frames import spans_frame

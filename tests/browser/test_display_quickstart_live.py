@@ -43,7 +43,7 @@ POLL_TIMEOUT_S = 60.0
 CELLS = f"{CURRENT_NOTEBOOK} .jp-Notebook .jp-Cell"
 LIVE = ".nba-root.nba-live"
 SECTIONS = ":scope > details.nba-sec, :scope > .nba-rich > details.nba-sec"
-"""The three sections (tree, tokens, timeline) of a view drawn by live.js, or of a snapshot,
+"""The four sections (tree, tokens, tools, timeline) of a view drawn by live.js, or of a snapshot,
 whose rich part is a box of its own (see ``_plain`` in nbagents/display/_html.py)."""
 STATIC = ".nba-root.nba-trace"
 DISPLAYED = '.nba-saved[data-nba-uid=""]'
@@ -293,9 +293,10 @@ PAYLOADS = {
 P = " ".join(PAYLOADS.values())
 # Elements or attributes a payload would create if it were parsed as HTML.
 _INJECTED = """root => [...root.querySelectorAll(
-    'script, img, svg, iframe, a, mjx-container, [onerror], [onload], [onmouseover],'
-    + '[href^="javascript"]'
+    'script, img, svg, iframe, a:not([class="nba-tree-link"][href^="#nba-"]), mjx-container,'
+    + '[onerror], [onload], [onmouseover], [href^="javascript"]'
 )].map(e => e.outerHTML.slice(0, 120))"""
+"""Elements a payload could have made: the only links are the Tools pane's into the tree."""
 
 HOSTILE_SETUP = f"""\
 from typing import Annotated, TypedDict, get_type_hints
@@ -402,7 +403,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     live.locator(".nba-badge", has_text="ok").wait_for(timeout=30_000)
     root = live.element_handle()
     assert root is not None
-    assert live.locator(":scope > details.nba-sec").count() == 3  # tree, tokens, timeline
+    assert live.locator(":scope > details.nba-sec").count() == 4  # tree, tokens, tools, timeline
 
     # The details pane shows one node at a time: open every agent row and every model/tool
     # call (timeline segments), hovering as we go; collect what the pane shows.
@@ -423,7 +424,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
         injected = root.evaluate(_INJECTED)
         assert not injected, f"elements injected into the widget: {injected}"
     _assert_payloads_are_text("\n".join(shown), "widget")
-    assert live.locator(":scope > details.nba-sec").count() == 3
+    assert live.locator(":scope > details.nba-sec").count() == 4
     _assert_not_pwned(lab, page, "after Run All and opening every node of the widget")
 
     # -- `t` displayed, rendered by JupyterLab as trusted output: its view and its snapshot -----
@@ -433,7 +434,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
     shown.scroll_into_view_if_needed()
     shown.hover()
     assert shown.evaluate(_INJECTED) == []
-    assert shown.locator(SECTIONS).count() == 3
+    assert shown.locator(SECTIONS).count() == 4
     # Drawn from the saved view, the snapshot left the page (it is checked below where it shows:
     # untrusted in JupyterLab, and as a page of its own).
     assert displayed.locator(f":scope > {STATIC}").count() == 0
@@ -470,7 +471,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
             body = snap.locator(selector)
             body.hover()
             assert body.evaluate(_INJECTED) == []
-            assert body.locator(SECTIONS).count() == 3
+            assert body.locator(SECTIONS).count() == 4
             if where:
                 _assert_payloads_are_text(body.evaluate("e => e.textContent"), where)
             snap.wait_for_timeout(300)  # time for an onerror/onload to fire, were there one
@@ -492,7 +493,7 @@ def test_hostile_trace_content_stays_text(lab: LabPage) -> None:
         assert untrusted.page.locator(f"{CURRENT_NOTEBOOK} .nba-saved-view").count() == 0
         static.hover()
         assert static.evaluate(_INJECTED) == []
-        assert static.locator(SECTIONS).count() == 3
+        assert static.locator(SECTIONS).count() == 4
         _assert_payloads_are_text(static.evaluate("e => e.textContent"), "untrusted in JupyterLab")
         untrusted.page.wait_for_timeout(300)
         _assert_not_pwned(lab, untrusted.page, "the snapshot, untrusted in JupyterLab")

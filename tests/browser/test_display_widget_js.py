@@ -1229,3 +1229,137 @@ def test_a_model_calls_whole_input_opens_on_request(page: Any) -> None:
     assert "the last 4" not in pane.inner_text()
     page.evaluate("() => { window.nbaModel.sent = []; }")
     assert not page.errors
+
+
+# -- the Tools pane ------------------------------------------------------------------------------
+
+
+def test_the_tools_pane_opens_a_tools_calls_and_leads_from_a_call_to_its_step(page: Any) -> None:
+    from support.tool_run import tool_trace
+
+    payload = "<img src=x onerror=window.__toolsPwned=1>"
+    view = build_view(tool_trace(payload))
+    _set(page, view)
+    tools = page.locator("#host .nba-tools-sec")
+    heads = tools.locator("thead th")
+    assert [heads.nth(i).inner_text() for i in range(heads.count())] == view["tools"]["columns"]
+    rows = tools.locator("tr.nba-tool-row")
+    assert rows.count() == 4 and tools.locator(".nba-tool-call").count() == 0
+    assert rows.first.locator("td").nth(1).inner_text() == "researcher \u00d72, main"
+    assert tools.locator("tr.nba-total td").nth(2).inner_text() == "8"
+    # the researcher's steps folded away in the tree: reaching a call must open them
+    researcher = page.locator("#host .nba-k-subagent > .nba-row").first
+    researcher.locator(".nba-toggle").click()
+    (search,) = [r for r in view["tools"]["rows"] if r["id"] == "search"]
+    target = next(c["id"] for c in search["calls"] if c["agent"] == "researcher")
+    step = page.locator(f"#host .nba-live-tree .nba-row[data-node='{target}']")
+    assert step.count() == 0
+    rows.first.click()  # search: its calls open under it
+    calls = tools.locator(".nba-tool-call")
+    assert calls.count() == 3 and rows.first.get_attribute("aria-expanded") == "true"
+    text = tools.inner_text()
+    assert f"found q{payload}" in text and json.dumps("q" + payload) in text
+    assert tools.locator("img").count() == 0
+    call = tools.locator(f".nba-tool-call[data-node='{target}']")
+    call.locator(".nba-tree-link").click()
+    step.wait_for(state="visible")
+    assert "nba-selected" in (step.get_attribute("class") or "")
+    assert step.evaluate("(el) => document.activeElement === el")
+    # the step is in sight in the tree's own scrolling box, and its details are shown
+    assert step.evaluate(
+        """(el) => {
+            const box = el.closest('.nba-live-tree').getBoundingClientRect();
+            const r = el.getBoundingClientRect();
+            return r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+        }"""
+    )
+    assert "found a" in page.locator("#host .nba-live-details").inner_text()
+    assert "nba-selected" in (call.get_attribute("class") or "")
+    # from the keyboard: Enter closes the tool again
+    rows.first.focus()
+    page.keyboard.press("Enter")
+    assert tools.locator(".nba-tool-call").count() == 0
+    assert page.evaluate("() => window.__toolsPwned === undefined") and not page.errors
+
+
+def test_the_tools_pane_follows_patches_and_keeps_an_open_tool_open(page: Any) -> None:
+    import dataclasses
+
+    from support.tool_run import tool_trace
+
+    from nbagents.display._viewmodel import ViewBuilder
+    from nbagents.tracing import Span, TokenUsage, Trace
+
+    final = tool_trace()
+    live = Trace()
+    builder = ViewBuilder(live)
+    builder.update()
+    _set(page, json.loads(builder.view_json()))
+    tools = page.locator("#host .nba-tools-sec")
+    assert not tools.is_visible()  # no tool called yet
+    events = sorted(
+        [(s.start, 1, s) for s in final.spans]
+        + [(s.end, 0, s) for s in final.spans if s.end is not None],
+        key=lambda e: (e[0], e[1]),
+    )
+    copies: dict[str, Span] = {}
+    opened = False
+    for _, starts, span in events:
+        if starts:
+            copies[span.id] = dataclasses.replace(
+                span, end=None, status="running", error=None, usage=TokenUsage(), outputs=None
+            )
+            live.add(copies[span.id])
+        else:
+            copy = copies[span.id]
+            copy.end, copy.status, copy.error = span.end, span.status, span.error
+            copy.usage, copy.outputs = span.usage, span.outputs
+            live.changed()
+        patch = json.loads(builder.patch_json(builder.update()))
+        _patch(page, patch)
+        search = tools.locator("tr.nba-tool-row", has_text="search")
+        if not opened and search.count():
+            search.click()
+            opened = True
+    expected = build_view(live)["tools"]
+    rows = tools.locator("tr.nba-tool-row")
+    drawn = [
+        [
+            td.inner_text().lstrip("\u25b8\u25be\u2713\u2717\u25cc ")
+            for td in rows.nth(i).locator("td").all()
+        ]
+        for i in range(rows.count())
+    ]
+    assert drawn == [row["cells"] for row in expected["rows"]]
+    # the tool opened when first called is still open, listing every call of it now
+    assert expected["order"][0] == "search" and opened
+    assert rows.first.get_attribute("aria-expanded") == "true"
+    assert tools.locator(".nba-tool-call").count() == len(expected["rows"][0]["calls"]) == 3
+    assert not page.errors
+
+
+def test_a_call_in_the_static_tools_pane_links_to_its_step_even_when_folded(page: Any) -> None:
+    """Where the snapshot keeps its ids (a page of its own, nbviewer, an exported notebook): the
+    link is a fragment link to the step's ``<li>``, and the browser opens the sub-agent the user
+    had folded on its way there."""
+    from support.tool_run import tool_trace
+
+    other = page.context.browser.new_page(viewport={"width": 1200, "height": 700})
+    try:
+        other.set_content(f"<!doctype html><html><body>{tool_trace().to_html()}</body></html>")
+        root = other.locator(".nba-trace")
+        folded = root.locator("li.nba-k-subagent > details").first
+        folded.evaluate("d => { d.open = false; }")
+        listing = root.locator("details.nba-tool-list").first
+        listing.locator("summary").click()
+        link = listing.locator(".nba-tool-call", has_text='{"query": "a2"}').locator("a")
+        target = (link.get_attribute("href") or "")[1:]
+        step = other.locator(f"[id='{target}']")
+        assert not step.locator(".nba-line").first.is_visible()
+        link.click()
+        other.wait_for_function("id => document.getElementById(id).matches(':target')", arg=target)
+        assert folded.evaluate("d => d.open")
+        assert step.locator(".nba-line").first.is_visible()
+        assert step.evaluate("el => el.getBoundingClientRect().top") < 700
+    finally:
+        other.close()

@@ -21,6 +21,8 @@ class Mirror:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.agent_rows: dict[str, dict[str, Any]] = {}
         self.timeline: dict[str, dict[str, Any]] = {}
+        self.tools: dict[str, Any] = {}
+        self.tool_rows: dict[str, dict[str, Any]] = {}
         self.patches = 0
         self.patch_bytes: list[int] = []
         self.texts: dict[str, str] = {}
@@ -34,6 +36,7 @@ class Mirror:
         self.nodes = {n["id"]: fill_node(n, self.texts) for n in view["nodes"]}
         self.agent_rows = {r["id"]: r for r in view["agent_rows"]}
         self.timeline = {r["id"]: r for r in view["timeline"]}
+        self._take_tools(view["tools"], whole=True)
 
     def patch(self, text: str) -> None:
         patch = json.loads(text)
@@ -57,6 +60,14 @@ class Mirror:
             self.agent_rows[row["id"]] = row
         for row in patch["timeline"]:
             self.timeline[row["id"]] = row
+        if "tools" in patch:
+            self._take_tools(patch["tools"], whole=False)
+
+    def _take_tools(self, tools: dict[str, Any], whole: bool) -> None:
+        # a patch carries the rows that changed; the rest of the table whole
+        rows = {r["id"]: r for r in tools["rows"]}
+        self.tool_rows = rows if whole else {**self.tool_rows, **rows}
+        self.tools = {k: v for k, v in tools.items() if k != "rows"}
 
     def view(self) -> dict[str, Any]:
         """The whole view as the front end has it, in the shape ``build_view`` returns."""
@@ -71,6 +82,7 @@ class Mirror:
         out["nodes"] = order
         out["agent_rows"] = [self.agent_rows[a] for a in out["agents"]]
         out["timeline"] = [self.timeline[a] for a in out["agents"]]
+        out["tools"] = {**self.tools, "rows": [self.tool_rows[t] for t in self.tools["order"]]}
         return out
 
 

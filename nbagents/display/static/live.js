@@ -19,6 +19,10 @@ const ROW_PAGE = 200; // agents drawn in the token table and the timeline before
 // holds), drawn once near the screen: a wide run's first whole view would create every row of
 // the tree, the token table and the timeline at once.
 const EAGER_ROWS = 40;
+// Where the figures of a table start (right-aligned): the token table's after agent, task,
+// status and time; the Tools table's after the tool and who called it.
+const AGENT_FIGURES = 4;
+const TOOL_FIGURES = 2;
 
 function kindCls(kind) {
   return "nba-k-" + (KINDS.has(kind) ? kind : "chain");
@@ -57,7 +61,23 @@ function emptyData() {
   return {
     rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
     nodes: new Map(), agentRows: new Map(), timeline: new Map(), texts: new Map(),
+    tools: { anchor: "", columns: [], order: [], totals: [], rows: new Map() },
   };
+}
+
+// The Tools table of a view or a patch taken into `into`: a patch carries the rows that changed
+// and the rest of the table whole. `touched` gets their ids, and null: the table changed.
+function takeTools(into, tools, touched) {
+  if (!tools || typeof tools !== "object") return;
+  into.anchor = String(tools.anchor || "");
+  into.columns = Array.isArray(tools.columns) ? tools.columns : [];
+  into.order = Array.isArray(tools.order) ? tools.order : [];
+  into.totals = Array.isArray(tools.totals) ? tools.totals : [];
+  (tools.rows || []).forEach((r) => {
+    into.rows.set(r.id, r);
+    touched.add(r.id);
+  });
+  touched.add(null);
 }
 
 // Long texts come once (a sub-agent's system prompt is in its conversation and in each of its
@@ -106,12 +126,13 @@ function loadView(view) {
   (view.agent_rows || []).forEach((r) => data.agentRows.set(r.id, r));
   (view.timeline || []).forEach((r) => data.timeline.set(r.id, r));
   data.pages = view.pages && typeof view.pages === "object" ? view.pages : null; // a saved view's
+  takeTools(data.tools, view.tools, new Set());
   return data;
 }
 
 // Applies a patch to the data; returns what the drawing must update.
 function applyPatch(data, patch) {
-  const touched = { nodes: new Set(), kids: new Set(), rows: new Set(), timeline: new Set() };
+  const touched = { nodes: new Set(), kids: new Set(), rows: new Set(), timeline: new Set(), tools: new Set() };
   data.rev = num(patch.rev);
   data.header = patch.header || data.header;
   data.totals = patch.totals || data.totals;
@@ -140,6 +161,7 @@ function applyPatch(data, patch) {
     data.timeline.set(r.id, r);
     touched.timeline.add(r.id);
   });
+  takeTools(data.tools, patch.tools, touched.tools);
   return touched;
 }
 
@@ -175,6 +197,13 @@ function asPatch(data, next) {
   const rows = (before, after) => [...after.values()].filter((r) => !same(before.get(r.id), r));
   patch.agent_rows = rows(data.agentRows, next.agentRows);
   patch.timeline = rows(data.timeline, next.timeline);
+  const was = data.tools;
+  const tools = next.tools;
+  const toolRows = rows(was.rows, tools.rows);
+  const table = ["anchor", "columns", "order", "totals"];
+  if (toolRows.length || table.some((key) => !same(was[key], tools[key]))) {
+    patch.tools = { anchor: tools.anchor, columns: tools.columns, order: tools.order, totals: tools.totals, rows: toolRows };
+  }
   return patch;
 }
 
@@ -444,6 +473,7 @@ class TraceView {
     this.focus = new Focus(this);
     this.keys = new TreeKeys(this);
     this.pages = new TurnPages(this);
+    this.tools = new ToolTable(this);
   }
 
   // The whole view arrived (first, or again): redraw everything, keeping the UI state.
@@ -462,6 +492,7 @@ class TraceView {
     if (this.selected && touched.nodes.has(this.selected)) this.details.draw();
     if (columns) this.table.forget(); // new columns (cost): the table is drawn again
     this.table.update(touched.rows, agents || columns);
+    this.tools.update(touched.tools, columns);
     this.timeline.update(touched.timeline, agents);
   }
 
@@ -498,6 +529,7 @@ class TraceView {
     main.appendChild(this.details.build());
     root.appendChild(section(this, "tree", "Call tree", main));
     root.appendChild(this.table.build());
+    root.appendChild(this.tools.build());
     root.appendChild(this.timeline.build());
     this.tree.draw();
     if (this.scrollTo) {
@@ -506,6 +538,7 @@ class TraceView {
     }
     this.details.draw();
     this.table.redraw();
+    this.tools.redraw();
     this.timeline.redraw();
   }
 
@@ -527,6 +560,8 @@ class TraceView {
       filter: { ...t.filter },
       focused: t.focused,
       limit: this.table.page.limit,
+      openTools: [...this.tools.open],
+      toolLimit: this.tools.limit,
       treeScroll: t.el ? t.el.scrollTop : 0,
       focus: this.focus.id,
       turnPages: [...this.pages.at],
@@ -546,6 +581,8 @@ class TraceView {
     t.filter = { ...t.filter, ...s.filter };
     t.focused = s.focused;
     this.table.page.limit = s.limit;
+    this.tools.open = new Set(s.openTools || []);
+    this.tools.limit = Math.max(num(s.toolLimit), ROW_PAGE);
     this.scrollTo = s.treeScroll;
     this.focus.id = s.focus || null;
     this.pages.at = new Map(s.turnPages || []);
@@ -575,9 +612,19 @@ class TraceView {
       if (id) this.tree.updateRow(id);
     }
     this.details.draw();
-    this.root.querySelectorAll("tr[data-node], .nba-tl-row").forEach((el) => {
+    this.root.querySelectorAll("tr[data-node], .nba-tl-row, .nba-tool-call").forEach((el) => {
       el.classList.toggle("nba-selected", el.dataset.node === this.selected);
     });
+  }
+
+  // Selects step `id` and brings its row of the call tree into view: a call in the Tools pane
+  // leads to its place in the run.
+  reach(id) {
+    this.select(id);
+    const item = this.tree.drawnRow(id);
+    if (!item) return;
+    item.row.scrollIntoView({ block: "center" });
+    item.row.focus({ preventScroll: true });
   }
 }
 
@@ -845,6 +892,21 @@ class TreePane {
     this.budget = Math.max(this.budget, Math.min(num(li.dataset.rows), EAGER_ROWS));
     li.replaceWith(this.makeItem(id).li);
     this.measureRows();
+  }
+
+  // The row of step `id`, drawn now if a blank holds its place (its own, or an ancestor's that
+  // holds it); null when it is past a "show more" row.
+  drawnRow(id) {
+    for (let tries = 0; tries < 64 && !this.items.has(id); tries += 1) {
+      let k = id;
+      while (k !== null && k !== undefined && !this.blanks.has(k)) {
+        const node = this.data.nodes.get(k);
+        k = node ? node.parent : null;
+      }
+      if (k === null || k === undefined) break;
+      this.fillBlank(k, this.blanks.get(k));
+    }
+    return this.items.get(id) || null;
   }
 
   // A patch may grow what a blank stands for (new steps under it, a request for a decision):
@@ -1414,6 +1476,35 @@ class KeyedRows {
   settled(entry) {}
 }
 
+// What the token table and the Tools table draw alike: a head of columns, rows of formatted
+// cells (the first indented, with the row's status dot) and a total; cells from `figures` on are
+// right-aligned numbers.
+function tableHead(columns, figures) {
+  const head = h("tr");
+  columns.forEach((t, i) => head.appendChild(h("th", i >= figures ? "nba-num" : null, t)));
+  const thead = h("thead");
+  thead.appendChild(head);
+  return thead;
+}
+
+function tableRow(row, figures, selected) {
+  const tr = h("tr", statusCls(row.status) + (selected ? " nba-selected" : ""));
+  (row.cells || []).forEach((c, i) => {
+    if (i === 0) {
+      const td = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
+      td.appendChild(dot(row.status, row.glyph));
+      td.appendChild(document.createTextNode(" " + c));
+      tr.appendChild(td);
+    } else tr.appendChild(h("td", i >= figures ? "nba-num" : null, c));
+  });
+  return tr;
+}
+
+function totalCells(tr, cells, figures) {
+  tr.replaceChildren(...cells.map((t, i) => h("td", i >= figures ? "nba-num" : null, t)));
+  return tr;
+}
+
 class AgentTable extends KeyedRows {
   constructor(view, page) {
     super(view, page, "tokens", "Tokens per agent", null);
@@ -1421,11 +1512,7 @@ class AgentTable extends KeyedRows {
 
   drawAll(rows) {
     const table = h("table", "nba-table nba-tokens");
-    const head = h("tr");
-    this.view.data.columns.forEach((t, i) => head.appendChild(h("th", i >= 4 ? "nba-num" : null, t)));
-    const thead = h("thead");
-    thead.appendChild(head);
-    table.appendChild(thead);
+    table.appendChild(tableHead(this.view.data.columns, AGENT_FIGURES));
     const body = h("tbody");
     table.appendChild(body);
     this.totalRow = h("tr", "nba-total");
@@ -1446,21 +1533,13 @@ class AgentTable extends KeyedRows {
   }
 
   refresh() {
-    this.totalRow.replaceChildren(...this.view.data.totals.map((t, i) => h("td", i >= 4 ? "nba-num" : null, t)));
+    totalCells(this.totalRow, this.view.data.totals, AGENT_FIGURES);
   }
 
   row(id) {
     const row = this.view.data.agentRows.get(id) || { cells: [], depth: 0, status: "running", glyph: "" };
-    const tr = h("tr", statusCls(row.status) + (this.view.selected === id ? " nba-selected" : ""));
+    const tr = tableRow(row, AGENT_FIGURES, this.view.selected === id);
     tr.dataset.node = id;
-    (row.cells || []).forEach((c, i) => {
-      if (i === 0) {
-        const td = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
-        td.appendChild(dot(row.status, row.glyph));
-        td.appendChild(document.createTextNode(" " + c));
-        tr.appendChild(td);
-      } else tr.appendChild(h("td", i >= 4 ? "nba-num" : null, c));
-    });
     tr.addEventListener("click", () => this.view.select(id));
     return { el: tr };
   }
@@ -1547,6 +1626,114 @@ class Timeline extends KeyedRows {
     (entry.marks || []).forEach(([el, m]) => {
       el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100));
     });
+  }
+}
+
+// -- the tools: a row per tool, which opens its calls ----------------------------------------------
+//
+// Drawn whole when a patch changes it: a run calls a few tools, and an open tool lists the first
+// of its calls only (CALL_LIMIT in nbagents/display/_toolbook.py). A call shows its step's line
+// and details (arguments, result) from the tree's data, and leads to that step in the tree.
+
+class ToolTable {
+  constructor(view) {
+    this.view = view;
+    this.open = new Set(); // the tools whose calls are shown
+    this.limit = ROW_PAGE;
+  }
+
+  build() {
+    this.box = h("div", "nba-tools-box");
+    this.sec = section(this.view, "tools", "Tools", this.box);
+    this.sec.classList.add("nba-tools-sec");
+    return this.sec;
+  }
+
+  update(touched, columns) {
+    if (touched.size || columns) this.redraw();
+  }
+
+  redraw() {
+    const tools = this.view.data.tools;
+    this.sec.style.display = tools.order.length ? "" : "none";
+    if (!tools.order.length) {
+      this.box.replaceChildren();
+      return;
+    }
+    const table = h("table", "nba-table nba-tools");
+    table.appendChild(tableHead(tools.columns, TOOL_FIGURES));
+    const body = h("tbody");
+    tools.order.slice(0, this.limit).forEach((id) => {
+      const row = tools.rows.get(id);
+      if (row) body.append(...this.rows(id, row, tools.columns.length));
+    });
+    body.appendChild(totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES));
+    table.appendChild(body);
+    const parts = [table];
+    const rest = tools.order.length - this.limit;
+    if (rest > 0) {
+      const more = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " tools");
+      more.addEventListener("click", () => {
+        this.limit += ROW_PAGE;
+        this.redraw();
+      });
+      parts.push(more);
+    }
+    parts.push(h("div", "nba-legend", "turns: the model replies that asked for the tool; in, out and cost are theirs, a reply counted once per tool it asked for."));
+    this.box.replaceChildren(...parts);
+  }
+
+  // A tool's row, and when it is open the row under it with its calls. (The tool's name is the
+  // run's text: it goes in no attribute.)
+  rows(id, row, width) {
+    const open = this.open.has(id);
+    const tr = tableRow(row, TOOL_FIGURES, false);
+    tr.classList.add("nba-tool-row");
+    if (tr.firstChild) tr.firstChild.prepend(h("span", "nba-toggle", open ? "▾" : "▸"));
+    tr.tabIndex = 0;
+    tr.setAttribute("aria-expanded", String(open));
+    const toggle = () => {
+      if (this.open.has(id)) this.open.delete(id);
+      else this.open.add(id);
+      const at = [...this.box.querySelectorAll("tr.nba-tool-row")].indexOf(tr);
+      this.redraw();
+      const again = this.box.querySelectorAll("tr.nba-tool-row")[at];
+      if (again) again.focus({ preventScroll: true });
+    };
+    tr.addEventListener("click", toggle);
+    tr.addEventListener("keydown", (ev) => {
+      if (ev.key !== "Enter" && ev.key !== " ") return;
+      ev.preventDefault();
+      toggle();
+    });
+    if (!open) return [tr];
+    const calls = h("tr", "nba-tool-calls");
+    const td = h("td");
+    td.colSpan = Math.max(width, 1);
+    td.style.wordBreak = "break-all"; // a word of a call's arguments: the table is as wide as its longest
+    (row.calls || []).forEach((c) => td.appendChild(this.call(c)));
+    if (num(row.more)) {
+      td.appendChild(h("div", "nba-empty", "… and " + num(row.more) + ' more calls: trace.tool_usage("call") has every one.'));
+    }
+    calls.appendChild(td);
+    return [tr, calls];
+  }
+
+  call(c) {
+    const node = this.view.data.nodes.get(c.id) || { status: "running", glyph: "", preview: "", time: "" };
+    const box = h("div", "nba-tool-call " + statusCls(node.status) + (this.view.selected === c.id ? " nba-selected" : ""));
+    box.dataset.node = c.id;
+    const head = h("span", "nba-line");
+    head.appendChild(dot(node.status, node.glyph));
+    head.appendChild(h("span", "nba-name", c.agent));
+    if (node.preview) head.appendChild(h("span", "nba-preview", node.preview));
+    head.appendChild(h("span", "nba-meta", node.time));
+    const go = h("button", "nba-tree-link", "↑ its step in the call tree");
+    go.type = "button";
+    go.addEventListener("click", () => this.view.reach(c.id));
+    box.append(head, " ", go);
+    (node.details || []).forEach((f) => box.appendChild(field(f)));
+    return box;
   }
 }
 
