@@ -166,6 +166,15 @@ def test_no_summarization_step_when_the_conversation_stays_short() -> None:
     assert not [s for s in t.walk() if s.kind == "chain" and not s.hidden]
 
 
+def test_no_step_when_the_prompt_alone_passes_the_threshold() -> None:
+    """Over the threshold with nothing to fold (one message; the prompt and tools fill the
+    context): the run goes on with no empty summarization step."""
+    model = ScriptedChatModel(script={"main": [say("Hi.")]}, profile={"max_input_tokens": 100})
+    with trace(display=False) as t:
+        create_deep_agent(model).invoke({"messages": [HumanMessage("Hello")]})
+    assert t.status == "ok" and t.summarizations().empty
+
+
 def test_the_summarization_step_in_the_views_and_the_export() -> None:
     replies = LongTask(worker="main")
     agent = create_deep_agent(long_task_model(replies), tools=[step])

@@ -249,13 +249,17 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         return f"{self.history_dir}/{session}.md"
 
     def _due(self, request: ModelRequest[Any], messages: list[AnyMessage]) -> int | None:
-        """The request's size in tokens when LangChain's thresholds ask for a summary now, else
-        ``None``: checked before the step opens, so a model call that needs none has no step in
+        """The request's size in tokens when LangChain's thresholds ask for a summary now and
+        there is something to fold, else ``None``: checked before the step opens, so a model call that needs none has no step in
         the trace. Counted once per model call, as deepagents counts it: the messages with the
         system prompt and, for a counter that takes them, the tools."""
         self._ensure_message_ids(messages)
         total = self._count(request.system_message, messages, request.tools)
-        return total if self._should_summarize(messages, total) else None
+        if not self._should_summarize(messages, total):
+            return None
+        # Over the threshold with nothing LangChain would fold (the prompt and tools alone fill
+        # it, or the kept window holds every message): no step for a fold that does not happen.
+        return total if self._determine_cutoff_index(messages) > 0 else None
 
     def _count(
         self, system: SystemMessage | None, messages: list[AnyMessage], tools: Sequence[Any]
