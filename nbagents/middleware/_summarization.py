@@ -250,9 +250,10 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
 
     def _due(self, request: ModelRequest[Any], messages: list[AnyMessage]) -> int | None:
         """The request's size in tokens when LangChain's thresholds ask for a summary now and
-        there is something to fold, else ``None``: checked before the step opens, so a model call that needs none has no step in
-        the trace. Counted once per model call, as deepagents counts it: the messages with the
-        system prompt and, for a counter that takes them, the tools."""
+        there is something to fold, else ``None``: checked before the step opens, so a model
+        call that needs none has no step in the trace. Counted once per model call, as
+        deepagents counts it: the messages with the system prompt and, for a counter that takes
+        them, the tools."""
         self._ensure_message_ids(messages)
         total = self._count(request.system_message, messages, request.tools)
         if not self._should_summarize(messages, total):
