@@ -7,7 +7,6 @@ arguments and output, and a sub-agent's state diff. A new span kind gets its lin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,7 @@ from nbagents.tracing.messages import (
     tool_calls,
 )
 from nbagents.tracing.model import STREAMED
+from nbagents.tracing.tools import tool_arguments
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Span, SpanAttributes
@@ -177,7 +177,7 @@ def details(span: Span, attrs: SpanAttributes) -> list[DetailField]:
         elif streamed := attrs.get(STREAMED):
             fields.append(_text_field("Reply so far (streaming)", streamed))
     elif span.kind == "tool":
-        fields.append(_text_field("Arguments", _tool_args(span.inputs), "code"))
+        fields.append(_text_field("Arguments", tool_arguments(span), "code"))
         fields.append(_text_field("Output", _tool_output(span.outputs)))
     elif "summarization" in attrs:
         fields.extend(summarization_fields(attrs))
@@ -225,18 +225,6 @@ def _rubric_fields(attrs: SpanAttributes) -> list[DetailField | None]:
         _text_field("Criteria", "\n".join(criteria)),
         _text_field("Fed back to the agent", attrs.get("rubric_feedback")),
     ]
-
-
-def _tool_args(inputs: Any) -> Any:
-    if isinstance(inputs, str):
-        try:
-            return json.loads(inputs)
-        except ValueError:
-            return inputs
-    if isinstance(inputs, Mapping) and inputs and set(inputs) <= {"input", "args", "inputs"}:
-        inner = inputs.get("args", inputs.get("input", inputs.get("inputs")))
-        return _tool_args(inner) if isinstance(inner, str) else inner
-    return inputs
 
 
 def _tool_output(outputs: Any) -> Any:
@@ -292,7 +280,7 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
     if span.kind == "skill":
         return short(span.name, 40), short(attrs.get("path"))
     if span.kind == "tool":
-        args = _tool_args(span.inputs)
+        args = tool_arguments(span)
         if not args:  # called with no arguments: nothing to preview (it read "null")
             return short(span.name, 40), ""
         return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))

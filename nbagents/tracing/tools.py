@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -120,7 +120,7 @@ def _arguments(inputs: Any) -> Any:
             return json.loads(inputs)
         except ValueError:
             return inputs
-    if isinstance(inputs, dict) and inputs and set(inputs) <= {"input", "args", "inputs"}:
+    if isinstance(inputs, Mapping) and inputs and set(inputs) <= {"input", "args", "inputs"}:
         inner = inputs.get("args", inputs.get("input", inputs.get("inputs")))
         return _arguments(inner) if isinstance(inner, str) else inner
     return inputs
