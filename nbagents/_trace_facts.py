@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nbagents.comparison import AgentRun, agent_tree
-from nbagents.tracing.model import Span, Trace
+from nbagents.tracing.model import AgentRecord, Span, Trace
 
 __all__ = ["FACTS_END", "FACTS_START", "TRACE_END", "trace_facts", "with_facts"]
 
@@ -37,25 +36,25 @@ def trace_facts(trace: Trace) -> str:
     """One paragraph per agent, sub-agents indented under the agent that spawned them."""
     lines: list[str] = []
     with trace.lock:
-        for root in agent_tree(trace):
+        for root in trace.agents():
             _agent(trace, root, 0, lines)
     return "".join(f"{line}\n" for line in lines)
 
 
-def _agent(trace: Trace, run: AgentRun, depth: int, lines: list[str]) -> None:
+def _agent(trace: Trace, run: AgentRecord, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
-    calls = _own_calls(trace, run.span)
+    calls = _own_calls(trace, trace.get(run.span_id))
     called = ", ".join(f"{name} x{n}" for name, n in sorted(calls.items()))
-    head = f"{run.type} · {run.status} · {run.tokens} tokens · calls: {called or '-'}"
+    head = f"{run.type} · {run.status} · {run.tokens_total.total} tokens · calls: {called or '-'}"
     lines.append(pad + _safe(head))
     for label, text in (
         ("task", run.description),
         ("result", run.result),
-        ("error", run.span.error),
+        ("error", run.error),
     ):
         if text:
             lines.append(f"{pad}  {label}: {_safe(text)}")
-    for child in run.children:
+    for child in run.spawns:
         _agent(trace, child, depth + 1, lines)
 
 

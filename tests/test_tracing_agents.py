@@ -504,6 +504,25 @@ def test_a_type_that_delegates_to_itself_counts_each_step_once() -> None:
         ("researcher", "B, deeper", "27", "27"),
     ]
 
+    # One tree of agents holds the same figures, and every other reader takes it from there.
+    (main,) = trace.agents()
+    assert (main.kind, main.type, main.result, main.tokens_total.total) == (
+        "agent",
+        "main",
+        "done",
+        144,
+    )
+    tree = [(r.kind, r.description, r.depth, r.tokens_own.total) for r in main.walk()]
+    assert tree == [
+        ("agent", "", 0, 16),
+        ("subagent", "A", 1, 41),
+        ("subagent", "B", 1, 60),
+        ("subagent", "B, deeper", 2, 27),
+    ]
+    assert [c.description for c in main.spawns[1].children] == ["B, deeper"]
+    assert [r.span_id for r in trace.subagents] == [r.span_id for r in list(main.walk())[1:]]
+    assert [r.parent_agent for r in trace.subagents] == ["main", "main", "researcher"]
+
 
 # -- upstream deepagents ------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbagents.comparison._align import AgentRun, Pair, agent_tree, align
+from nbagents.comparison._align import Pair, align
 from nbagents.comparison._compare import Comparison, Row, RunLike, Side, Totals, labelled
 from nbagents.comparison._table import RunsTable
 from nbagents.comparison._words import word_diff
@@ -12,7 +12,6 @@ from nbagents.cost import Prices
 from nbagents.tracing.model import Trace
 
 __all__ = [
-    "AgentRun",
     "Comparison",
     "Pair",
     "Row",
@@ -20,7 +19,6 @@ __all__ = [
     "RunsTable",
     "Side",
     "Totals",
-    "agent_tree",
     "align",
     "compare",
     "word_diff",

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagents.comparison._align import AgentRun, Change, Pair, agent_tree, align
+from nbagents.comparison._align import Change, Pair, align
 from nbagents.comparison._words import word_diff
 from nbagents.cost import Prices
-from nbagents.tracing.cost import total_cost
-from nbagents.tracing.model import Trace
+from nbagents.tracing.cost import cost_of_spans, total_cost
+from nbagents.tracing.model import AgentRecord, Trace
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,13 +59,15 @@ class Totals:
     failures: int
 
 
-def _side(run: AgentRun | None) -> Side:
+def _side(run: AgentRecord | None, trace: Trace, prices: Prices | None) -> Side:
     if run is None:
         return Side(None, None, None, None, None)
-    return Side(run.status, run.tokens, run.cost.value(), run.seconds, run.result)
+    models = [s for s in trace.descendants(trace.get(run.span_id)) if s.kind == "model"]
+    cost = cost_of_spans(models, prices).value()
+    return Side(run.status, run.tokens_total.total, cost, run.duration, run.result)
 
 
-def _row(pair: Pair) -> Row:
+def _row(pair: Pair, runs: tuple[Trace, Trace], prices: Prices | None) -> Row:
     a, b = pair.a, pair.b
     differs = a is not None and b is not None and (a.result or "") != (b.result or "")
     return Row(
@@ -73,8 +75,8 @@ def _row(pair: Pair) -> Row:
         type=pair.either.type,
         description=pair.either.description,
         change=pair.change,
-        a=_side(a),
-        b=_side(b),
+        a=_side(a, runs[0], prices),
+        b=_side(b, runs[1], prices),
         diff=word_diff(a.result or "", b.result or "") if differs else None,  # type: ignore[union-attr]
     )
 
@@ -101,8 +103,8 @@ class Comparison:
     ) -> None:
         self.a, self.b = a, b
         self.labels = labels
-        pairs = align(agent_tree(a, prices), agent_tree(b, prices))
-        self.rows: list[Row] = [_row(p) for top in pairs for p in top.walk()]
+        pairs = align(a.agents(), b.agents())
+        self.rows: list[Row] = [_row(p, (a, b), prices) for top in pairs for p in top.walk()]
         self.totals = (totals(a, labels[0], prices), totals(b, labels[1], prices))
 
     def changed(self) -> list[Row]:

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbagents.comparison import AgentRun, Pair, agent_tree, align, word_diff
+from nbagents.comparison import Pair, align, word_diff
 from nbagents.testing._assertions import TraceAssertionError
-from nbagents.tracing.model import Trace
+from nbagents.tracing.model import AgentRecord, Trace
 
 __all__ = ["UPDATE_ENV", "Difference", "StructuralDiff", "assert_matches", "structural_diff"]
 
@@ -58,7 +58,7 @@ class StructuralDiff:
         self.tolerance = tokens
         self.results = results
         self.label = label
-        self.pairs: list[Pair] = align(agent_tree(baseline), agent_tree(trace))
+        self.pairs: list[Pair] = align(baseline.agents(), trace.agents())
         self._rows: list[tuple[Pair, str, list[Difference]]] = []
         for top in self.pairs:
             self._walk(top, [])
@@ -83,19 +83,20 @@ class StructuralDiff:
             return [Difference(path, "removed", f"only in {self.label}")]
         found: list[Difference] = []
         if a.status != b.status:
-            error = f" ({_oneline(b.span.error)})" if b.span.error else ""
+            error = f" ({_oneline(b.error)})" if b.error else ""
             found.append(Difference(path, "status", f"{a.status} → {b.status}{error}"))
         if a.description != b.description:
             found.append(Difference(path, "task", _diff_text(a.description, b.description)))
         if self.results and (a.result or "") != (b.result or ""):
             found.append(Difference(path, "result", _diff_text(a.result or "", b.result or "")))
-        if self.tolerance is not None and _beyond(a.tokens, b.tokens, self.tolerance):
-            change = (b.tokens - a.tokens) / a.tokens if a.tokens else float("inf")
+        before, after = a.tokens_total.total, b.tokens_total.total
+        if self.tolerance is not None and _beyond(before, after, self.tolerance):
+            change = (after - before) / before if before else float("inf")
             found.append(
                 Difference(
                     path,
                     "tokens",
-                    f"{a.tokens:,} → {b.tokens:,} ({change:+.0%}; tolerance {self.tolerance:.0%})",
+                    f"{before:,} → {after:,} ({change:+.0%}; tolerance {self.tolerance:.0%})",
                 )
             )
         return found
@@ -195,14 +196,14 @@ def _shown(path: str | os.PathLike[str]) -> str:
         return str(path)
 
 
-def _name(run: AgentRun, root: bool) -> str:
+def _name(run: AgentRecord, root: bool) -> str:
     if root or not run.description:
         return run.type
     return f"{run.type} {_short(run.description)}"
 
 
-def _figures(run: AgentRun) -> str:
-    return f"{run.status}, {run.tokens:,} tokens"
+def _figures(run: AgentRecord) -> str:
+    return f"{run.status}, {run.tokens_total.total:,} tokens"
 
 
 def _beyond(expected: int, actual: int, tolerance: float) -> bool:

@@ -4,9 +4,17 @@ from nbagents.tracing._jsonio import TraceFormatError
 from nbagents.tracing._recording import active_tracers, recording
 from nbagents.tracing._tracer import Tracer
 from nbagents.tracing._transcript import Transcript, TranscriptEntry, TranscriptMatch
-from nbagents.tracing.model import Span, SpanAttributes, SubAgentRecord, TokenUsage, Trace
+from nbagents.tracing.model import (
+    AgentRecord,
+    Span,
+    SpanAttributes,
+    SubAgentRecord,
+    TokenUsage,
+    Trace,
+)
 
 __all__ = [
+    "AgentRecord",
     "Span",
     "SpanAttributes",
     "SubAgentRecord",

@@ -1,30 +1,35 @@
-"""``SubAgentRecord``, one sub-agent spawn, and deriving one per spawn from a trace's spans."""
+"""``AgentRecord``: one agent of a run (the main agent or a sub-agent spawn), and the run's
+agents as one tree. Comparison, testing, the notebook facts, the token table and
+``Trace.subagents`` all read this tree."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from nbagents._tokens import TokenUsage
-from nbagents.tracing.span import Span, SpanStatus
+from nbagents.tracing.span import AGENT_KINDS, Span, SpanStatus
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["SubAgentRecord", "subagent_records"]
+__all__ = ["AgentRecord", "SubAgentRecord", "agent_records"]
 
 
 @dataclass(frozen=True)
-class SubAgentRecord:
-    """One spawn of a sub-agent: what it was asked, what it cost, what it was (not) given."""
+class AgentRecord:
+    """One agent: what it was asked, what it cost, what it was (not) given, whom it spawned."""
 
     span_id: str
-    """The id of the sub-agent's span."""
+    """The id of the agent's span."""
+    kind: Literal["agent", "subagent"]
+    """``"agent"`` for a run's main agent (or an agent started inside a step, such as a
+    grader), ``"subagent"`` for a spawn."""
     type: str
-    """The sub-agent's type (its spec's name): ``"researcher"``, ``"general-purpose"``, …"""
+    """The agent's name; for a spawn its spec's name: ``"researcher"``, ``"general-purpose"``, …"""
     description: str
-    """The task it was given (the ``task`` tool's ``description``)."""
+    """The task it was given (the ``task`` tool's ``description``); empty for a main agent."""
     parent_agent: str
     """The name of the agent that spawned it."""
     depth: int
@@ -36,11 +41,11 @@ class SubAgentRecord:
     status: SpanStatus
     """Its span's status."""
     result: str | None
-    """The text it returned to its parent; ``None`` until it did."""
+    """The text it returned (a main agent: its last message); ``None`` until it did."""
     tokens_own: TokenUsage
     """Tokens of its own model calls (not of the sub-agents it spawned)."""
     tokens_total: TokenUsage
-    """Tokens of the sub-agent and every sub-agent it spawned, recursively."""
+    """Tokens of the agent and every sub-agent it spawned, recursively."""
     withheld: Mapping[str, str]
     """Parent state keys withheld from the sub-agent → their size (``{"messages": "12 items"}``)."""
     passed: Mapping[str, str]
@@ -48,13 +53,15 @@ class SubAgentRecord:
     returned: tuple[str, ...]
     """State keys the sub-agent sent back to the parent (besides its one ToolMessage)."""
     error: str | None = None
-    """Why the spawn failed; ``None`` unless it did."""
+    """Why it failed; ``None`` unless it did."""
     task_span_id: str | None = None
     """The id of the ``task`` call that spawned it."""
+    children: tuple[AgentRecord, ...] = ()
+    """The agents that ran under it, in call order."""
 
     @property
     def duration(self) -> float | None:
-        """Seconds the sub-agent ran; ``None`` while it runs."""
+        """Seconds the agent ran; ``None`` while it runs."""
         return None if self.end is None else self.end - self.start
 
     @property
@@ -63,22 +70,46 @@ class SubAgentRecord:
         text = " ".join((self.result or "").split())
         return text if len(text) <= 80 else text[:79] + "…"
 
+    @property
+    def spawns(self) -> tuple[AgentRecord, ...]:
+        """The sub-agents it spawned itself (``children`` without agents started in a step)."""
+        return tuple(c for c in self.children if c.kind == "subagent")
 
-def subagent_records(trace: Trace) -> list[SubAgentRecord]:
-    """One record per sub-agent span, in call order (depth first, parallel calls by position).
+    def walk(self) -> Iterator[AgentRecord]:
+        """This agent, then every agent under it, depth first in call order."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
 
-    Call order, not start order: parallel siblings start in whatever order their threads get
-    going, so equal runs give equal lists.
-    """
+
+SubAgentRecord = AgentRecord
+"""The name ``Trace.subagents``' records had before the main agent had one too."""
+
+
+def agent_records(trace: Trace) -> list[AgentRecord]:
+    """The run's top agents, each with the agents under it: every agent span once, in call
+    order (not start order: parallel siblings start in whatever order their threads get going,
+    so equal runs give equal trees)."""
     with trace.lock:
-        return [_record(trace, s) for s in trace.walk() if s.kind == "subagent"]
+        return [_record(trace, s) for s in _agents_under(trace, None)]
 
 
-def _record(trace: Trace, span: Span) -> SubAgentRecord:
+def _agents_under(trace: Trace, span: Span | None) -> Iterator[Span]:
+    for child in trace.children(span):
+        if child.kind in AGENT_KINDS:
+            yield child
+        else:
+            yield from _agents_under(trace, child)
+
+
+def _record(trace: Trace, span: Span) -> AgentRecord:
     attrs = span.typed_attributes()
     task = _enclosing_task(trace, span)
-    return SubAgentRecord(
+    spawned = span.kind == "subagent"
+    result = attrs.get("result") if spawned else _last_message(span)
+    return AgentRecord(
         span_id=span.id,
+        kind="subagent" if spawned else "agent",
         type=span.name,
         description=attrs.get("description", ""),
         parent_agent=attrs.get("parent_agent", ""),
@@ -86,7 +117,7 @@ def _record(trace: Trace, span: Span) -> SubAgentRecord:
         start=span.start,
         end=span.end,
         status=span.status,
-        result=attrs.get("result"),
+        result=None if result is None else str(result),
         tokens_own=trace.own_usage(span),
         tokens_total=trace.usage_including_descendants(span),
         withheld=dict(attrs.get("withheld", {})),
@@ -94,13 +125,23 @@ def _record(trace: Trace, span: Span) -> SubAgentRecord:
         returned=tuple(attrs.get("returned", ())),
         error=span.error,
         task_span_id=task.id if task else None,
+        children=tuple(_record(trace, s) for s in _agents_under(trace, span)),
     )
 
 
 def _enclosing_task(trace: Trace, span: Span) -> Span | None:
     parent = trace.parent(span)
     while parent is not None and parent.kind != "task":
-        if parent.kind in ("agent", "subagent"):
+        if parent.kind in AGENT_KINDS:
             return None
         parent = trace.parent(parent)
     return parent
+
+
+def _last_message(span: Span) -> str | None:
+    outputs = span.outputs
+    messages = outputs.get("messages") if isinstance(outputs, dict) else None
+    if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
+        content = messages[-1].get("content")
+        return content if isinstance(content, str) else None
+    return None

@@ -1,7 +1,7 @@
 """The trace data model: ``Trace``, the spans of a run in a parent/child tree.
 
 Plain data only: views render it, the tracer fills it, JSON stores it. ``Span``,
-``SubAgentRecord`` and the failure count are re-exported here, where nbagents imports them from.
+``AgentRecord`` and the failure count are re-exported here, where nbagents imports them from.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._failures import count_failures, trace_failures
 from nbagents.tracing._lock import TraceLock
-from nbagents.tracing._records import SubAgentRecord, subagent_records
+from nbagents.tracing._records import AgentRecord, SubAgentRecord, agent_records
 from nbagents.tracing.span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STREAMED",
     "STREAMED_CHARS",
+    "AgentRecord",
     "Span",
     "SpanAttributes",
     "SpanKind",
@@ -272,10 +273,14 @@ class Trace:
         spans = (span, *self.descendants(span))
         return sum((s.usage for s in spans if s.kind == "model"), TokenUsage())
 
+    def agents(self) -> list[AgentRecord]:
+        """The run's agents as one tree: each run's main agent, with the agents under it."""
+        return agent_records(self)
+
     @property
-    def subagents(self) -> list[SubAgentRecord]:
+    def subagents(self) -> list[AgentRecord]:
         """One record per sub-agent spawn, in call order (the same for equal runs)."""
-        return subagent_records(self)
+        return [r for top in self.agents() for r in top.walk() if r.kind == "subagent"]
 
     # -- transcripts ---------------------------------------------------------------------------
 
