@@ -109,7 +109,7 @@ typecheck:
 # with whatever key happens to be set, and re-recording it behind the test's back.
 pytest:
 	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(NBAGENTS_PHOENIX) $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
-	    $(BIN)/python -m pytest --nbval -ra -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	    $(BIN)/python -m pytest --nbval -ra --durations=15 -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The contributor's loop: ruff, then every test not marked browser, server, kernel, install or
 # slow (pyproject's markers), tests taken one by one by whichever worker is free; tests/browser/

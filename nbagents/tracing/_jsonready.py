@@ -106,20 +106,6 @@ class Deferred:
             self._value = None
         return result
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled for another process (the view worker): what it was given, or what it made of
-        # it; never the "not converted yet" marker, which is this process's own object.
-        result = self._result
-        if result is _PENDING:
-            return (Deferred, (self._value, self._max_chars))
-        return (_converted, (result, self._max_chars))
-
-
-def _converted(result: Any, max_chars: int) -> Deferred:
-    done = Deferred(None, max_chars)
-    done._result = result
-    return done
-
 
 _PENDING = object()
 

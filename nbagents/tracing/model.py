@@ -106,20 +106,17 @@ class Trace:
         self.changed()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call ``listener(trace)`` after every change; returns a function that unsubscribes.
-
-        A tracer calls it on the run's thread, one event at a time: keep it cheap (wake a
-        thread of your own that reads).
-        """
+        """Call ``listener(trace)`` after every change (on the run's thread, one event at a
+        time: keep it cheap); returns a function that unsubscribes."""
         with self._lock:
             self._listeners = (*self._listeners, listener)
 
         def unsubscribe() -> None:
             with self._lock:
-                if listener in self._listeners:
-                    kept = list(self._listeners)
+                kept = list(self._listeners)
+                if listener in kept:
                     kept.remove(listener)
-                    self._listeners = tuple(kept)
+                self._listeners = tuple(kept)
 
         return unsubscribe
 
@@ -318,15 +315,10 @@ class Trace:
     ) -> pd.DataFrame:
         """Tokens per agent (main and each sub-agent type), or per spawn with ``per="spawn"``.
 
-        Per agent, ``total_tokens`` adds up the spawns' own tokens, and
-        ``total_tokens_incl_descendants`` counts every step under the type's spawns once: a
-        spawn inside another of the same type (a researcher that delegates to a researcher) is
-        in that one's total already. So no row exceeds the run's total. When a model call of the
-        run reported reasoning tokens, ``reasoning_tokens`` (part of ``output_tokens``) follows
-        ``output_tokens``.
-
-        With ``cost=True`` (or ``prices``: a ``PriceTable``, another ``PriceSource``, or a
-        mapping of model name to price), adds ``cost``, ``cost_incl_descendants`` and
+        ``total_tokens_incl_descendants`` counts every step under a type's spawns once (a
+        researcher inside a researcher is in that one's total), so no row exceeds the run's
+        total. ``reasoning_tokens`` (part of ``output_tokens``) appears when a call reported
+        some. ``cost=True`` or ``prices`` adds ``cost``, ``cost_incl_descendants`` and
         ``unknown_models`` (see :func:`nbagents.tracing.cost.trace_cost`).
         """
         if cost or prices is not None:
@@ -386,12 +378,9 @@ class Trace:
         return trace_from_json(text)
 
     def to_chrome_trace(self, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-        """The trace in the Chrome trace event format, which ui.perfetto.dev and
-        chrome://tracing open as a flame chart: one track per agent (the main agent and each
-        sub-agent spawn), its model, tool and ``task`` calls as slices nested in time.
-
-        Returns the JSON object; with ``path``, also writes it there (UTF-8).
-        """
+        """The trace in the Chrome trace event format (ui.perfetto.dev, chrome://tracing): a
+        track per agent, its model, tool and ``task`` calls as nested slices. Returns the JSON
+        object; with ``path``, also writes it there (UTF-8)."""
         import json
 
         from nbagents.tracing._chrome import chrome_trace
