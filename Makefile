@@ -106,10 +106,11 @@ typecheck:
 # pyproject's [tool.pytest.ini_options] runs tests/ and notebooks/, where --nbval runs every
 # tutorial and compares its outputs.
 # Cassettes only replay here: a request missing from one fails instead of calling a provider
-# with whatever key happens to be set, and re-recording it behind the test's back.
+# with whatever key happens to be set, and re-recording it behind the test's back. Bytecode is
+# kept as in `make quick` (below), so the loop after it starts warm.
 pytest:
 	@NBAGENTS_CASSETTE_MODE=replay NBAGENTS_PHOENIX=$(NBAGENTS_PHOENIX) $(STEP) "pytest (tests/, tests/browser/, nbval notebooks/)" \
-	    $(BIN)/python -m pytest --nbval -ra --durations=15 -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	    env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest --nbval -ra --durations=15 -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The contributor's loop: ruff, then every test not marked browser, server, kernel, install or
 # slow (pyproject's markers), tests taken one by one by whichever worker is free; tests/browser/
