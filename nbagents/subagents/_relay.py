@@ -1,20 +1,11 @@
 """A LangGraph server's run, re-emitted as LangChain callbacks under the ``task`` call.
 
-A relay turns the parts of a remote run's stream into the callbacks a local run would have
-made, under the sub-agent's chain run (the remote graph's own run), so any callback handler --
-nbagents' ``Tracer``, LangSmith's, a user's -- sees the remote steps as if they had run here.
-Relays only plan calls (:class:`Start`, :class:`Call`); the caller makes them on sync or async
-managers and reports each run it opened back with ``opened``, so a plan (a generator) can go on
-to call the run it has just opened.
-
-Two relays, one per ``trace`` setting of a ``RemoteSubAgent``:
-
-- :class:`~nbagents.subagents._steps.StepRelay` (``"steps"``, the default) reads the
-  ``stream_mode="tasks"`` parts: one record when each step of the graph starts and one when it
-  ends;
-- :class:`EventRelay` (``"events"``) reads ``stream_mode="events"``: one record per start, token
-  and end of every chain, chat model and tool run of the remote graph, each naming its
-  ancestors (``parent_ids``), mirrored under the nearest ancestor it already opened.
+A relay turns the parts of a remote run's stream into the callbacks a local run would have made,
+so any callback handler sees the remote steps as if they had run here. It only plans calls
+(:class:`Start`, :class:`Call`); the caller makes them on sync or async managers and reports each
+run it opened back with ``opened``, so a plan can go on to call the run it has just opened.
+``StepRelay`` (``_steps``) reads ``stream_mode="tasks"``; :class:`EventRelay` reads ``"events"``,
+mirroring each run under the nearest ancestor (``parent_ids``) it already opened.
 """
 
 from __future__ import annotations
@@ -23,7 +14,7 @@ import functools
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -43,13 +34,12 @@ __all__ = [
     "Call",
     "EventRelay",
     "Plan",
-    "Relaying",
+    "Relay",
     "RemotePause",
     "RemoteStepError",
     "Start",
     "kept_metadata",
     "llm_result",
-    "paused",
     "remote_error",
     "revive",
     "run_uuid",
@@ -104,22 +94,6 @@ Plan = Iterator[Start | Call]
 the next one is asked for."""
 
 
-class Relaying(Protocol):
-    """What :class:`~nbagents.subagents._remote_run.RemoteRun` needs of a relay."""
-
-    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
-        """The callbacks one stream part (``event``, ``data``) calls for."""
-        ...
-
-    def opened(self, start: Start, manager: Any) -> None:
-        """Record the run manager ``start`` produced."""
-        ...
-
-    def abandon(self, error: BaseException) -> list[Call]:
-        """Error callbacks for the runs still open, innermost first."""
-        ...
-
-
 class RemoteStepError(Exception):
     """A step that failed on the server, as its callbacks report it.
 
@@ -143,13 +117,8 @@ def remote_error(found: Any) -> BaseException:
     else:
         kind, message = "", str(found)
     if kind in ("GraphInterrupt", "GraphBubbleUp"):
-        return paused(message or kind)
+        return RemotePause(message or kind)
     return _error_class(kind)(message or kind or "failed on the server")
-
-
-def paused(reason: str) -> BaseException:
-    """The error a step that paused (or was cut off) on the server is closed with."""
-    return RemotePause(reason)
 
 
 @functools.cache
@@ -159,17 +128,39 @@ def _error_class(name: str) -> type[RemoteStepError]:
     return type(name, (RemoteStepError,), {"__module__": __name__})
 
 
-class EventRelay:
-    """Plans the callbacks of one remote run from its ``events`` parts. Not thread-safe: one
-    run, one consumer."""
+class Relay:
+    """What the relays share: the runs they opened, by remote id (manager, kind, graph run).
+
+    Not thread-safe: one run, one consumer."""
 
     def __init__(self, root: Any) -> None:
         self._root = root
         """The run manager of the sub-agent's chain run: the remote graph's run maps onto it."""
+        self._open: dict[str, tuple[Any, str, str]] = {}
+
+    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
+        """The callbacks one stream part (``event``, ``data``) calls for."""
+        raise NotImplementedError
+
+    def opened(self, start: Start, manager: Any) -> None:
+        """Record the run manager ``start`` produced."""
+        self._open[start.remote_id] = (manager, start.kind, start.graph)
+
+    def abandon(self, error: BaseException) -> list[Call]:
+        """Error callbacks for the runs still open, innermost first, when the run broke off."""
+        calls = [
+            Call(m, f"on_{kind}_error", (error,)) for m, kind, _ in reversed(self._open.values())
+        ]
+        self._open.clear()
+        return calls
+
+
+class EventRelay(Relay):
+    """Plans the callbacks of one remote run from its ``events`` parts."""
+
+    def __init__(self, root: Any) -> None:
+        super().__init__(root)
         self._root_id: str | None = None
-        self._open: dict[str, tuple[Any, str]] = {}
-        self.events = 0
-        """Run events received, the remote graph's own included."""
 
     def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
         if event == "events":
@@ -178,12 +169,10 @@ class EventRelay:
                 yield planned
 
     def _plan(self, event: Mapping[str, Any]) -> Start | Call | None:
-        """The callback that mirrors one ``events`` part (None: nothing to mirror)."""
         kind = str(event.get("event", ""))
         run_id = str(event.get("run_id", ""))
         parents = [str(p) for p in event.get("parent_ids") or ()]
         data = event.get("data") or {}
-        self.events += 1
         if self._root_id is None and not parents and kind == "on_chain_start":
             self._root_id = run_id
             return None
@@ -198,19 +187,6 @@ class EventRelay:
         if kind.endswith("_end") or kind.endswith("_error"):
             return self._end(kind, run_id, data)
         return None
-
-    def opened(self, start: Start, manager: Any) -> None:
-        """Record the run manager ``start`` produced."""
-        self._open[start.remote_id] = (manager, start.kind)
-
-    def abandon(self, error: BaseException) -> list[Call]:
-        """Error callbacks for the runs still open, innermost first, when the run broke off."""
-        calls = [
-            Call(manager, f"on_{kind}_error", (error,))
-            for manager, kind in reversed(self._open.values())
-        ]
-        self._open.clear()
-        return calls
 
     def _start(
         self,
@@ -254,7 +230,7 @@ class EventRelay:
         found = self._open.pop(run_id, None)
         if found is None:
             return None
-        manager, opened_as = found
+        manager, opened_as, _ = found
         if kind.endswith("_error"):
             error = remote_error(data.get("error") or "failed on the server")
             return Call(manager, f"on_{opened_as}_error", (error,))

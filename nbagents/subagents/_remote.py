@@ -1,15 +1,10 @@
 """Sub-agents that run on a LangGraph server: the runnable a ``RemoteSubAgent`` spec becomes.
 
-``RemoteGraphRunnable`` stands where a local sub-agent's graph would, so the ``task`` tool
-treats it as a local one. It streams a run on a new thread of the server (created with the run,
-``if_not_exists="create"``), re-emits the run's steps as callbacks
-(:mod:`nbagents.subagents._remote_run`) and returns the final state.
-
-Under a parent run with a checkpointer the thread id is derived from the ``task`` call, so that
-a remote run that stops for a person pauses the parent, and the parent's resumption resumes
-that thread (:mod:`nbagents.subagents._remote_pause`); without one, a remote pause is an error
-that says so. Every run is bounded by the spec's ``timeout``, connecting included; when it runs
-out, or the caller is cancelled or interrupted, the remote run is cancelled too (best effort).
+``RemoteGraphRunnable`` stands where a local sub-agent's graph would. It streams a run on a
+thread of the server, re-emits its steps as callbacks (:mod:`._remote_run`) and returns the
+final state. Under a parent with a checkpointer the thread id is derived from the ``task`` call,
+so a remote pause pauses the parent and its resumption resumes that thread (:mod:`._remote_pause`).
+A run that exceeds ``timeout``, or whose caller is cancelled, is cancelled on the server too.
 """
 
 from __future__ import annotations
@@ -45,11 +40,11 @@ from nbagents.subagents._remote_http import (
 )
 from nbagents.subagents._remote_pause import (
     ANSWERED_KEY,
-    RemoteInterrupt,
     ThreadKey,
     answered_before,
     ask_parent,
     asked_for,
+    shorten,
     waiting_for,
 )
 from nbagents.subagents._remote_run import (
@@ -139,9 +134,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 run.thread_id = thread_id
                 return None
             waiting = waiting_for(state)
-            if waiting:
-                answered = answered_before((yield _threads("get", thread_id)))
-                return self._resume(run, thread_id, waiting, answered, key)
+            if waiting:  # resume it: the answers to what it waits for, asked of the parent
+                run.thread_id, run.interrupts = thread_id, waiting
+                run.answered = answered_before((yield _threads("get", thread_id)))
+                return self._ask(run, key, replay=run.answered)
             attempt += 1
 
     def invoke(
@@ -284,23 +280,6 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         )
         return SyncLangGraphClient(made) if sync else LangGraphClient(made)
 
-    # -- shared ----------------------------------------------------------------------------------
-
-    def _resume(
-        self,
-        run: RemoteRun,
-        thread_id: str,
-        waiting: tuple[RemoteInterrupt, ...],
-        answered: int,
-        key: ThreadKey,
-    ) -> dict[str, Any]:
-        """Resume the paused thread ``thread_id``: the answers to what it waits for (asking the
-        parent for them: ``GraphInterrupt`` until it has them all)."""
-        run.thread_id = thread_id
-        run.answered = answered
-        run.interrupts = waiting
-        return self._ask(run, key, replay=answered)
-
     def _ask(self, run: RemoteRun, key: ThreadKey | None, replay: int = 0) -> dict[str, Any]:
         """The parent's answers to what ``run`` waits for, by remote interrupt id."""
         if key is None:
@@ -363,10 +342,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         if status == 404:
             return RemoteSubAgentError(
                 f"{where}: HTTP 404 for {what}; is it a graph in the server's langgraph.json or "
-                f"an assistant id? ({_short(error)})"
+                f"an assistant id? ({shorten(error, 300)})"
             )
         if status is not None:
-            return RemoteSubAgentError(f"{where} answered HTTP {status}: {_short(error)}")
+            return RemoteSubAgentError(f"{where} answered HTTP {status}: {shorten(error, 300)}")
         if is_transport(error):
             if run.run_id:
                 return RemoteSubAgentError(
@@ -398,7 +377,7 @@ def _stream_options(
         # The thread is made with the run (its id is ours), one request instead of two; the
         # server gives it the run's metadata.
         "if_not_exists": "create",
-        "metadata": run.thread_metadata(),
+        "metadata": {"nbagents_subagent": run.subagent},
     }
 
 
@@ -420,11 +399,6 @@ class _Stream:
 async def _acancel(client: LangGraphClient, thread_id: str, run_id: str) -> None:
     with contextlib.suppress(Exception):  # best effort: the server may be why we cancel
         await asyncio.wait_for(client.runs.cancel(thread_id, run_id), CANCEL_TIMEOUT)
-
-
-def _short(what: object, limit: int = 300) -> str:
-    text = str(what)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _missing_sdk() -> RemoteSubAgentError:

@@ -18,7 +18,7 @@ from langgraph.stream import ProtocolEvent, StreamTransformer
 
 from nbagents._contract import TASK_TOOL
 
-__all__ = ["SubAgentFailureTransformer", "subagent_failure"]
+__all__ = ["SubAgentFailureTransformer", "channel_writes", "subagent_failure"]
 
 
 class SubAgentFailureTransformer(StreamTransformer):
@@ -69,7 +69,7 @@ def subagent_failure(result: Any) -> str | None:
     """
     if not isinstance(result, Mapping):
         return None
-    for message in _written(result.get("messages")):
+    for message in channel_writes(result.get("messages")):
         if (
             isinstance(message, ToolMessage)
             and message.name == TASK_TOOL
@@ -81,11 +81,11 @@ def subagent_failure(result: Any) -> str | None:
     return None
 
 
-def _written(value: Any) -> Iterator[Any]:
+def channel_writes(value: Any) -> Iterator[Any]:
     """The values of one channel's writes: one value, a list, or LangGraph's ``$writes`` fold."""
     if isinstance(value, Mapping) and isinstance(value.get("$writes"), list):
         for write in value["$writes"]:
-            yield from _written(write)
+            yield from channel_writes(write)
     elif isinstance(value, list | tuple):
         yield from value
     elif value is not None:
