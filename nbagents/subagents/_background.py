@@ -1,30 +1,17 @@
 """Background remote sub-agents: launch a task on a LangGraph server and keep working.
 
-A ``RemoteSubAgent`` spec with ``"background": True`` is not run through ``task`` (which waits
-for the result). Instead :class:`BackgroundSubAgentMiddleware` gives the agent five tools, named
-as upstream deepagents' async sub-agent tools are:
-
-- ``start_async_task(description, subagent_type)`` creates a thread on the server, starts a run
-  with the description as its only message and returns at once with the task id;
-- ``check_async_task(task_id)`` says whether it is still running, and its result when done;
-- ``update_async_task(task_id, message)`` sends a follow-up on the same thread: a running run is
-  interrupted and replaced, so the sub-agent sees the follow-up at once, or, for a spec with
-  ``"update_strategy": "enqueue"``, the follow-up waits on the server until the run ends;
-- ``cancel_async_task(task_id)`` cancels its runs (the one going and any queued);
-- ``list_async_tasks()`` lists every task this agent launched, with fresh statuses.
-
-Before each model call the middleware asks the servers about the tasks still running; a task
-that has finished since is announced to the agent in a user message (its status and the start of
-its result), so it need not poll. The notice is a ``background_tasks_finished`` tool step in the
-trace, under the agent that launched the tasks.
-
-Tasks live in the agent state (``background_tasks``, merged by task id), so they survive across
-turns and checkpoints; sub-agents never receive that key. Every failure of the server (down,
-refusing credentials, unknown graph) is an error ToolMessage naming the server and the cause.
+A ``RemoteSubAgent`` with ``"background": True`` does not run through ``task``: the agent gets
+upstream deepagents' five async sub-agent tools instead (``start_async_task``,
+``check_async_task``, ``update_async_task``, ``cancel_async_task``, ``list_async_tasks``). Before
+each model call the middleware asks the servers about the tasks still running and announces
+those that finished in a user message (a ``background_tasks_finished`` step in the trace), so
+the agent need not poll. Tasks live in the agent state (``background_tasks``, merged by task
+id); every failure of a server is an error ToolMessage naming the server and the cause.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import Annotated, Any, NotRequired
@@ -195,19 +182,23 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             update[BACKGROUND_TASKS_KEY] = {t["task_id"]: t for t in changed}
         return Command(update=update)
 
-    def refused(runtime: ToolRuntime, text: str) -> ToolMessage:
-        return ToolMessage(content=text, tool_call_id=runtime.tool_call_id or "", status="error")
-
     def guarded(body: Callable[..., Command[Any]]) -> Callable[..., Command[Any] | ToolMessage]:
-        def run(runtime: ToolRuntime, *args: Any) -> Command[Any] | ToolMessage:
+        @functools.wraps(body)  # the tool's schema is read from the body's signature
+        def run(**kwargs: Any) -> Command[Any] | ToolMessage:
             try:
-                return body(runtime, *args)
+                return body(**kwargs)
             except Refused as error:
-                return refused(runtime, str(error))
+                call_id = kwargs["runtime"].tool_call_id or ""
+                return ToolMessage(content=str(error), tool_call_id=call_id, status="error")
 
         return run
 
-    def start(runtime: ToolRuntime, description: str, subagent_type: str) -> Command[Any]:
+    @guarded
+    def start_async_task(
+        description: Annotated[str, "A complete brief: the sub-agent sees only this."],
+        subagent_type: Annotated[str, "Which background sub-agent runs it."],
+        runtime: ToolRuntime,
+    ) -> Command[Any]:
         server = servers.get(subagent_type)
         if server is None:
             raise Refused(
@@ -236,7 +227,10 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             [task],
         )
 
-    def check(runtime: ToolRuntime, task_id: str) -> Command[Any]:
+    @guarded
+    def check_async_task(
+        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
+    ) -> Command[Any]:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, result = settled(client, task)
@@ -250,7 +244,12 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             text = f"Task {task_id} ({task['subagent']}) is still {task['status']}."
         return answer(runtime, text, [task])
 
-    def update(runtime: ToolRuntime, task_id: str, message: str) -> Command[Any]:
+    @guarded
+    def update_async_task(
+        task_id: Annotated[str, "The id start_async_task returned."],
+        message: Annotated[str, "The follow-up instruction."],
+        runtime: ToolRuntime,
+    ) -> Command[Any]:
         task, server = known(runtime, task_id)
         queued = server.update_strategy == "enqueue" and task["status"] not in DONE
         with client_of(server) as client:
@@ -272,7 +271,10 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
         )
         return answer(runtime, text, [task])
 
-    def cancel(runtime: ToolRuntime, task_id: str) -> Command[Any]:
+    @guarded
+    def cancel_async_task(
+        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
+    ) -> Command[Any]:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, _ = settled(client, task)
@@ -283,7 +285,8 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
                     task, _ = settled(client, task)
         return answer(runtime, f"Task {task_id} ({task['subagent']}): {task['status']}.", [task])
 
-    def listed(runtime: ToolRuntime) -> Command[Any]:
+    @guarded
+    def list_async_tasks(runtime: ToolRuntime) -> Command[Any]:
         tasks = tasks_of(runtime)
         if not tasks:
             return answer(runtime, "No background tasks yet.")
@@ -296,33 +299,6 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             for t in fresh
         ]
         return answer(runtime, "Background tasks:\n" + "\n".join(lines), fresh)
-
-    def start_async_task(
-        description: Annotated[str, "A complete brief: the sub-agent sees only this."],
-        subagent_type: Annotated[str, "Which background sub-agent runs it."],
-        runtime: ToolRuntime,
-    ) -> Command[Any] | ToolMessage:
-        return guarded(start)(runtime, description, subagent_type)
-
-    def check_async_task(
-        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any] | ToolMessage:
-        return guarded(check)(runtime, task_id)
-
-    def update_async_task(
-        task_id: Annotated[str, "The id start_async_task returned."],
-        message: Annotated[str, "The follow-up instruction."],
-        runtime: ToolRuntime,
-    ) -> Command[Any] | ToolMessage:
-        return guarded(update)(runtime, task_id, message)
-
-    def cancel_async_task(
-        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any] | ToolMessage:
-        return guarded(cancel)(runtime, task_id)
-
-    def list_async_tasks(runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        return guarded(listed)(runtime)
 
     return [
         runtime_tool(
