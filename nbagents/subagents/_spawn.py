@@ -98,7 +98,7 @@ class Spawn:
         return messages
 
     def child_config(self, guard: LimitGuard | None = None) -> RunnableConfig:
-        withheld, passed = self._sizes()
+        withheld, passed = self._sizes
         # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
         # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
         parent = ensure_config()
@@ -145,33 +145,22 @@ class Spawn:
         return kind(self.limits, f"sub-agent {self.name!r}")
 
     def run(self) -> Command[Any] | ToolMessage:
-        started = time.perf_counter()
-        sent = self.child_input()
+        started, sent = time.perf_counter(), self.child_input()
         try:
             config = self.child_config(self._guard())
             with _marked_for_langsmith(), in_flight():
                 result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
-        except GraphBubbleUp:
-            # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
-            raise
-        except LimitReached as reached:
-            return self._limited(reached, started)
         except Exception as error:
             return self._failed(error, started)
 
     async def arun(self) -> Command[Any] | ToolMessage:
-        started = time.perf_counter()
-        sent = self.child_input()
+        started, sent = time.perf_counter(), self.child_input()
         try:
             config = self.child_config(self._guard())
             with _marked_for_langsmith(), in_flight():
                 result = await self.runnable.ainvoke(sent, config)
             return self._finish(result, sent, started)
-        except GraphBubbleUp:
-            raise
-        except LimitReached as reached:
-            return self._limited(reached, started)
         except Exception as error:
             return self._failed(error, started)
 
@@ -205,30 +194,26 @@ class Spawn:
         return Command(update={**update, "messages": [message]})
 
     def _failed(self, error: Exception, started: float) -> ToolMessage:
-        if self.on_error == "raise":
-            raise error
-        text = f"Sub-agent {self.name!r} failed: {type(error).__name__}: {error}"
-        return ToolMessage(
-            content=text,
-            tool_call_id=self.tool_call_id,
-            name=TASK_TOOL,
-            status="error",
-            artifact=self._artifact("error", started, TokenUsage(), TokenUsage(), [], text),
-        )
-
-    def _limited(self, reached: LimitReached, started: float) -> ToolMessage:
+        # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
         # A limit is the caller's rule, not the sub-agent's fault: never raised, whatever
         # on_subagent_error says, so that parallel siblings finish.
-        text = (
-            f"Sub-agent {self.name!r} stopped before its next model call: {reached}. "
-            f"Its work is lost; do the rest yourself or give it a smaller task."
-        )
+        limited = isinstance(error, LimitReached)
+        if isinstance(error, GraphBubbleUp) or (self.on_error == "raise" and not limited):
+            raise error
+        if limited:
+            text = (
+                f"Sub-agent {self.name!r} stopped before its next model call: {error}. "
+                f"Its work is lost; do the rest yourself or give it a smaller task."
+            )
+        else:
+            text = f"Sub-agent {self.name!r} failed: {type(error).__name__}: {error}"
+        status = "limit" if limited else "error"
         return ToolMessage(
             content=text,
             tool_call_id=self.tool_call_id,
             name=TASK_TOOL,
             status="error",
-            artifact=self._artifact("limit", started, TokenUsage(), TokenUsage(), [], text),
+            artifact=self._artifact(status, started, TokenUsage(), TokenUsage(), [], text),
         )
 
     def _artifact(
@@ -240,7 +225,7 @@ class Spawn:
         returned: list[str],
         error: str | None,
     ) -> SubAgentArtifact:
-        withheld, passed = self._sizes()
+        withheld, passed = self._sizes
         return SubAgentArtifact(
             subagent=self.name,
             description=self.description,
@@ -253,13 +238,9 @@ class Spawn:
             error=error,
         )
 
-    def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The parent keys withheld from and passed to the sub-agent, with their sizes (worked
-        out once: the spawn record and the artifact both say them)."""
-        return self._state_sizes
-
     @functools.cached_property
-    def _state_sizes(self) -> tuple[dict[str, str], dict[str, str]]:
+    def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The parent keys withheld from and passed to the sub-agent, with their sizes."""
         withheld: dict[str, str] = {}
         passed: dict[str, str] = {}
         for key, value in self.parent_state.items():
