@@ -165,18 +165,14 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             prompt_section=_fill(system_prompt, agents) if system_prompt else None,
             task_description=_fill(task_description or TASK_TOOL_DESCRIPTION, agents),
             delegation=SubAgentMiddleware._sharing,
-            wraps_model_calls=wraps_model_calls,
         )
         self.tools = [_task_tool(self._registry)]
 
     @staticmethod
     def _sharing(registry: SubAgentRegistry, prompt_in_request: bool) -> SubAgentMiddleware:
-        """The middleware a built sub-agent gets, so that it can delegate further.
-
-        Always the base class: a user's subclass configures the main agent, not its sub-agents.
-        Without ``prompt_in_request`` the registry put the prompt section into the sub-agent's
-        system prompt, and the middleware only brings the tool (see ``_ToolOnly``).
-        """
+        """The middleware a built sub-agent gets to delegate further: never a user's subclass,
+        which configures the main agent; ``_ToolOnly`` when the prompt section is in its system
+        prompt already."""
         kind = SubAgentMiddleware if prompt_in_request else _ToolOnly
         nested = kind.__new__(kind)
         AgentMiddleware.__init__(nested)
@@ -214,15 +210,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
 
 class _ToolOnly(SubAgentMiddleware):
     """A built sub-agent's ``SubAgentMiddleware`` whose prompt section is already in its system
-    prompt: it adds the ``task`` tool and no model-call hook.
-
-    ``create_agent`` wraps every ``wrap_model_call`` in a LangSmith ``traceable``, which costs
-    each model call some CPU under ``invoke`` and, under ``ainvoke``, two hops through the
-    event loop's small default thread pool, where a wide fan-out's sub-agents queue. The stop
-    check the hook also made is a callback handler (``_stop.StopCheck``) under a stop scope.
-    A run with limits to keep gets the sub-agent built with the hook, which admits each call
-    (``SubAgentRegistry.graph_for(admits=True)``).
-    """
+    prompt: the ``task`` tool without a model-call hook, which ``create_agent`` would wrap in a
+    LangSmith ``traceable`` at every call. A run with limits gets the hook (``admits=True``)."""
 
     wrap_model_call = AgentMiddleware.wrap_model_call  # type: ignore[assignment]
     awrap_model_call = AgentMiddleware.awrap_model_call  # type: ignore[assignment]
@@ -230,19 +219,6 @@ class _ToolOnly(SubAgentMiddleware):
     @property
     def name(self) -> str:
         return "SubAgentMiddleware"
-
-
-def wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
-    """Whether ``create_agent`` puts ``middleware`` around model calls (a hook of either kind)
-    that may change the prompt; a middleware that says ``changes_prompt = False`` (prompt
-    caching touches only the model settings) does not count."""
-    kind = type(middleware)
-    if getattr(middleware, "changes_prompt", True) is False:
-        return False
-    return (
-        kind.wrap_model_call is not AgentMiddleware.wrap_model_call
-        or kind.awrap_model_call is not AgentMiddleware.awrap_model_call
-    )
 
 
 def _fill(template: str, agents: str) -> str:
@@ -271,6 +247,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
                 call_id,
             )
         limits = registry.limits_of(subagent_type)
+        accumulating, deleting = registry.reducers(subagent_type)
         response_format = (config.get("configurable") or {}).get(
             SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY
         )
@@ -285,8 +262,8 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             depth=depth,
             excluded=registry.excluded,
             on_error=registry.on_error,
-            accumulating=registry.accumulating(subagent_type),
-            deleting=registry.deleting(subagent_type),
+            accumulating=accumulating,
+            deleting=deleting,
             limits=limits,
             checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),

@@ -63,7 +63,6 @@ class SubAgentRegistry:
         prompt_section: str | None,
         task_description: str,
         delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]],
-        wraps_model_calls: Callable[[AgentMiddleware[Any, Any]], bool],
     ) -> None:
         self.specs = {s["name"]: s for s in specs}
         self.excluded = excluded
@@ -81,7 +80,6 @@ class SubAgentRegistry:
         self._state_schema = state_schema
         self._schema_reducers = reducer_keys(state_schema)
         self._delegation = delegation
-        self._wraps_model_calls = wraps_model_calls
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
@@ -91,8 +89,7 @@ class SubAgentRegistry:
             OrderedDict()
         )
         self._lock = threading.Lock()
-        self._accumulating: dict[str, frozenset[str]] = {}
-        self._deleting: dict[str, frozenset[str]] = {}
+        self._reducers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         # Built sub-agents that admit each model call against limits, made when a run first
         # has limits to keep: without limits a built sub-agent needs no model-call hook.
         self._admitting: dict[str, Runnable[Any, Any]] = {}
@@ -161,26 +158,15 @@ class SubAgentRegistry:
         spec = self.specs[name]
         return "graph_id" not in spec and spec.get("mode") == "fork"
 
-    def accumulating(self, name: str) -> frozenset[str]:
-        """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
-        found = self._accumulating.get(name)
+    def reducers(self, name: str) -> tuple[frozenset[str], frozenset[str]]:
+        """State keys with a reducer, in the parent's schema or the sub-agent's graph; and those
+        whose reducer deletes an entry updated to ``None`` (a state backend's ``files``)."""
+        found = self._reducers.get(name)
         if found is None:  # a graph's channels are fixed once built: looked at once per type
             channels = getattr(self.graphs[name], "channels", None) or {}
-            own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
-            found = self._accumulating[name] = self._schema_reducers | own
-        return found
-
-    def deleting(self, name: str) -> frozenset[str]:
-        """Keys whose reducer removes an entry updated to ``None``: a state backend's ``files``,
-        where a file the sub-agent deleted must be deleted in the parent too."""
-        found = self._deleting.get(name)
-        if found is None:
-            channels = getattr(self.graphs[name], "channels", None) or {}
-            found = self._deleting[name] = frozenset(
-                k
-                for k, c in channels.items()
-                if isinstance(c, BinaryOperatorAggregate) and c.operator is files_reducer
-            )
+            own = {k: c for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
+            deleting = frozenset(k for k, c in own.items() if c.operator is files_reducer)
+            found = self._reducers[name] = (self._schema_reducers | set(own), deleting)
         return found
 
     def _build(
@@ -223,7 +209,7 @@ class SubAgentRegistry:
         # system prompt here, the same text, and the middleware needs no per-call hook, unless
         # it admits the calls against limits.
         in_request = admits or (
-            bool(self.prompt_section) and any(map(self._wraps_model_calls, middleware))
+            bool(self.prompt_section) and any(map(_wraps_model_calls, middleware))
         )
         if self.prompt_section and not in_request:
             system_prompt = (
@@ -268,6 +254,18 @@ class SubAgentRegistry:
         if not sources:
             return files, []
         return files, [SkillsMiddleware(self._backend, sources=list(sources))]
+
+
+def _wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
+    """Whether ``create_agent`` puts ``middleware`` around model calls where it may change the
+    prompt (a middleware that says ``changes_prompt = False`` does not)."""
+    if getattr(middleware, "changes_prompt", True) is False:
+        return False
+    kind = type(middleware)
+    return (
+        kind.wrap_model_call is not AgentMiddleware.wrap_model_call
+        or kind.awrap_model_call is not AgentMiddleware.awrap_model_call
+    )
 
 
 def resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:
