@@ -171,7 +171,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 perform(op, manager, run)
             raise
         except BaseException as error:
-            failure = self._explain(error, run)
+            failure = self._explain(error, run.run_id)
             if run.active:
                 self._cancel_in_background(client, run.thread_id, run.run_id)
             for op in run.fail(failure):
@@ -218,7 +218,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 await aperform(op, manager, run)
             raise
         except BaseException as error:
-            failure = self._explain(error, run)
+            failure = self._explain(error, run.run_id)
             if run.active:
                 await _acancel(client, run.thread_id, run.run_id)
             for op in run.fail(failure):
@@ -320,7 +320,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         )
         return {"base_url": base_url, "headers": dict(sent), "timeout": timeout}
 
-    def _explain(self, error: BaseException, run: RemoteRun) -> BaseException:
+    def _explain(self, error: BaseException, run_id: str = "") -> BaseException:
         """The error to report: one naming the server and the cause, or ``error`` itself when
         it is not the server's doing (cancellation, Ctrl-C, a bug)."""
         if isinstance(error, RemoteSubAgentError | asyncio.CancelledError | KeyboardInterrupt):
@@ -330,7 +330,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         if isinstance(error, TimeoutError | StreamTimeout):
             return RemoteSubAgentError(
                 f"{where}: no result for {what} within timeout={self.timeout:g} s"
-                + ("; the remote run was cancelled." if run.run_id else ".")
+                + ("; the remote run was cancelled." if run_id else ".")
             )
         status = http_status(error)
         if status in (401, 403):
@@ -347,7 +347,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         if status is not None:
             return RemoteSubAgentError(f"{where} answered HTTP {status}: {shorten(error, 300)}")
         if is_transport(error):
-            if run.run_id:
+            if run_id:
                 return RemoteSubAgentError(
                     f"{where}: the connection broke during the run of {what} "
                     f"({type(error).__name__}: {error}); was the server stopped?"
