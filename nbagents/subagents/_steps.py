@@ -52,17 +52,14 @@ def namespace_of(event: str) -> tuple[str, ...]:
 class _Step:
     """What one running step opened: a run per tool call (``tools``, by call id), or one run."""
 
-    graph: str
-    """The graph run it is a step of (its namespace, ``""`` for the remote graph)."""
+    graph: str  # the graph run it is a step of (its namespace, "" for the remote graph)
     node: str
     kind: str
     key: str = ""
     tools: dict[str, str] = field(default_factory=dict)
-    graphs: list[str] = field(default_factory=list)
-    """Graph runs opened inside it (their namespaces), closed when it ends."""
+    graphs: list[str] = field(default_factory=list)  # graph runs opened inside it
     of_agent: bool = False
-    """A step of an agent graph (``ls_integration``): its tool calls run in its tool steps, so
-    a tool result another of its steps writes (an approval middleware's rejection) ran none."""
+    """A step of an agent graph: a tool result it writes (an approval's rejection) ran no tool."""
 
 
 class StepRelay(Relay):
@@ -72,15 +69,13 @@ class StepRelay(Relay):
         super().__init__(root)
         self._steps: dict[str, _Step] = {}
         self._step_numbers: dict[str, int] = {}
-        """Per graph run: its ``values`` parts so far, one before its first step and one after
-        each: the number of the step that starts next."""
+        """Per graph run, its ``values`` parts so far: the number of the step that starts next."""
         self._graph_input: dict[str, Any] = {}
         self._graph_output: dict[str, Any] = {}
         self._seen: set[str] = set()
         """Ids of the messages steps were given or wrote: a reply is shown once."""
         self._calls: dict[str, Mapping[str, Any]] = {}
-        """Tool calls of the replies so far, by id: the arguments of a tool result that no
-        tool-call step announced (a plain graph's own tool node)."""
+        """Tool calls of the replies so far, by id, for tool results no tool step announced."""
 
     def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
         namespace = namespace_of(event)
@@ -130,27 +125,18 @@ class StepRelay(Relay):
                 key = f"{step_id}/{call_id or position}"
                 yield _tool_start(key, call, call_id, **common)
                 step.tools[call_id] = key
-        elif node == _MODEL_STEP and md.get("ls_integration") and messages is not None:
-            self._see(messages)
-            step = _Step(graph, node, "llm", step_id)
-            prompt = [m for m in map(revive, messages) if isinstance(m, BaseMessage)]
-            kwargs = {"run_id": run_uuid(step_id), "name": node}
-            opening = ({"name": node}, [prompt])
-            yield Start(
-                step_id, "llm", method="on_chat_model_start", args=opening, kwargs=kwargs, **common
-            )
         else:
             self._see(messages)
-            step = _Step(graph, node, "chain", step_id, of_agent=bool(md.get("ls_integration")))
             kwargs = {"run_id": run_uuid(step_id), "name": node}
-            yield Start(
-                step_id,
-                "chain",
-                method="on_chain_start",
-                args=(None, revive(given)),
-                kwargs=kwargs,
-                **common,
-            )
+            if node == _MODEL_STEP and md.get("ls_integration") and messages is not None:
+                prompt = [m for m in map(revive, messages) if isinstance(m, BaseMessage)]
+                kind, method = "llm", "on_chat_model_start"
+                opening: tuple[Any, ...] = ({"name": node}, [prompt])
+            else:
+                kind, method, opening = "chain", "on_chain_start", (None, revive(given))
+            # of_agent only matters to a chain step
+            step = _Step(graph, node, kind, step_id, of_agent=bool(md.get("ls_integration")))
+            yield Start(step_id, kind, method=method, args=opening, kwargs=kwargs, **common)
         self._steps[step_id] = step
 
     def _end(self, step_id: str, data: Mapping[str, Any]) -> Plan:
