@@ -1,12 +1,7 @@
 """Sub-agents defined as Markdown files: ``<dir>/<name>/AGENTS.md`` with YAML frontmatter.
 
-The layout is the DeepAgents CLI's, so a ``.deepagents/agents`` directory works unchanged::
-
-    agents/
-    └── researcher/
-        └── AGENTS.md
-
-``AGENTS.md`` starts with YAML frontmatter; the Markdown body is the sub-agent's system prompt::
+The layout is the DeepAgents CLI's (``.deepagents/agents/researcher/AGENTS.md``); the Markdown
+body is the sub-agent's system prompt::
 
     ---
     name: researcher
@@ -66,20 +61,15 @@ def load_subagents(
 ) -> list[SubAgent]:
     """Read the sub-agents defined in ``<dir>/<name>/AGENTS.md`` files, sorted by name.
 
-    Give the directories from the most general to the most specific, e.g. the user's
-    ``~/.deepagents/agents`` then the project's ``.deepagents/agents``: a sub-agent defined in a
-    later directory replaces one of the same name from an earlier one. A directory that does not
-    exist is skipped, since most users have no user-level directory at all; a path that exists
-    but is not a directory is an error. Sub-directories without an ``AGENTS.md``, and those whose
-    names start with ``.`` or ``_``, are skipped.
+    Give the directories from the most general to the most specific (the user's
+    ``~/.deepagents/agents``, then the project's): a later definition replaces an earlier one of
+    the same name. A directory that does not exist is skipped; a path that is not a directory is
+    an error. Sub-directories without an ``AGENTS.md``, or named ``.*`` or ``_*``, are skipped.
 
-    ``tools`` resolves the names in a file's ``tools`` list: a mapping from name to tool, or a
-    sequence of tools looked up by their names. A file without ``tools`` inherits the main
-    agent's tools; ``tools: []`` gives the sub-agent none.
-
-    ``model_factory``, when given, is called with each file's ``model`` string and its result
-    becomes the spec's model, e.g. ``lambda m: recorded(m, "run.json")`` to record and replay
-    sub-agents that name their own provider.
+    ``tools`` resolves the names in a file's ``tools`` list: a name → tool mapping, or tools
+    looked up by their names. A file without ``tools`` inherits the main agent's tools;
+    ``tools: []`` gives none. ``model_factory`` turns each file's ``model`` string into the
+    spec's model (e.g. ``lambda m: recorded(m, "run.json")``).
 
     Raises :class:`SubAgentFileError` (a ``ValueError``) naming the file for missing or invalid
     frontmatter, a missing field, an unknown tool name, or a name that differs from its directory.

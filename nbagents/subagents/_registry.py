@@ -39,10 +39,8 @@ _FORMATS_KEPT = 32
 class SubAgentRegistry:
     """The sub-agent types of one main agent and their graphs, built once at construction.
 
-    Built sub-agents get a ``task`` tool sharing this registry, so nesting needs no extra graphs:
-    the depth limit is enforced at run time from the run's metadata. ``delegation`` makes the
-    middleware that gives a built sub-agent that tool (the registry cannot import the middleware,
-    which holds a registry).
+    Built sub-agents get a ``task`` tool sharing this registry (made by ``delegation``), so
+    nesting needs no extra graphs: the depth limit is enforced at run time.
     """
 
     def __init__(
@@ -98,13 +96,9 @@ class SubAgentRegistry:
     def graph_for(
         self, name: str, response_format: Any = None, *, admits: bool = False
     ) -> Runnable[Any, Any]:
-        """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
-
-        With ``admits`` a sub-agent nbagents builds admits each model call against the limits
-        of its run (see ``limits.admitted``); a compiled or remote one is returned as it is.
-        Raises ``ValueError`` for a ``CompiledSubAgent`` (a ready-made runnable cannot be
-        rebuilt with another format, as in deepagents) and for a ``RemoteSubAgent`` (the
-        server's graph answers as it was deployed).
+        """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given
+        (``ValueError`` for a compiled or remote one, which cannot be rebuilt). With ``admits`` a
+        built sub-agent admits each model call against its run's limits (``limits.admitted``).
         """
         spec = self.specs[name]
         built = "runnable" not in spec and "graph_id" not in spec
@@ -141,9 +135,7 @@ class SubAgentRegistry:
         return graph
 
     def build(self, spec: SubAgent, *, admits: bool = False) -> Runnable[Any, Any]:
-        """``spec`` built as this agent builds its sub-agents: inherited model and tools, file
-        tools and skills, approvals, and a ``task`` tool that delegates through this registry.
-        For a re-run of one sub-agent with its spec changed."""
+        """``spec`` built as this agent builds its sub-agents (for a re-run with a changed spec)."""
         validate_specs([spec])
         return self._build(spec, admits=admits)
 
@@ -234,11 +226,8 @@ class SubAgentRegistry:
     def _file_middleware(
         self, spec: SubAgent
     ) -> tuple[list[AgentMiddleware[Any, Any]], list[AgentMiddleware[Any, Any]]]:
-        """File tools on the shared backend, and the skills this sub-agent is offered.
-
-        The general-purpose sub-agent shares the main agent's skills; any other sub-agent has
-        only the skills its spec names (as in deepagents).
-        """
+        """File tools on the shared backend, and the skills this sub-agent is offered (the main
+        agent's for the general-purpose one, else only those its spec names)."""
         sources = spec.get("skills")
         if sources is None and spec["name"] == GENERAL_PURPOSE:
             sources = self._default_skills
