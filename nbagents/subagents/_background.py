@@ -124,41 +124,29 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
 
     def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Tell the agent which of its tasks finished since its last model call."""
-        finished = []
-        for task in _running(state):
-            server = self._servers.get(task["subagent"])
-            if server is None:
-                continue
+        checked = []
+        for task, server in _running(state, self._servers):
             # An unreachable server is not the agent's business here: check_async_task will
             # name it when the agent asks.
             with suppress(Refused), client_of(server) as client:
-                fresh, result = settled(client, task)
-                if fresh["status"] in DONE:
-                    finished.append((fresh, result))
-        if not finished:
-            return None
-        text = _notice(finished)
-        _NOTICE.invoke({"notice": text}, get_config())
-        return _announced(finished, text)
+                checked.append(settled(client, task))
+        update = _announced(checked)
+        if update is not None:
+            _NOTICE.invoke({"notice": update["messages"][0].content}, get_config())
+        return update
 
     async def abefore_model(
         self, state: BackgroundState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """``before_model`` with the servers' async clients."""
-        finished = []
-        for task in _running(state):
-            server = self._servers.get(task["subagent"])
-            if server is None:
-                continue
+        checked = []
+        for task, server in _running(state, self._servers):
             with suppress(Refused):
-                fresh, result = await afinished(server, task)
-                if fresh["status"] in DONE:
-                    finished.append((fresh, result))
-        if not finished:
-            return None
-        text = _notice(finished)
-        await _NOTICE.ainvoke({"notice": text}, get_config())
-        return _announced(finished, text)
+                checked.append(await afinished(server, task))
+        update = _announced(checked)
+        if update is not None:
+            await _NOTICE.ainvoke({"notice": update["messages"][0].content}, get_config())
+        return update
 
 
 def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
@@ -340,31 +328,33 @@ def _update_description(servers: Mapping[str, Server]) -> str:
     return f"{head} {interrupts}, except on {names}: there it waits for the current job to end."
 
 
-def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:
-    tasks = state.get(BACKGROUND_TASKS_KEY) or {}
-    return [t for t in tasks.values() if t["status"] not in DONE]
+def _running(
+    state: Mapping[str, Any], servers: Mapping[str, Server]
+) -> list[tuple[BackgroundTask, Server]]:
+    tasks = (state.get(BACKGROUND_TASKS_KEY) or {}).values()
+    return [
+        (t, servers[t["subagent"]])
+        for t in tasks
+        if t["status"] not in DONE and t["subagent"] in servers
+    ]
 
 
-def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
+def _announced(checked: Sequence[tuple[BackgroundTask, str | None]]) -> dict[str, Any] | None:
+    """The state update that tells the agent about the tasks among ``checked`` that ended."""
+    finished = [(task, result) for task, result in checked if task["status"] in DONE]
     lines = []
     for task, result in finished:
         if task["status"] == WAITING:
             lines.append(f"Background task: {waiting_text(task, result)}")
             continue
         head = f"Background task {task['task_id']} ({task['subagent']}) finished: {task['status']}."
-        if result is None:
-            lines.append(head)
-            continue
-        quoted = result
-        if len(quoted) > NOTICE_RESULT_CHARS:
-            quoted = quoted[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
-        lines.append(f"{head} Result:\n{quoted}")
-    return "\n\n".join(lines)
-
-
-def _announced(finished: Sequence[tuple[BackgroundTask, str | None]], text: str) -> dict[str, Any]:
+        if result is not None and len(result) > NOTICE_RESULT_CHARS:
+            result = result[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
+        lines.append(head if result is None else f"{head} Result:\n{result}")
+    if not lines:
+        return None
     return {
-        "messages": [HumanMessage(content=text, name=NOTICE_TOOL)],
+        "messages": [HumanMessage(content="\n\n".join(lines), name=NOTICE_TOOL)],
         BACKGROUND_TASKS_KEY: {task["task_id"]: task for task, _ in finished},
     }
 
