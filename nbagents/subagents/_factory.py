@@ -124,8 +124,7 @@ def create_deep_agent(
     if backend is not None:
         backend = check_backend(backend)
     elif skills or memory:
-        # Skills and memory then live in the state's files, given with the input:
-        # {"files": {...}}; the agent gets the file tools to keep its memory up to date.
+        # Skills and memory then live in the state's files, given with the input.
         backend = StateBackend()
     # Without a backend, summarization keeps what it folds in the thread's state (``files``),
     # where a checkpointer keeps it and the run's output shows it.
@@ -162,9 +161,7 @@ def create_deep_agent(
         max_subagent_depth=max_subagent_depth,
         on_subagent_error=on_subagent_error,
     )
-    # deepagents' order: files, task, summarization, patched tool calls, background tasks (the
-    # core); then the caller's middleware; then skills, prompt caching and memory (the tail),
-    # which change the prompt last. A caller's middleware of a default's name replaces it.
+    # deepagents' order (see the docstring): the tail changes the prompt last.
     core: list[AgentMiddleware[Any, Any]] = []
     if backend is not None:
         core.append(FilesystemMiddleware(backend=backend))

@@ -197,9 +197,8 @@ class SubAgentRegistry:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
         system_prompt = spec["system_prompt"]
         # The delegation middleware comes last, so its section ends the system prompt. When no
-        # other middleware changes the prompt per call, the section can be written into the
-        # system prompt here, the same text, and the middleware needs no per-call hook, unless
-        # it admits the calls against limits.
+        # other middleware changes the prompt per call, the section is written into it here and
+        # the middleware needs no per-call hook (unless it admits the calls against limits).
         in_request = admits or (
             bool(self.prompt_section) and any(map(_wraps_model_calls, middleware))
         )

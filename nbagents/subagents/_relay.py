@@ -95,18 +95,14 @@ the next one is asked for."""
 
 
 class RemoteStepError(Exception):
-    """A step that failed on the server, as its callbacks report it.
-
-    Named after the remote exception (``ValueError``...) by :func:`remote_error`, so a trace shows
-    ``ValueError: ...`` as it would for the same step run here.
-    """
+    """A step that failed on the server; :func:`remote_error` names a subclass after the remote
+    exception, so a trace shows ``ValueError: ...`` as for the same step run here."""
 
 
 class RemotePause(GraphBubbleUp):
-    """A remote step that stopped for a human (LangGraph's ``interrupt``) or was cut off by the
-    run's end. A ``GraphBubbleUp``, so tracers mark the step interrupted rather than failed; not
-    a ``GraphInterrupt``: what the parent waits for is carried once, by the ``task`` call's own
-    interrupt, on the sub-agent's run (``nbagents.subagents._remote_pause``)."""
+    """A remote step that stopped for a human or was cut off by the run's end: a
+    ``GraphBubbleUp``, so tracers mark it interrupted; not a ``GraphInterrupt``, which the
+    ``task`` call's own interrupt carries (``_remote_pause``)."""
 
 
 def remote_error(found: Any) -> BaseException:
@@ -241,11 +237,8 @@ class EventRelay(Relay):
 
 
 def revive(value: Any) -> Any:
-    """JSON from the server with its serialised messages and commands turned back into objects.
-
-    A tool that returns a ``Command`` (a remote deep agent's own ``task`` tool) reaches us as its
-    dataclass fields; revived, the tracer finds its result in the ``ToolMessage`` it carries.
-    """
+    """JSON from the server with its serialised messages and commands (a remote deep agent's
+    ``task`` results) turned back into objects."""
     if isinstance(value, list):
         return [revive(v) for v in value]
     if not isinstance(value, Mapping):

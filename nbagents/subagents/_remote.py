@@ -75,9 +75,7 @@ which reports a server that is not running only after about 7.5 s)."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
 STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
-    # A step's start and end (and its graph runs' steps) are all a trace of model and tool
-    # calls needs; "events" also sends every runnable's start, token and end, which costs the
-    # server far more CPU per run, on a server that may share the client's cores.
+    # "events" also sends every runnable's start, token and end: far more server CPU per run.
     "steps": ["tasks", "values"],
     "events": ["events", "values"],
 }

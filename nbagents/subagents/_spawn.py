@@ -51,24 +51,15 @@ class Spawn:
     depth: int
     excluded: Collection[str]
     on_error: OnError
-    accumulating: Collection[str] = ()
-    """Parent keys with a reducer: they get what the sub-agent added, not its whole value."""
-    deleting: Collection[str] = ()
-    """Those of them whose reducer deletes an entry updated to ``None`` (``files``): they also
-    get ``None`` for each entry the sub-agent removed."""
-    limits: Limits | None = None
-    """The spec's limits: each run gets a :class:`LimitGuard` of its own."""
+    accumulating: Collection[str] = ()  # keys with a reducer: they get what was added
+    deleting: Collection[str] = ()  # of those, keys that get None for each entry removed
+    limits: Limits | None = None  # the spec's: each run gets a guard of its own
     checks_limits: bool = True
-    """Whether the runnable checks its guards before each model call (nbagents built it);
-    else a :class:`StepGuard` stops it at its next step."""
-
-    fork: bool = False
-    """``"mode": "fork"``: the sub-agent starts from the parent's conversation so far."""
-    compiled: bool = False
-    """A ``CompiledSubAgent``: a ``recursion_limit`` its runnable was configured with is the
-    user's, and holds when it is smaller than the caller's."""
-    response_format: str | None = None
-    """The name of the response format the caller chose for this call, for the trace."""
+    """Whether the runnable admits its model calls (nbagents built it), else a
+    :class:`StepGuard` stops it at its next step."""
+    fork: bool = False  # "mode": "fork": start from the parent's conversation so far
+    compiled: bool = False  # a CompiledSubAgent: its own smaller recursion_limit holds
+    response_format: str | None = None  # the name of the format the caller chose, for the trace
 
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
@@ -276,13 +267,8 @@ def _own_recursion_limit(runnable: Runnable[Any, Any]) -> int | None:
 
 
 def _added(before: Any, after: Any, *, removes: bool = False) -> Any:
-    """What a sub-agent added to a value the parent accumulates with a reducer.
-
-    The reducer combines the update with the parent's value, so sending the sub-agent's whole
-    final list would repeat every item the parent already has. With ``removes`` (a reducer that
-    deletes an entry updated to ``None``), the entries the sub-agent removed are sent as ``None``:
-    left out, the parent would keep them.
-    """
+    """What a sub-agent added to a value the parent accumulates with a reducer (its whole value
+    would repeat what the parent has); with ``removes``, the entries it removed as ``None``."""
     if isinstance(before, list) and isinstance(after, list) and after[: len(before)] == before:
         return after[len(before) :]
     if isinstance(before, Mapping) and isinstance(after, Mapping):

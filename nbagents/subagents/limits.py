@@ -181,13 +181,10 @@ class LimitGuard(BaseCallbackHandler):
 
 
 class StepGuard(LimitGuard):
-    """A guard for a ``CompiledSubAgent``, whose model calls nbagents cannot wrap: it stops
-    the runnable when its next step (a graph node, a tool, any chain) starts.
-
-    Raising from a callback is the only way in; LangChain passes the error on because of
-    ``raise_error``. Not at the model call's own start: under ``ainvoke`` LangChain has then
-    already made the other handlers' start events, which would be left never awaited.
-    """
+    """A guard for a ``CompiledSubAgent``, whose model calls nbagents cannot wrap: it stops the
+    runnable when its next step starts (raising from a callback, passed on for ``raise_error``).
+    Not at a model call's start: under ``ainvoke`` other handlers' start events would be left
+    never awaited."""
 
     raise_error = True
 
@@ -233,11 +230,8 @@ def _price(model: str | None, usage: TokenUsage) -> Decimal | None:
 
 
 def guarded_config(config: RunnableConfig, *first: BaseCallbackHandler) -> RunnableConfig:
-    """``config`` with the handlers ``first`` (a guard) before its callbacks, kept in order.
-
-    First, because LangChain calls the handlers in order and stops at a :class:`StepGuard`'s
-    error: the tracer, after it, never opens a span for a step that does not run.
-    """
+    """``config`` with the handlers ``first`` before its callbacks: LangChain stops at a
+    :class:`StepGuard`'s error, so the tracer never opens a span for a step that does not run."""
     callbacks = config.get("callbacks")
     if callbacks is None:
         return {**config, "callbacks": list(first)}
