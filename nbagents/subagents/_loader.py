@@ -27,7 +27,7 @@ import yaml
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from nbagents.subagents._specs import SubAgent, validate_specs
+from nbagents.subagents._specs import SubAgent, describe, validate_specs
 
 __all__ = ["AGENTS_FILE", "SubAgentFileError", "load_subagents"]
 
@@ -151,7 +151,7 @@ def _load_file(
             skills = [skills]
         if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
             raise SubAgentFileError(
-                path, f"'skills' must be a list of skill directories, not {_describe(skills)}."
+                path, f"'skills' must be a list of skill directories, not {describe(skills)}."
             )
         spec["skills"] = [s.strip() for s in skills]
     try:
@@ -214,9 +214,7 @@ def _required_str(path: Path, meta: Mapping[str, Any], key: str) -> str:
     if value is None:
         raise SubAgentFileError(path, f"the frontmatter has no {key!r} field.")
     if not isinstance(value, str) or not value.strip():
-        raise SubAgentFileError(
-            path, f"{key!r} must be a non-empty string, not {_describe(value)}."
-        )
+        raise SubAgentFileError(path, f"{key!r} must be a non-empty string, not {describe(value)}.")
     return value.strip()
 
 
@@ -230,7 +228,7 @@ def _resolve_tools(
         names = [n.strip() for n in value]
     else:
         raise SubAgentFileError(
-            path, f"'tools' must be a list of tool names, not {_describe(value)}."
+            path, f"'tools' must be a list of tool names, not {describe(value)}."
         )
     if names and not tools_given:
         raise SubAgentFileError(
@@ -276,7 +274,3 @@ def _tool_name(tool: ToolLike) -> str:
     if isinstance(name, str):
         return name
     raise ValueError(f"Cannot tell the name of tool {tool!r}; pass a name → tool mapping.")
-
-
-def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"

@@ -199,28 +199,27 @@ class EventRelay(Relay):
                 break
         name = str(event.get("name") or "remote")
         inputs = data.get("input")
-        common: dict[str, Any] = {"run_id": run_uuid(run_id), "name": name}
-        tags = [str(t) for t in event.get("tags") or ()]
-        metadata = kept_metadata(event.get("metadata"))
+        kwargs: dict[str, Any] = {"run_id": run_uuid(run_id), "name": name}
+        args: tuple[Any, ...]
         if kind == "on_chain_start":
-            args: tuple[Any, ...] = (None, revive(inputs))
-            return Start(run_id, "chain", parent, "on_chain_start", args, common, tags, metadata)
-        if kind == "on_chat_model_start":
+            opens, args = "chain", (None, revive(inputs))
+        elif kind == "on_chat_model_start":
             given = inputs.get("messages") if isinstance(inputs, Mapping) else None
             batch = given[0] if isinstance(given, list) and given else []
             messages = [m for m in map(revive, batch) if isinstance(m, BaseMessage)]
-            args = ({"name": name}, [messages])
-            return Start(run_id, "llm", parent, "on_chat_model_start", args, common, tags, metadata)
-        if kind == "on_llm_start":
+            opens, args = "llm", ({"name": name}, [messages])
+        elif kind == "on_llm_start":
             prompts = inputs.get("prompts") if isinstance(inputs, Mapping) else None
-            args = ({"name": name}, [str(p) for p in prompts or [inputs]])
-            return Start(run_id, "llm", parent, "on_llm_start", args, common, tags, metadata)
-        if kind == "on_tool_start":
-            given = dict(inputs) if isinstance(inputs, Mapping) else None
-            kwargs = {**common, "inputs": given}
-            args = ({"name": name}, str(inputs))
-            return Start(run_id, "tool", parent, "on_tool_start", args, kwargs, tags, metadata)
-        return None  # retrievers, prompts, parsers: not shown by the tracer either
+            opens, args = "llm", ({"name": name}, [str(p) for p in prompts or [inputs]])
+        elif kind == "on_tool_start":
+            kwargs["inputs"] = dict(inputs) if isinstance(inputs, Mapping) else None
+            opens, args = "tool", ({"name": name}, str(inputs))
+        else:
+            return None  # retrievers, prompts, parsers: not shown by the tracer either
+        tags = [str(t) for t in event.get("tags") or ()]
+        return Start(
+            run_id, opens, parent, kind, args, kwargs, tags, kept_metadata(event.get("metadata"))
+        )
 
     def _end(self, kind: str, run_id: str, data: Mapping[str, Any]) -> Call | None:
         found = self._open.pop(run_id, None)

@@ -24,6 +24,7 @@ __all__ = [
     "CompiledSubAgent",
     "RemoteSubAgent",
     "SubAgent",
+    "describe",
     "tools_problem",
     "validate_specs",
 ]
@@ -354,7 +355,7 @@ def tools_problem(tools: Any) -> str | None:
         name = getattr(tools, "name", None) or getattr(tools, "__name__", "tool")
         return f"must be a list of tools, not one tool: write [{name}]."
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Collection):
-        return f"must be a list of tools ({_TOOL_KINDS} each), not {_describe(tools)}."
+        return f"must be a list of tools ({_TOOL_KINDS} each), not {describe(tools)}."
     for position, tool in enumerate(tools):
         if isinstance(tool, BaseTool | dict) or callable(tool):
             continue
@@ -363,7 +364,7 @@ def tools_problem(tools: Any) -> str | None:
                 f"item #{position + 1} is the name {tool!r}: pass the tool itself "
                 f"({_TOOL_KINDS}), not its name."
             )
-        return f"item #{position + 1} must be {_TOOL_KINDS}, not {_describe(tool)}."
+        return f"item #{position + 1} must be {_TOOL_KINDS}, not {describe(tool)}."
     return None
 
 
@@ -402,5 +403,5 @@ def _closest(key: str) -> str | None:
     return close[0] if close else None
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"

@@ -44,16 +44,12 @@ class StopScope:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._stopped = False
+        self.stopped = False
         self._waiting: set[threading.Event] = set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stopped
 
     def stop(self) -> None:
         with self._lock:
-            self._stopped = True
+            self.stopped = True
             waiting = list(self._waiting)
         for event in waiting:
             event.set()
@@ -64,7 +60,7 @@ class StopScope:
         future.add_done_callback(lambda _: woken.set())
         with self._lock:
             self._waiting.add(woken)
-            if self._stopped:
+            if self.stopped:
                 woken.set()
         try:
             woken.wait()
