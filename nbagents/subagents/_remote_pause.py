@@ -74,8 +74,11 @@ class ThreadKey:
     def of(cls, config: RunnableConfig, url: str, graph_id: str) -> ThreadKey | None:
         """The key of the call running with ``config``, or ``None`` when its parent run has no
         checkpointer (it cannot pause, so a remote pause cannot be answered)."""
-        parent = _parent_configurable()
-        if parent is None or parent.get(CONFIG_KEY_CHECKPOINTER) is None:
+        try:  # the configurable of the LangGraph task the call runs in (what interrupt reads)
+            parent = get_config().get("configurable")
+        except RuntimeError:  # outside a graph
+            return None
+        if not isinstance(parent, Mapping) or parent.get(CONFIG_KEY_CHECKPOINTER) is None:
             return None
         thread = parent.get("thread_id")
         if thread in (None, ""):
@@ -220,13 +223,3 @@ class _Batch:
             start += len(part.actions)
             shares[part.request.id] = {"decisions": mine} if part.batched else mine[0]
         return shares
-
-
-def _parent_configurable() -> Mapping[str, Any] | None:
-    """The ``configurable`` of the LangGraph task the call runs in (what ``interrupt`` reads),
-    or ``None`` outside a graph."""
-    try:
-        found = get_config().get("configurable")
-    except RuntimeError:
-        return None
-    return found if isinstance(found, Mapping) else None
