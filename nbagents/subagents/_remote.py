@@ -99,20 +99,36 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _session(
         self, run: RemoteRun, input: dict[str, Any], config: RunnableConfig
-    ) -> Generator[_Request | _Stream, Any, dict[str, Any]]:
-        """The run's requests in order, for ``invoke`` and ``ainvoke`` to make on their client:
-        a call (its answer is sent back, its error thrown in) or a stream to read."""
-        key = ThreadKey.of(config, self.url, self.graph_id)
-        resume = yield from self._start(run, key)
-        while True:
-            yield _Stream(_stream_options(run, input, resume))
-            if run.paused:
-                run.interrupts = waiting_for((yield _threads("get_state", run.thread_id)))
-            if not run.interrupts:
-                return run.result()
-            if run.answered:
-                yield _threads("update", run.thread_id, metadata={ANSWERED_KEY: run.answered})
-            resume = self._ask(run, key)
+    ) -> Generator[Any, Any, dict[str, Any]]:
+        """The run's actions in order, for ``invoke`` and ``ainvoke`` to make: a request on their
+        client (its answer is sent back), a stream to read, ``_CANCEL``, or callbacks to make.
+        An error in any of them is thrown in."""
+        try:
+            key = ThreadKey.of(config, self.url, self.graph_id)
+            resume = yield from self._start(run, key)
+            while True:
+                yield _Stream(_stream_options(run, input, resume))
+                if run.paused:
+                    run.interrupts = waiting_for((yield _threads("get_state", run.thread_id)))
+                if not run.interrupts:
+                    result = run.result()
+                    break
+                if run.answered:
+                    yield _threads("update", run.thread_id, metadata={ANSWERED_KEY: run.answered})
+                resume = self._ask(run, key)
+        except GraphInterrupt as pause:
+            yield from run.pause(pause)
+            raise
+        except BaseException as error:
+            failure = self._explain(error, run.run_id)
+            if run.active:
+                yield _CANCEL
+            yield from run.fail(failure)
+            if failure is error:
+                raise
+            raise failure from error
+        yield from run.succeed(result)
+        return result
 
     def _start(
         self, run: RemoteRun, key: ThreadKey | None
@@ -145,43 +161,32 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
+        session = self._session(run, input, config)
         try:
-            session = self._session(run, input, config)
-            request = next(session)
+            action = next(session)
             while True:
                 answer = None
-                if isinstance(request, _Stream):
-                    parts = client.runs.stream(run.thread_id, self.graph_id, **request.options)
-                    for part in bounded(parts, self.timeout):
-                        for op in run.accept(part.event, part.data):
-                            perform(op, manager, run)
+                try:
+                    if isinstance(action, _Stream):
+                        parts = client.runs.stream(run.thread_id, self.graph_id, **action.options)
+                        for part in bounded(parts, self.timeout):
+                            for op in run.accept(part.event, part.data):
+                                perform(op, manager, run)
+                    elif action is _CANCEL:
+                        self._cancel_in_background(client, run.thread_id, run.run_id)
+                    elif callable(action):
+                        answer = action(client)
+                    else:
+                        perform(action, manager, run)
+                except BaseException as error:
+                    action = session.throw(error)
                 else:
-                    try:
-                        answer = request(client)
-                    except Exception as error:
-                        request = session.throw(error)
-                        continue
-                request = session.send(answer)
+                    action = session.send(answer)
         except StopIteration as done:
             result: dict[str, Any] = done.value
-        except GraphInterrupt as pause:
-            for op in run.pause(pause):
-                perform(op, manager, run)
-            raise
-        except BaseException as error:
-            failure = self._explain(error, run.run_id)
-            if run.active:
-                self._cancel_in_background(client, run.thread_id, run.run_id)
-            for op in run.fail(failure):
-                perform(op, manager, run)
-            if failure is error:
-                raise
-            raise failure from error
+            return result
         finally:
             self._release_sync()
-        for op in run.succeed(result):
-            perform(op, manager, run)
-        return result
 
     async def ainvoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -191,46 +196,35 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         manager = get_async_callback_manager_for_config(config)
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
+        session = self._session(run, input, config)
         try:
-            session = self._session(run, input, config)
-            request = next(session)
+            action = next(session)
             while True:
                 answer = None
-                if isinstance(request, _Stream):
-                    parts = client.runs.stream(run.thread_id, self.graph_id, **request.options)
-                    async with asyncio.timeout(self.timeout):
-                        async for part in parts:
-                            for op in run.accept(part.event, part.data):
-                                await aperform(op, manager, run)
+                try:
+                    if isinstance(action, _Stream):
+                        parts = client.runs.stream(run.thread_id, self.graph_id, **action.options)
+                        async with asyncio.timeout(self.timeout):
+                            async for part in parts:
+                                for op in run.accept(part.event, part.data):
+                                    await aperform(op, manager, run)
+                    elif action is _CANCEL:
+                        await _acancel(client, run.thread_id, run.run_id)
+                    elif callable(action):
+                        answer = await action(client)
+                    else:
+                        await aperform(action, manager, run)
+                except BaseException as error:
+                    action = session.throw(error)
                 else:
-                    try:
-                        answer = await request(client)
-                    except Exception as error:
-                        request = session.throw(error)
-                        continue
-                request = session.send(answer)
+                    action = session.send(answer)
         except StopIteration as done:
             result: dict[str, Any] = done.value
-        except GraphInterrupt as pause:
-            for op in run.pause(pause):
-                await aperform(op, manager, run)
-            raise
-        except BaseException as error:
-            failure = self._explain(error, run.run_id)
-            if run.active:
-                await _acancel(client, run.thread_id, run.run_id)
-            for op in run.fail(failure):
-                await aperform(op, manager, run)
-            if failure is error:
-                raise
-            raise failure from error
+            return result
         finally:
             unused = self._clients.release(loop)
             if unused is not None:
                 await unused.aclose()
-        for op in run.succeed(result):
-            await aperform(op, manager, run)
-        return result
 
     def _release_sync(self) -> None:
         unused = self._clients.release(None)
@@ -385,6 +379,10 @@ _Request = Callable[[Any], Any]
 
 def _threads(method: str, *args: Any, **kwargs: Any) -> _Request:
     return lambda client: getattr(client.threads, method)(*args, **kwargs)
+
+
+_CANCEL = object()
+"""An action: cancel the run on the server (best effort)."""
 
 
 @dataclass(frozen=True)
