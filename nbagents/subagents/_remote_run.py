@@ -57,17 +57,13 @@ class RemoteRun:
         self.graph_id = graph_id
         self.input = input
         self.name = str(config.get("run_name") or subagent)
-        self.metadata: Mapping[str, Any] = config.get("metadata") or {}
         self.thread_id = ""
         self.run_id = ""
         self.ended = False
         self.final: dict[str, Any] | None = None
-        self.paused = False
-        """A state of the run listed interrupts: it stopped for a person."""
-        self.interrupts: tuple[RemoteInterrupt, ...] = ()
-        """What the paused thread waits for (read from the thread, which lists them all)."""
-        self.answered = 0
-        """Answers the ``task`` call has used so far (see ``_remote_pause.ask_parent``)."""
+        self.paused = False  # a state of the run listed interrupts
+        self.interrupts: tuple[RemoteInterrupt, ...] = ()  # what the paused thread waits for
+        self.answered = 0  # answers the task call has used so far (see ask_parent)
         self.root: Any = None
         self.relay: Relay | None = None
         self._early: list[tuple[str, Any]] = []
@@ -98,17 +94,14 @@ class RemoteRun:
             )
         elif event == "end":
             self.ended = True
-        if not isinstance(data, Mapping):
-            return []
         kind = event.partition("|")[0]
-        if self.detail == "events" and kind == "events":
-            return [*self._open_root(data), _Event(event, data)]
-        if self.detail == "steps" and kind in ("tasks", "values"):
-            if self.root is None and kind == "values":
-                self._early.append((event, data))  # the run opens with its first step
-                return []
-            return [*self._open_root(data), _Event(event, data)]
-        return []
+        relayed = ("events",) if self.detail == "events" else ("tasks", "values")
+        if not isinstance(data, Mapping) or kind not in relayed:
+            return []
+        if self.root is None and kind == "values":
+            self._early.append((event, data))  # the run opens with its first step
+            return []
+        return [*self._open_root(data), _Event(event, data)]
 
     def _open_root(self, data: Mapping[str, Any]) -> list[_Op]:
         if self.root is not None:
@@ -126,30 +119,26 @@ class RemoteRun:
         return {k: revive(v) for k, v in self.final.items()}
 
     def succeed(self, result: dict[str, Any]) -> list[_Op]:
-        ops: list[_Op] = []
-        if self.root is None:
-            what = "run events" if self.detail == "events" else "steps"
-            ops.append(_OpenRoot(f"not streamed: the server sent no {what}", {}))
-        ops.append(_EndRoot(result))
-        return ops
+        what = "run events" if self.detail == "events" else "steps"
+        return self._closing(f"the server sent no {what}", _EndRoot(result))
 
     def fail(self, error: BaseException) -> list[_Op]:
-        ops: list[_Op] = []
-        if self.root is None:
-            if not self.run_id:
-                return []  # nothing ran remotely: the task call's error says it all
-            ops.append(_OpenRoot("not streamed: the run failed before its first step", {}))
-        ops.append(_FailRoot(error))
-        return ops
+        if self.root is None and not self.run_id:
+            return []  # nothing ran remotely: the task call's error says it all
+        return self._closing("the run failed before its first step", _FailRoot(error))
 
     def pause(self, pause: BaseException) -> list[_Op]:
         """Show the sub-agent waiting: its steps end, its run ends with ``pause`` (the parent's
         ``GraphInterrupt``, which carries what the parent now waits for)."""
-        ops: list[_Op] = []
-        if self.root is None:
-            ops.append(_OpenRoot("not streamed: the run waits for a decision", {}))
-        ops.append(_FailRoot(pause, steps_end=_CUT_OFF))
-        return ops
+        return self._closing("the run waits for a decision", _FailRoot(pause, steps_end=_CUT_OFF))
+
+    def _closing(self, unstreamed: str, close: _Op) -> list[_Op]:
+        """``close``, after opening the sub-agent's run if no part of the stream opened it."""
+        return (
+            [close]
+            if self.root is not None
+            else [_OpenRoot(f"not streamed: {unstreamed}", {}), close]
+        )
 
     def record(self, steps: str) -> RemoteRecord:
         return RemoteRecord(
