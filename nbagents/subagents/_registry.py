@@ -105,15 +105,10 @@ class SubAgentRegistry:
         if response_format is None:
             if not (admits and built):
                 return self.graphs[name]
-            graph = self._admitting.get(name)
-            if graph is None:
-                # Under its own lock: the first spawns of a wide fan-out all ask at once, and
-                # each build takes milliseconds.
-                with self._building:
-                    graph = self._admitting.get(name)
-                    if graph is None:
-                        graph = self._admitting[name] = self._build(spec, admits=True)
-            return graph
+            with self._building:  # the first spawns of a wide fan-out all ask at once
+                if name not in self._admitting:
+                    self._admitting[name] = self._build(spec, admits=True)
+                return self._admitting[name]
         if not built:
             kind = "compiled" if "runnable" in spec else "remote"
             raise ValueError(

@@ -75,11 +75,12 @@ class StopScope:
 @contextlib.contextmanager
 def ctrl_c_stops_subagents() -> Iterator[None]:
     """While the body runs on the main thread, Ctrl-C also stops the waiting for sub-agents."""
-    if _current.get() is not None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
     previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):
+    if (
+        _current.get() is not None
+        or threading.current_thread() is not threading.main_thread()
+        or not callable(previous)
+    ):
         yield
         return
     scope = StopScope()
