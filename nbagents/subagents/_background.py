@@ -1,30 +1,17 @@
 """Background remote sub-agents: launch a task on a LangGraph server and keep working.
 
-A ``RemoteSubAgent`` spec with ``"background": True`` is not run through ``task`` (which waits
-for the result). Instead :class:`BackgroundSubAgentMiddleware` gives the agent five tools, named
-as upstream deepagents' async sub-agent tools are:
-
-- ``start_async_task(description, subagent_type)`` creates a thread on the server, starts a run
-  with the description as its only message and returns at once with the task id;
-- ``check_async_task(task_id)`` says whether it is still running, and its result when done;
-- ``update_async_task(task_id, message)`` sends a follow-up on the same thread: a running run is
-  interrupted and replaced, so the sub-agent sees the follow-up at once, or, for a spec with
-  ``"update_strategy": "enqueue"``, the follow-up waits on the server until the run ends;
-- ``cancel_async_task(task_id)`` cancels its runs (the one going and any queued);
-- ``list_async_tasks()`` lists every task this agent launched, with fresh statuses.
-
-Before each model call the middleware asks the servers about the tasks still running; a task
-that has finished since is announced to the agent in a user message (its status and the start of
-its result), so it need not poll. The notice is a ``background_tasks_finished`` tool step in the
-trace, under the agent that launched the tasks.
-
-Tasks live in the agent state (``background_tasks``, merged by task id), so they survive across
-turns and checkpoints; sub-agents never receive that key. Every failure of the server (down,
-refusing credentials, unknown graph) is an error ToolMessage naming the server and the cause.
+A ``RemoteSubAgent`` with ``"background": True`` does not run through ``task``: the agent gets
+upstream deepagents' five async sub-agent tools instead (``start_async_task``,
+``check_async_task``, ``update_async_task``, ``cancel_async_task``, ``list_async_tasks``). Before
+each model call the middleware asks the servers about the tasks still running and announces
+those that finished in a user message (a ``background_tasks_finished`` step in the trace), so
+the agent need not poll. Tasks live in the agent state (``background_tasks``, merged by task
+id); every failure of a server is an error ToolMessage naming the server and the cause.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from typing import Annotated, Any, NotRequired
@@ -137,41 +124,29 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
 
     def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Tell the agent which of its tasks finished since its last model call."""
-        finished = []
-        for task in _running(state):
-            server = self._servers.get(task["subagent"])
-            if server is None:
-                continue
+        checked = []
+        for task, server in _running(state, self._servers):
             # An unreachable server is not the agent's business here: check_async_task will
             # name it when the agent asks.
             with suppress(Refused), client_of(server) as client:
-                fresh, result = settled(client, task)
-                if fresh["status"] in DONE:
-                    finished.append((fresh, result))
-        if not finished:
-            return None
-        text = _notice(finished)
-        _NOTICE.invoke({"notice": text}, get_config())
-        return _announced(finished, text)
+                checked.append(settled(client, task))
+        update = _announced(checked)
+        if update is not None:
+            _NOTICE.invoke({"notice": update["messages"][0].content}, get_config())
+        return update
 
     async def abefore_model(
         self, state: BackgroundState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """``before_model`` with the servers' async clients."""
-        finished = []
-        for task in _running(state):
-            server = self._servers.get(task["subagent"])
-            if server is None:
-                continue
+        checked = []
+        for task, server in _running(state, self._servers):
             with suppress(Refused):
-                fresh, result = await afinished(server, task)
-                if fresh["status"] in DONE:
-                    finished.append((fresh, result))
-        if not finished:
-            return None
-        text = _notice(finished)
-        await _NOTICE.ainvoke({"notice": text}, get_config())
-        return _announced(finished, text)
+                checked.append(await afinished(server, task))
+        update = _announced(checked)
+        if update is not None:
+            await _NOTICE.ainvoke({"notice": update["messages"][0].content}, get_config())
+        return update
 
 
 def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
@@ -195,19 +170,23 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             update[BACKGROUND_TASKS_KEY] = {t["task_id"]: t for t in changed}
         return Command(update=update)
 
-    def refused(runtime: ToolRuntime, text: str) -> ToolMessage:
-        return ToolMessage(content=text, tool_call_id=runtime.tool_call_id or "", status="error")
-
     def guarded(body: Callable[..., Command[Any]]) -> Callable[..., Command[Any] | ToolMessage]:
-        def run(runtime: ToolRuntime, *args: Any) -> Command[Any] | ToolMessage:
+        @functools.wraps(body)  # the tool's schema is read from the body's signature
+        def run(**kwargs: Any) -> Command[Any] | ToolMessage:
             try:
-                return body(runtime, *args)
+                return body(**kwargs)
             except Refused as error:
-                return refused(runtime, str(error))
+                call_id = kwargs["runtime"].tool_call_id or ""
+                return ToolMessage(content=str(error), tool_call_id=call_id, status="error")
 
         return run
 
-    def start(runtime: ToolRuntime, description: str, subagent_type: str) -> Command[Any]:
+    @guarded
+    def start_async_task(
+        description: Annotated[str, "A complete brief: the sub-agent sees only this."],
+        subagent_type: Annotated[str, "Which background sub-agent runs it."],
+        runtime: ToolRuntime,
+    ) -> Command[Any]:
         server = servers.get(subagent_type)
         if server is None:
             raise Refused(
@@ -236,7 +215,10 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             [task],
         )
 
-    def check(runtime: ToolRuntime, task_id: str) -> Command[Any]:
+    @guarded
+    def check_async_task(
+        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
+    ) -> Command[Any]:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, result = settled(client, task)
@@ -250,7 +232,12 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             text = f"Task {task_id} ({task['subagent']}) is still {task['status']}."
         return answer(runtime, text, [task])
 
-    def update(runtime: ToolRuntime, task_id: str, message: str) -> Command[Any]:
+    @guarded
+    def update_async_task(
+        task_id: Annotated[str, "The id start_async_task returned."],
+        message: Annotated[str, "The follow-up instruction."],
+        runtime: ToolRuntime,
+    ) -> Command[Any]:
         task, server = known(runtime, task_id)
         queued = server.update_strategy == "enqueue" and task["status"] not in DONE
         with client_of(server) as client:
@@ -272,7 +259,10 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
         )
         return answer(runtime, text, [task])
 
-    def cancel(runtime: ToolRuntime, task_id: str) -> Command[Any]:
+    @guarded
+    def cancel_async_task(
+        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
+    ) -> Command[Any]:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, _ = settled(client, task)
@@ -283,7 +273,8 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
                     task, _ = settled(client, task)
         return answer(runtime, f"Task {task_id} ({task['subagent']}): {task['status']}.", [task])
 
-    def listed(runtime: ToolRuntime) -> Command[Any]:
+    @guarded
+    def list_async_tasks(runtime: ToolRuntime) -> Command[Any]:
         tasks = tasks_of(runtime)
         if not tasks:
             return answer(runtime, "No background tasks yet.")
@@ -296,33 +287,6 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             for t in fresh
         ]
         return answer(runtime, "Background tasks:\n" + "\n".join(lines), fresh)
-
-    def start_async_task(
-        description: Annotated[str, "A complete brief: the sub-agent sees only this."],
-        subagent_type: Annotated[str, "Which background sub-agent runs it."],
-        runtime: ToolRuntime,
-    ) -> Command[Any] | ToolMessage:
-        return guarded(start)(runtime, description, subagent_type)
-
-    def check_async_task(
-        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any] | ToolMessage:
-        return guarded(check)(runtime, task_id)
-
-    def update_async_task(
-        task_id: Annotated[str, "The id start_async_task returned."],
-        message: Annotated[str, "The follow-up instruction."],
-        runtime: ToolRuntime,
-    ) -> Command[Any] | ToolMessage:
-        return guarded(update)(runtime, task_id, message)
-
-    def cancel_async_task(
-        task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any] | ToolMessage:
-        return guarded(cancel)(runtime, task_id)
-
-    def list_async_tasks(runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        return guarded(listed)(runtime)
 
     return [
         runtime_tool(
@@ -364,31 +328,33 @@ def _update_description(servers: Mapping[str, Server]) -> str:
     return f"{head} {interrupts}, except on {names}: there it waits for the current job to end."
 
 
-def _running(state: Mapping[str, Any]) -> list[BackgroundTask]:
-    tasks = state.get(BACKGROUND_TASKS_KEY) or {}
-    return [t for t in tasks.values() if t["status"] not in DONE]
+def _running(
+    state: Mapping[str, Any], servers: Mapping[str, Server]
+) -> list[tuple[BackgroundTask, Server]]:
+    tasks = (state.get(BACKGROUND_TASKS_KEY) or {}).values()
+    return [
+        (t, servers[t["subagent"]])
+        for t in tasks
+        if t["status"] not in DONE and t["subagent"] in servers
+    ]
 
 
-def _notice(finished: Sequence[tuple[BackgroundTask, str | None]]) -> str:
+def _announced(checked: Sequence[tuple[BackgroundTask, str | None]]) -> dict[str, Any] | None:
+    """The state update that tells the agent about the tasks among ``checked`` that ended."""
+    finished = [(task, result) for task, result in checked if task["status"] in DONE]
     lines = []
     for task, result in finished:
         if task["status"] == WAITING:
             lines.append(f"Background task: {waiting_text(task, result)}")
             continue
         head = f"Background task {task['task_id']} ({task['subagent']}) finished: {task['status']}."
-        if result is None:
-            lines.append(head)
-            continue
-        quoted = result
-        if len(quoted) > NOTICE_RESULT_CHARS:
-            quoted = quoted[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
-        lines.append(f"{head} Result:\n{quoted}")
-    return "\n\n".join(lines)
-
-
-def _announced(finished: Sequence[tuple[BackgroundTask, str | None]], text: str) -> dict[str, Any]:
+        if result is not None and len(result) > NOTICE_RESULT_CHARS:
+            result = result[:NOTICE_RESULT_CHARS] + "… (cut; check_async_task gives it whole)"
+        lines.append(head if result is None else f"{head} Result:\n{result}")
+    if not lines:
+        return None
     return {
-        "messages": [HumanMessage(content=text, name=NOTICE_TOOL)],
+        "messages": [HumanMessage(content="\n\n".join(lines), name=NOTICE_TOOL)],
         BACKGROUND_TASKS_KEY: {task["task_id"]: task for task, _ in finished},
     }
 

@@ -1,8 +1,6 @@
-"""A background task's record, and what its server says of it now.
+"""A background task's record (what the agent state keeps), and what its server says of it now.
 
-The record is what the agent state keeps (``background_tasks``); a task's status is read from
-the server only while it may still change, and any failure to reach the server becomes a
-:class:`Refused` naming the server and the cause.
+Any failure to reach the server becomes a :class:`Refused` naming the server and the cause.
 """
 
 from __future__ import annotations
@@ -10,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from nbagents.subagents._remote import RemoteGraphRunnable
 from nbagents.subagents._remote_pause import asked_for, waiting_for
@@ -60,10 +58,7 @@ class Server:
     ``multitask_strategy``): ``interrupt`` it, or ``enqueue`` behind it."""
 
     def explain(self, error: BaseException) -> str:
-        class _NoRun:
-            run_id = ""
-
-        return str(self.runner._explain(error, cast(Any, _NoRun())))
+        return str(self.runner._explain(error))
 
 
 class Refused(Exception):

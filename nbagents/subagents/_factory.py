@@ -41,11 +41,8 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 DEFAULT_MAX_CONCURRENCY = MAX_PARALLEL_SUBAGENTS
-"""Threads a synchronous ``invoke`` may use for parallel tool calls.
-
-LangGraph's default pool has ``min(32, cpus + 4)`` workers, which would queue the sixth and later
-sub-agents of one message behind the first five.
-"""
+"""Threads a synchronous ``invoke`` may use for parallel tool calls (LangGraph's default pool of
+``min(32, cpus + 4)`` would queue a wide fan-out's sub-agents)."""
 
 
 def create_deep_agent(
@@ -76,53 +73,42 @@ def create_deep_agent(
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build a main agent that can delegate to sub-agents through the ``task`` tool.
 
-    A ``general-purpose`` sub-agent (the main model and tools) exists unless
-    ``general_purpose_agent=False`` or a spec of that name is given. ``model`` is a chat model or
-    a ``"provider:model"`` string. ``interrupt_on`` also applies to the sub-agents built from
-    ``SubAgent`` specs that set none of their own, and ``state_schema`` is theirs too.
-    ``max_concurrency`` bounds the parallel tool calls, ``task`` calls included, of one step.
-    Pass ``config={"configurable": {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: Schema}}`` to have the
-    sub-agents of the main agent's ``task`` calls answer in ``Schema`` (see ``SubAgentMiddleware``).
+    ``model`` is a chat model or a ``"provider:model"`` string. A ``general-purpose`` sub-agent
+    (the main model and tools) exists unless ``general_purpose_agent=False`` or a spec of that
+    name is given. ``interrupt_on`` also applies to the sub-agents built from ``SubAgent`` specs
+    that set none of their own, and ``state_schema`` is theirs too. ``max_concurrency`` bounds
+    the parallel tool calls of one step, ``task`` calls included. With
+    ``config={"configurable": {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: Schema}}`` the sub-agents of
+    the main agent's ``task`` calls answer in ``Schema`` (see ``SubAgentMiddleware``).
+
     ``backend`` (see :mod:`nbagents.backends`) gives the main agent and every built sub-agent the
-    file tools (``ls``, ``read_file``, ``write_file``, ``edit_file``, ``delete``, ``glob``,
-    ``grep``) on it; ``skills`` lists skill source directories in it, read in order, a later one
-    overriding an earlier one by name (user skills, then project skills). The main agent and the
-    general-purpose sub-agent are offered those skills; another sub-agent only the skills its spec
-    names. With ``skills`` and no ``backend``, files live in the state key ``files``. ``middleware``
-    applies to the main agent only (tools it adds are not the sub-agents'); give a sub-agent
-    middleware in its spec. Mistakes fail here, not mid-run: a spec with an unknown key or a tool
-    given by name raises ``ValueError`` naming the sub-agent; ``tools`` holding a name raises
-    ``TypeError``. Returns the compiled LangGraph agent; its input is the agent state,
-    ``{"messages": [...]}`` (a plain string or message list is refused with a ``TypeError`` saying
-    so). Ctrl-C (a notebook's interrupt) stops a synchronous ``invoke`` at once, even while
-    sub-agents are busy; a sub-agent left in a blocking call stops before its next model call, and
-    its result is dropped.
+    file tools on it; with ``skills`` or ``memory`` and no backend, files live in the state key
+    ``files``. ``skills`` lists skill source directories, a later one overriding an earlier one
+    by name; the main agent and the general-purpose sub-agent are offered those skills, another
+    sub-agent only the skills its spec names. ``memory`` lists memory files (``["/AGENTS.md"]``)
+    loaded into the main agent's system prompt when a thread starts.
 
-    Every agent gets deepagents' default stack, built from LangChain's middleware where it
-    has one: the main agent ``FilesystemMiddleware`` (with a backend), ``SubAgentMiddleware``,
-    ``SummarizationMiddleware``, ``PatchToolCallsMiddleware``, the background-task middleware
-    (with background specs), then ``middleware``, then ``SkillsMiddleware`` (with skills),
-    ``AnthropicPromptCachingMiddleware`` (``PromptCachingMiddleware``, which acts only on
-    Anthropic models) and ``MemoryMiddleware`` (with ``memory``), then approvals; each
-    sub-agent built from a ``SubAgent`` spec the same without the task, background and memory
-    middleware (see ``nbagents.middleware``). Summarization folds the start of a conversation
-    into a summary past 85% of the model's context size (``model.profile["max_input_tokens"]``)
-    or, for a model without one, past 170,000 tokens, after saving the folded messages to
-    ``/conversation_history/`` on ``backend`` (the state's ``files`` without one); each
-    sub-agent summarizes its own conversation. Each default is replaced by passing a
-    middleware of its name in ``middleware`` (the general-purpose sub-agent takes the
-    replacement too), and removed by naming it in ``excluded_middleware``
-    (``FilesystemMiddleware`` and ``SubAgentMiddleware`` cannot be). ``memory`` lists memory
-    files (``["/AGENTS.md"]``) on the backend, loaded into the main agent's system prompt when a
-    thread starts; sub-agents do not get them. The todo list is not a default (as in
-    deepagents since 0.7): pass ``middleware=[TodoListMiddleware()]``.
+    Every agent gets deepagents' default stack: the main agent ``FilesystemMiddleware`` (with a
+    backend), ``SubAgentMiddleware``, ``SummarizationMiddleware``, ``PatchToolCallsMiddleware``,
+    the background-task middleware (with background specs), then ``middleware`` (the main
+    agent's only), then ``SkillsMiddleware``, ``AnthropicPromptCachingMiddleware`` and
+    ``MemoryMiddleware``, then approvals; a built sub-agent the same without the task,
+    background and memory middleware. Summarization folds the start of a conversation past 85%
+    of the model's context size (170,000 tokens when unknown) after saving the folded messages
+    to ``/conversation_history/`` on the backend. A middleware of a default's name in
+    ``middleware`` replaces it (for the general-purpose sub-agent too); naming it in
+    ``excluded_middleware`` removes it (not ``FilesystemMiddleware`` or ``SubAgentMiddleware``).
+    The todo list is not a default: pass ``middleware=[TodoListMiddleware()]``.
 
-    ``limits`` bounds each run (each ``invoke``, ``stream`` or resumption) as a whole: its
-    model calls, tokens, cost and seconds, the main agent's and every sub-agent's together
-    (``{"model_calls": 50, "cost": 2.0}``, see ``Limits``). A sub-agent that reaches it stops
-    before its next model call and its parent gets an error ToolMessage naming the limit; when
-    the main agent reaches it, ``invoke`` raises ``LimitReached``. A sub-agent's own limits go
-    in its spec (``"limits"``).
+    ``limits`` bounds each run (each ``invoke``, ``stream`` or resumption) as a whole: the model
+    calls, tokens, cost and seconds of the main agent and every sub-agent together (see
+    ``Limits``). A sub-agent that reaches it stops before its next model call and its parent
+    gets an error ToolMessage; the main agent's ``invoke`` raises ``LimitReached``.
+
+    Mistakes fail here, not mid-run: a bad spec or a tool given by name raises ``ValueError``
+    naming the sub-agent (``TypeError`` in ``tools``). The compiled graph refuses an input that
+    is not its state (``{"messages": [...]}``) with a ``TypeError``. Ctrl-C stops a synchronous
+    ``invoke`` at once, even while sub-agents are busy.
     """
     excluded = check_excluded(excluded_middleware)
     problem = tools_problem(tools)
@@ -138,8 +124,7 @@ def create_deep_agent(
     if backend is not None:
         backend = check_backend(backend)
     elif skills or memory:
-        # Skills and memory then live in the state's files, given with the input:
-        # {"files": {...}}; the agent gets the file tools to keep its memory up to date.
+        # Skills and memory then live in the state's files, given with the input.
         backend = StateBackend()
     # Without a backend, summarization keeps what it folds in the thread's state (``files``),
     # where a checkpointer keeps it and the run's output shows it.
@@ -176,9 +161,7 @@ def create_deep_agent(
         max_subagent_depth=max_subagent_depth,
         on_subagent_error=on_subagent_error,
     )
-    # deepagents' order: files, task, summarization, patched tool calls, background tasks (the
-    # core); then the caller's middleware; then skills, prompt caching and memory (the tail),
-    # which change the prompt last. A caller's middleware of a default's name replaces it.
+    # deepagents' order (see the docstring): the tail changes the prompt last.
     core: list[AgentMiddleware[Any, Any]] = []
     if backend is not None:
         core.append(FilesystemMiddleware(backend=backend))

@@ -21,11 +21,11 @@ from nbagents.subagents.limits import LimitGuard, Limits, guarded_config
 
 __all__ = ["DeepAgentGraph", "check_input"]
 
-# Each agent's sub-agent registry, for a later re-run of one sub-agent (``nbagents.rerun``).
-# Kept beside the graph, not in it: LangGraph copies a graph from its constructor arguments.
-_registries: weakref.WeakKeyDictionary[DeepAgentGraph, Any] = weakref.WeakKeyDictionary()
-# Each agent's run-wide limits (``create_deep_agent(limits=...)``), beside the graph likewise.
-_run_limits: weakref.WeakKeyDictionary[DeepAgentGraph, Limits] = weakref.WeakKeyDictionary()
+# Each agent's sub-agent registry (for ``nbagents.rerun``) and run-wide limits. Kept beside the
+# graph, not in it: LangGraph copies a graph from its constructor arguments.
+_extras: weakref.WeakKeyDictionary[DeepAgentGraph, tuple[Any, Limits | None]] = (
+    weakref.WeakKeyDictionary()
+)
 
 _EXAMPLE = 'agent.invoke({"messages": [("user", "hello")]})'
 
@@ -64,27 +64,20 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
         # ``with_config`` and friends.
         attrs = {k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}
         made = cls(**attrs)
-        if registry is not None:
-            _registries[made] = registry
-        if limits:
-            _run_limits[made] = limits
+        _extras[made] = (registry, limits or None)
         return made
 
     def copy(self, update: dict[str, Any] | None = None) -> DeepAgentGraph:
         # ``with_config`` and friends copy: the copy builds the same sub-agents.
         made = super().copy(update)
-        registry = _registries.get(self)
-        if registry is not None:
-            _registries[made] = registry
-        limits = _run_limits.get(self)
-        if limits is not None:
-            _run_limits[made] = limits
+        if self in _extras:
+            _extras[made] = _extras[self]
         return made
 
     @property
     def subagent_registry(self) -> Any:
         """The sub-agent types this agent delegates to, as built (``None`` when unknown)."""
-        return _registries.get(self)
+        return _extras.get(self, (None, None))[0]
 
     def stream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -102,7 +95,7 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
 
     def _limited(self, config: RunnableConfig | None) -> RunnableConfig | None:
         """``config`` with a fresh guard of the run-wide limits: each run has its own budget."""
-        limits = _run_limits.get(self)
+        limits = _extras.get(self, (None, None))[1]
         if not limits:
             return config
         return guarded_config(config or {}, LimitGuard(limits, "the run"))

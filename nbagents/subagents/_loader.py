@@ -1,12 +1,7 @@
 """Sub-agents defined as Markdown files: ``<dir>/<name>/AGENTS.md`` with YAML frontmatter.
 
-The layout is the DeepAgents CLI's, so a ``.deepagents/agents`` directory works unchanged::
-
-    agents/
-    └── researcher/
-        └── AGENTS.md
-
-``AGENTS.md`` starts with YAML frontmatter; the Markdown body is the sub-agent's system prompt::
+The layout is the DeepAgents CLI's (``.deepagents/agents/researcher/AGENTS.md``); the Markdown
+body is the sub-agent's system prompt::
 
     ---
     name: researcher
@@ -32,7 +27,7 @@ import yaml
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from nbagents.subagents._specs import SubAgent, validate_specs
+from nbagents.subagents._specs import SubAgent, describe, validate_specs
 
 __all__ = ["AGENTS_FILE", "SubAgentFileError", "load_subagents"]
 
@@ -66,20 +61,15 @@ def load_subagents(
 ) -> list[SubAgent]:
     """Read the sub-agents defined in ``<dir>/<name>/AGENTS.md`` files, sorted by name.
 
-    Give the directories from the most general to the most specific, e.g. the user's
-    ``~/.deepagents/agents`` then the project's ``.deepagents/agents``: a sub-agent defined in a
-    later directory replaces one of the same name from an earlier one. A directory that does not
-    exist is skipped, since most users have no user-level directory at all; a path that exists
-    but is not a directory is an error. Sub-directories without an ``AGENTS.md``, and those whose
-    names start with ``.`` or ``_``, are skipped.
+    Give the directories from the most general to the most specific (the user's
+    ``~/.deepagents/agents``, then the project's): a later definition replaces an earlier one of
+    the same name. A directory that does not exist is skipped; a path that is not a directory is
+    an error. Sub-directories without an ``AGENTS.md``, or named ``.*`` or ``_*``, are skipped.
 
-    ``tools`` resolves the names in a file's ``tools`` list: a mapping from name to tool, or a
-    sequence of tools looked up by their names. A file without ``tools`` inherits the main
-    agent's tools; ``tools: []`` gives the sub-agent none.
-
-    ``model_factory``, when given, is called with each file's ``model`` string and its result
-    becomes the spec's model, e.g. ``lambda m: recorded(m, "run.json")`` to record and replay
-    sub-agents that name their own provider.
+    ``tools`` resolves the names in a file's ``tools`` list: a name → tool mapping, or tools
+    looked up by their names. A file without ``tools`` inherits the main agent's tools;
+    ``tools: []`` gives none. ``model_factory`` turns each file's ``model`` string into the
+    spec's model (e.g. ``lambda m: recorded(m, "run.json")``).
 
     Raises :class:`SubAgentFileError` (a ``ValueError``) naming the file for missing or invalid
     frontmatter, a missing field, an unknown tool name, or a name that differs from its directory.
@@ -161,7 +151,7 @@ def _load_file(
             skills = [skills]
         if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
             raise SubAgentFileError(
-                path, f"'skills' must be a list of skill directories, not {_describe(skills)}."
+                path, f"'skills' must be a list of skill directories, not {describe(skills)}."
             )
         spec["skills"] = [s.strip() for s in skills]
     try:
@@ -224,9 +214,7 @@ def _required_str(path: Path, meta: Mapping[str, Any], key: str) -> str:
     if value is None:
         raise SubAgentFileError(path, f"the frontmatter has no {key!r} field.")
     if not isinstance(value, str) or not value.strip():
-        raise SubAgentFileError(
-            path, f"{key!r} must be a non-empty string, not {_describe(value)}."
-        )
+        raise SubAgentFileError(path, f"{key!r} must be a non-empty string, not {describe(value)}.")
     return value.strip()
 
 
@@ -240,7 +228,7 @@ def _resolve_tools(
         names = [n.strip() for n in value]
     else:
         raise SubAgentFileError(
-            path, f"'tools' must be a list of tool names, not {_describe(value)}."
+            path, f"'tools' must be a list of tool names, not {describe(value)}."
         )
     if names and not tools_given:
         raise SubAgentFileError(
@@ -286,7 +274,3 @@ def _tool_name(tool: ToolLike) -> str:
     if isinstance(name, str):
         return name
     raise ValueError(f"Cannot tell the name of tool {tool!r}; pass a name → tool mapping.")
-
-
-def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"

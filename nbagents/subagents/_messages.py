@@ -1,16 +1,9 @@
 """The ``messages`` channel of the agents nbagents builds takes a step's writes in one merge.
 
-LangGraph's reducer channel applies a step's writes one at a time: ``add_messages(state, w1)``,
-then ``add_messages(that, w2)``, and so on, and each call copies the whole list and indexes
-every message by id. When a main agent's N parallel ``task`` calls end in the same step, their
-N ``ToolMessage`` writes cost O(N) each, O(N²) together: in a wide fan-out under ``invoke``
-that merge was the largest single cost of the run.
-
-``add_messages`` of the concatenated writes gives the same list as applying them in turn when
-none of them removes a message (a message replaces the one with its id, else is appended, in
-order), so :class:`BatchedMessages` merges such a step at once and leaves any other step
-(removals, ``Overwrite``, a reducer other than ``add_messages``) to LangGraph's own loop. The
-channel's value and checkpoints are the same as LangGraph's.
+LangGraph's reducer channel applies a step's writes one at a time, each ``add_messages`` call
+copying and indexing the whole list: N parallel ``task`` results ending in one step cost O(N²).
+When no write removes a message, ``add_messages`` of the concatenated writes gives the same list,
+so :class:`BatchedMessages` merges such a step at once and leaves any other to LangGraph.
 """
 
 from __future__ import annotations
@@ -31,7 +24,7 @@ class BatchedMessages(BinaryOperatorAggregate):  # type: ignore[type-arg]
     """``add_messages`` over all of a step's writes at once (see the module's docstring)."""
 
     def update(self, values: Sequence[Any]) -> bool:
-        if len(values) < 2 or self.operator is not add_messages or not self._has_value():
+        if len(values) < 2 or self.operator is not add_messages or not self.is_available():
             return bool(super().update(values))
         written: list[Any] = []  # add_messages takes any message-like; these are messages
         for value in values:
@@ -42,9 +35,6 @@ class BatchedMessages(BinaryOperatorAggregate):  # type: ignore[type-arg]
                 written.append(item)
         self.value = add_messages(self.value, written)
         return True
-
-    def _has_value(self) -> bool:
-        return bool(self.is_available())
 
 
 def batch_message_writes(graph: G) -> G:

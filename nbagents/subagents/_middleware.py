@@ -44,54 +44,39 @@ __all__ = ["SubAgentMiddleware"]
 class SubAgentMiddleware(AgentMiddleware[Any, Any]):
     """Adds the ``task`` tool, through which the agent hands jobs to isolated sub-agents.
 
-    Parallel ``task`` calls run as parallel tool calls. Under a synchronous ``invoke`` their
-    number is capped by the run's ``max_concurrency`` (LangGraph's default pool has
-    ``min(32, cpus + 4)`` threads); ``create_deep_agent`` raises it, so pass
-    ``config={"max_concurrency": ...}`` when using this middleware with ``create_agent``.
-    Under ``ainvoke``, the sub-agents built from ``SubAgent`` specs run their sync-only tools on
-    nbagents' own thread pool rather than the event loop's small default executor; a
-    ``CompiledSubAgent`` runs as it was built.
-
-    The caller may choose the response format of a ``task`` call: a format in the call's config
-    under ``configurable[SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY]`` replaces the spec's for that call
-    (upstream deepagents' key; it does not pass on to the sub-agent's own ``task`` calls, and a
-    ``CompiledSubAgent`` cannot take one). The model cannot choose it.
+    Parallel ``task`` calls run as parallel tool calls; under a sync ``invoke`` their number is
+    capped by the run's ``max_concurrency``, which ``create_deep_agent`` raises (pass
+    ``config={"max_concurrency": ...}`` with ``create_agent``). Under ``ainvoke`` built
+    sub-agents run their sync-only tools on nbagents' own thread pool. A response format in the
+    call's ``configurable[SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY]`` replaces the spec's for that
+    ``task`` call (upstream's key; not for a ``CompiledSubAgent``; the model cannot choose it).
 
     Args:
         default_model: the model of sub-agents that name none (a model or ``"provider:model"``);
             without it, every ``SubAgent`` spec needs its own ``model`` (deepagents' form).
-        backend: a file backend (instance or factory of the tool runtime, see
-            :mod:`nbagents.backends`). Every built sub-agent then gets the file tools on it, and
-            the skills its spec names; files written by sub-agents come back to the parent
-            through the ``files`` key of a state backend.
+        backend: a file backend (see :mod:`nbagents.backends`): every built sub-agent gets the
+            file tools on it and the skills its spec names.
         default_skills: skill source directories of the general-purpose sub-agent (usually the
             main agent's); needs ``backend``.
         default_tools: the tools of sub-agents that name none (usually the main agent's tools).
-        subagents: ``SubAgent``, ``CompiledSubAgent`` and ``RemoteSubAgent`` specs (a graph on
-            a LangGraph server; needs the ``remote`` extra).
+        subagents: ``SubAgent``, ``CompiledSubAgent`` and ``RemoteSubAgent`` specs.
         default_middleware: middleware every built sub-agent gets before its own.
-        default_stack: builds deepagents' default middleware of each sub-agent built from a
-            ``SubAgent`` spec, from its name and model: a ``(core, tail)`` pair, the core
-            placed after the file tools and the tail (prompt caching, ...) after the skills.
-            The spec's own middleware replaces one of them that has its name, and otherwise
-            goes between the two. ``create_deep_agent`` passes its stack (summarization,
-            patched tool calls, prompt caching); ``None``, the default, adds none.
-        default_interrupt_on: human-in-the-loop approvals of built sub-agents whose spec has no
-            ``interrupt_on`` (usually the main agent's).
+        default_stack: builds the default middleware of a sub-agent from its name and model, a
+            ``(core, tail)`` pair placed after the file tools and after the skills; the spec's
+            own middleware replaces one of its name, else goes between. ``None`` adds none.
+        default_interrupt_on: approvals of built sub-agents whose spec has no ``interrupt_on``.
         general_purpose_agent: add ``GENERAL_PURPOSE_SUBAGENT`` unless a spec of that name
             exists; by default, whenever there is a ``default_model`` to build it with.
         system_prompt: the section appended to the agent's system prompt (``{available_agents}``
             is replaced by the list of sub-agents); ``None`` appends nothing.
         task_description: the ``task`` tool's description, with the same placeholder.
         excluded_state_keys: state keys withheld from sub-agents besides the default ones.
-        state_schema: the state schema of the sub-agents built from ``SubAgent`` specs; give the
-            main agent's, so that they receive its custom keys and can update them.
-        max_subagent_depth: how deep sub-agents may nest; at the limit ``task`` answers with an
-            error instead of spawning.
+        state_schema: the state schema of built sub-agents; give the main agent's, so that they
+            receive its custom keys and can update them.
+        max_subagent_depth: how deep sub-agents may nest; past it ``task`` answers with an error.
         on_subagent_error: ``"return"`` turns a failing sub-agent into an error ToolMessage;
-            ``"raise"`` lets the exception stop the run. Either way, LangGraph's stream
-            projections (``stream_events(version="v3")``'s ``run.subagents``, the ``lifecycle``
-            channel) report the sub-agent as ``failed``.
+            ``"raise"`` lets the exception stop the run. Either way stream projections
+            (``run.subagents``, the ``lifecycle`` channel) report the sub-agent ``failed``.
     """
 
     transformers = (SubAgentFailureTransformer,)
@@ -165,18 +150,14 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             prompt_section=_fill(system_prompt, agents) if system_prompt else None,
             task_description=_fill(task_description or TASK_TOOL_DESCRIPTION, agents),
             delegation=SubAgentMiddleware._sharing,
-            wraps_model_calls=wraps_model_calls,
         )
         self.tools = [_task_tool(self._registry)]
 
     @staticmethod
     def _sharing(registry: SubAgentRegistry, prompt_in_request: bool) -> SubAgentMiddleware:
-        """The middleware a built sub-agent gets, so that it can delegate further.
-
-        Always the base class: a user's subclass configures the main agent, not its sub-agents.
-        Without ``prompt_in_request`` the registry put the prompt section into the sub-agent's
-        system prompt, and the middleware only brings the tool (see ``_ToolOnly``).
-        """
+        """The middleware a built sub-agent gets to delegate further: never a user's subclass,
+        which configures the main agent; ``_ToolOnly`` when the prompt section is in its system
+        prompt already."""
         kind = SubAgentMiddleware if prompt_in_request else _ToolOnly
         nested = kind.__new__(kind)
         AgentMiddleware.__init__(nested)
@@ -214,15 +195,8 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
 
 class _ToolOnly(SubAgentMiddleware):
     """A built sub-agent's ``SubAgentMiddleware`` whose prompt section is already in its system
-    prompt: it adds the ``task`` tool and no model-call hook.
-
-    ``create_agent`` wraps every ``wrap_model_call`` in a LangSmith ``traceable``, which costs
-    each model call some CPU under ``invoke`` and, under ``ainvoke``, two hops through the
-    event loop's small default thread pool, where a wide fan-out's sub-agents queue. The stop
-    check the hook also made is a callback handler (``_stop.StopCheck``) under a stop scope.
-    A run with limits to keep gets the sub-agent built with the hook, which admits each call
-    (``SubAgentRegistry.graph_for(admits=True)``).
-    """
+    prompt: the ``task`` tool without a model-call hook, which ``create_agent`` would wrap in a
+    LangSmith ``traceable`` at every call. A run with limits gets the hook (``admits=True``)."""
 
     wrap_model_call = AgentMiddleware.wrap_model_call  # type: ignore[assignment]
     awrap_model_call = AgentMiddleware.awrap_model_call  # type: ignore[assignment]
@@ -230,19 +204,6 @@ class _ToolOnly(SubAgentMiddleware):
     @property
     def name(self) -> str:
         return "SubAgentMiddleware"
-
-
-def wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
-    """Whether ``create_agent`` puts ``middleware`` around model calls (a hook of either kind)
-    that may change the prompt; a middleware that says ``changes_prompt = False`` (prompt
-    caching touches only the model settings) does not count."""
-    kind = type(middleware)
-    if getattr(middleware, "changes_prompt", True) is False:
-        return False
-    return (
-        kind.wrap_model_call is not AgentMiddleware.wrap_model_call
-        or kind.awrap_model_call is not AgentMiddleware.awrap_model_call
-    )
 
 
 def _fill(template: str, agents: str) -> str:
@@ -271,6 +232,7 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
                 call_id,
             )
         limits = registry.limits_of(subagent_type)
+        accumulating, deleting = registry.reducers(subagent_type)
         response_format = (config.get("configurable") or {}).get(
             SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY
         )
@@ -285,8 +247,8 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             depth=depth,
             excluded=registry.excluded,
             on_error=registry.on_error,
-            accumulating=registry.accumulating(subagent_type),
-            deleting=registry.deleting(subagent_type),
+            accumulating=accumulating,
+            deleting=deleting,
             limits=limits,
             checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),

@@ -39,10 +39,8 @@ _FORMATS_KEPT = 32
 class SubAgentRegistry:
     """The sub-agent types of one main agent and their graphs, built once at construction.
 
-    Built sub-agents get a ``task`` tool sharing this registry, so nesting needs no extra graphs:
-    the depth limit is enforced at run time from the run's metadata. ``delegation`` makes the
-    middleware that gives a built sub-agent that tool (the registry cannot import the middleware,
-    which holds a registry).
+    Built sub-agents get a ``task`` tool sharing this registry (made by ``delegation``), so
+    nesting needs no extra graphs: the depth limit is enforced at run time.
     """
 
     def __init__(
@@ -63,7 +61,6 @@ class SubAgentRegistry:
         prompt_section: str | None,
         task_description: str,
         delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]],
-        wraps_model_calls: Callable[[AgentMiddleware[Any, Any]], bool],
     ) -> None:
         self.specs = {s["name"]: s for s in specs}
         self.excluded = excluded
@@ -81,7 +78,6 @@ class SubAgentRegistry:
         self._state_schema = state_schema
         self._schema_reducers = reducer_keys(state_schema)
         self._delegation = delegation
-        self._wraps_model_calls = wraps_model_calls
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
@@ -91,8 +87,7 @@ class SubAgentRegistry:
             OrderedDict()
         )
         self._lock = threading.Lock()
-        self._accumulating: dict[str, frozenset[str]] = {}
-        self._deleting: dict[str, frozenset[str]] = {}
+        self._reducers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         # Built sub-agents that admit each model call against limits, made when a run first
         # has limits to keep: without limits a built sub-agent needs no model-call hook.
         self._admitting: dict[str, Runnable[Any, Any]] = {}
@@ -101,28 +96,19 @@ class SubAgentRegistry:
     def graph_for(
         self, name: str, response_format: Any = None, *, admits: bool = False
     ) -> Runnable[Any, Any]:
-        """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given.
-
-        With ``admits`` a sub-agent nbagents builds admits each model call against the limits
-        of its run (see ``limits.admitted``); a compiled or remote one is returned as it is.
-        Raises ``ValueError`` for a ``CompiledSubAgent`` (a ready-made runnable cannot be
-        rebuilt with another format, as in deepagents) and for a ``RemoteSubAgent`` (the
-        server's graph answers as it was deployed).
+        """The sub-agent ``name``, answering in ``response_format`` instead of its spec's if given
+        (``ValueError`` for a compiled or remote one, which cannot be rebuilt). With ``admits`` a
+        built sub-agent admits each model call against its run's limits (``limits.admitted``).
         """
         spec = self.specs[name]
         built = "runnable" not in spec and "graph_id" not in spec
         if response_format is None:
             if not (admits and built):
                 return self.graphs[name]
-            graph = self._admitting.get(name)
-            if graph is None:
-                # Under its own lock: the first spawns of a wide fan-out all ask at once, and
-                # each build takes milliseconds.
-                with self._building:
-                    graph = self._admitting.get(name)
-                    if graph is None:
-                        graph = self._admitting[name] = self._build(spec, admits=True)
-            return graph
+            with self._building:  # the first spawns of a wide fan-out all ask at once
+                if name not in self._admitting:
+                    self._admitting[name] = self._build(spec, admits=True)
+                return self._admitting[name]
         if not built:
             kind = "compiled" if "runnable" in spec else "remote"
             raise ValueError(
@@ -144,9 +130,7 @@ class SubAgentRegistry:
         return graph
 
     def build(self, spec: SubAgent, *, admits: bool = False) -> Runnable[Any, Any]:
-        """``spec`` built as this agent builds its sub-agents: inherited model and tools, file
-        tools and skills, approvals, and a ``task`` tool that delegates through this registry.
-        For a re-run of one sub-agent with its spec changed."""
+        """``spec`` built as this agent builds its sub-agents (for a re-run with a changed spec)."""
         validate_specs([spec])
         return self._build(spec, admits=admits)
 
@@ -161,26 +145,15 @@ class SubAgentRegistry:
         spec = self.specs[name]
         return "graph_id" not in spec and spec.get("mode") == "fork"
 
-    def accumulating(self, name: str) -> frozenset[str]:
-        """State keys with a reducer, in the parent's schema or the sub-agent's graph."""
-        found = self._accumulating.get(name)
+    def reducers(self, name: str) -> tuple[frozenset[str], frozenset[str]]:
+        """State keys with a reducer, in the parent's schema or the sub-agent's graph; and those
+        whose reducer deletes an entry updated to ``None`` (a state backend's ``files``)."""
+        found = self._reducers.get(name)
         if found is None:  # a graph's channels are fixed once built: looked at once per type
             channels = getattr(self.graphs[name], "channels", None) or {}
-            own = {k for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
-            found = self._accumulating[name] = self._schema_reducers | own
-        return found
-
-    def deleting(self, name: str) -> frozenset[str]:
-        """Keys whose reducer removes an entry updated to ``None``: a state backend's ``files``,
-        where a file the sub-agent deleted must be deleted in the parent too."""
-        found = self._deleting.get(name)
-        if found is None:
-            channels = getattr(self.graphs[name], "channels", None) or {}
-            found = self._deleting[name] = frozenset(
-                k
-                for k, c in channels.items()
-                if isinstance(c, BinaryOperatorAggregate) and c.operator is files_reducer
-            )
+            own = {k: c for k, c in channels.items() if isinstance(c, BinaryOperatorAggregate)}
+            deleting = frozenset(k for k, c in own.items() if c.operator is files_reducer)
+            found = self._reducers[name] = (self._schema_reducers | set(own), deleting)
         return found
 
     def _build(
@@ -219,11 +192,10 @@ class SubAgentRegistry:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
         system_prompt = spec["system_prompt"]
         # The delegation middleware comes last, so its section ends the system prompt. When no
-        # other middleware changes the prompt per call, the section can be written into the
-        # system prompt here, the same text, and the middleware needs no per-call hook, unless
-        # it admits the calls against limits.
+        # other middleware changes the prompt per call, the section is written into it here and
+        # the middleware needs no per-call hook (unless it admits the calls against limits).
         in_request = admits or (
-            bool(self.prompt_section) and any(map(self._wraps_model_calls, middleware))
+            bool(self.prompt_section) and any(map(_wraps_model_calls, middleware))
         )
         if self.prompt_section and not in_request:
             system_prompt = (
@@ -248,11 +220,8 @@ class SubAgentRegistry:
     def _file_middleware(
         self, spec: SubAgent
     ) -> tuple[list[AgentMiddleware[Any, Any]], list[AgentMiddleware[Any, Any]]]:
-        """File tools on the shared backend, and the skills this sub-agent is offered.
-
-        The general-purpose sub-agent shares the main agent's skills; any other sub-agent has
-        only the skills its spec names (as in deepagents).
-        """
+        """File tools on the shared backend, and the skills this sub-agent is offered (the main
+        agent's for the general-purpose one, else only those its spec names)."""
         sources = spec.get("skills")
         if sources is None and spec["name"] == GENERAL_PURPOSE:
             sources = self._default_skills
@@ -268,6 +237,18 @@ class SubAgentRegistry:
         if not sources:
             return files, []
         return files, [SkillsMiddleware(self._backend, sources=list(sources))]
+
+
+def _wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
+    """Whether ``create_agent`` puts ``middleware`` around model calls where it may change the
+    prompt (a middleware that says ``changes_prompt = False`` does not)."""
+    if getattr(middleware, "changes_prompt", True) is False:
+        return False
+    kind = type(middleware)
+    return (
+        kind.wrap_model_call is not AgentMiddleware.wrap_model_call
+        or kind.awrap_model_call is not AgentMiddleware.awrap_model_call
+    )
 
 
 def resolve_model(model: str | BaseChatModel, owner: str) -> BaseChatModel:

@@ -1,20 +1,11 @@
 """A LangGraph server's run, re-emitted as LangChain callbacks under the ``task`` call.
 
-A relay turns the parts of a remote run's stream into the callbacks a local run would have
-made, under the sub-agent's chain run (the remote graph's own run), so any callback handler --
-nbagents' ``Tracer``, LangSmith's, a user's -- sees the remote steps as if they had run here.
-Relays only plan calls (:class:`Start`, :class:`Call`); the caller makes them on sync or async
-managers and reports each run it opened back with ``opened``, so a plan (a generator) can go on
-to call the run it has just opened.
-
-Two relays, one per ``trace`` setting of a ``RemoteSubAgent``:
-
-- :class:`~nbagents.subagents._steps.StepRelay` (``"steps"``, the default) reads the
-  ``stream_mode="tasks"`` parts: one record when each step of the graph starts and one when it
-  ends;
-- :class:`EventRelay` (``"events"``) reads ``stream_mode="events"``: one record per start, token
-  and end of every chain, chat model and tool run of the remote graph, each naming its
-  ancestors (``parent_ids``), mirrored under the nearest ancestor it already opened.
+A relay turns the parts of a remote run's stream into the callbacks a local run would have made,
+so any callback handler sees the remote steps as if they had run here. It only plans calls
+(:class:`Start`, :class:`Call`); the caller makes them on sync or async managers and reports each
+run it opened back with ``opened``, so a plan can go on to call the run it has just opened.
+``StepRelay`` (``_steps``) reads ``stream_mode="tasks"``; :class:`EventRelay` reads ``"events"``,
+mirroring each run under the nearest ancestor (``parent_ids``) it already opened.
 """
 
 from __future__ import annotations
@@ -23,7 +14,7 @@ import functools
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -43,13 +34,12 @@ __all__ = [
     "Call",
     "EventRelay",
     "Plan",
-    "Relaying",
+    "Relay",
     "RemotePause",
     "RemoteStepError",
     "Start",
     "kept_metadata",
     "llm_result",
-    "paused",
     "remote_error",
     "revive",
     "run_uuid",
@@ -104,35 +94,15 @@ Plan = Iterator[Start | Call]
 the next one is asked for."""
 
 
-class Relaying(Protocol):
-    """What :class:`~nbagents.subagents._remote_run.RemoteRun` needs of a relay."""
-
-    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
-        """The callbacks one stream part (``event``, ``data``) calls for."""
-        ...
-
-    def opened(self, start: Start, manager: Any) -> None:
-        """Record the run manager ``start`` produced."""
-        ...
-
-    def abandon(self, error: BaseException) -> list[Call]:
-        """Error callbacks for the runs still open, innermost first."""
-        ...
-
-
 class RemoteStepError(Exception):
-    """A step that failed on the server, as its callbacks report it.
-
-    Named after the remote exception (``ValueError``...) by :func:`remote_error`, so a trace shows
-    ``ValueError: ...`` as it would for the same step run here.
-    """
+    """A step that failed on the server; :func:`remote_error` names a subclass after the remote
+    exception, so a trace shows ``ValueError: ...`` as for the same step run here."""
 
 
 class RemotePause(GraphBubbleUp):
-    """A remote step that stopped for a human (LangGraph's ``interrupt``) or was cut off by the
-    run's end. A ``GraphBubbleUp``, so tracers mark the step interrupted rather than failed; not
-    a ``GraphInterrupt``: what the parent waits for is carried once, by the ``task`` call's own
-    interrupt, on the sub-agent's run (``nbagents.subagents._remote_pause``)."""
+    """A remote step that stopped for a human or was cut off by the run's end: a
+    ``GraphBubbleUp``, so tracers mark it interrupted; not a ``GraphInterrupt``, which the
+    ``task`` call's own interrupt carries (``_remote_pause``)."""
 
 
 def remote_error(found: Any) -> BaseException:
@@ -143,13 +113,8 @@ def remote_error(found: Any) -> BaseException:
     else:
         kind, message = "", str(found)
     if kind in ("GraphInterrupt", "GraphBubbleUp"):
-        return paused(message or kind)
+        return RemotePause(message or kind)
     return _error_class(kind)(message or kind or "failed on the server")
-
-
-def paused(reason: str) -> BaseException:
-    """The error a step that paused (or was cut off) on the server is closed with."""
-    return RemotePause(reason)
 
 
 @functools.cache
@@ -159,17 +124,39 @@ def _error_class(name: str) -> type[RemoteStepError]:
     return type(name, (RemoteStepError,), {"__module__": __name__})
 
 
-class EventRelay:
-    """Plans the callbacks of one remote run from its ``events`` parts. Not thread-safe: one
-    run, one consumer."""
+class Relay:
+    """What the relays share: the runs they opened, by remote id (manager, kind, graph run).
+
+    Not thread-safe: one run, one consumer."""
 
     def __init__(self, root: Any) -> None:
         self._root = root
         """The run manager of the sub-agent's chain run: the remote graph's run maps onto it."""
+        self._open: dict[str, tuple[Any, str, str]] = {}
+
+    def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
+        """The callbacks one stream part (``event``, ``data``) calls for."""
+        raise NotImplementedError
+
+    def opened(self, start: Start, manager: Any) -> None:
+        """Record the run manager ``start`` produced."""
+        self._open[start.remote_id] = (manager, start.kind, start.graph)
+
+    def abandon(self, error: BaseException) -> list[Call]:
+        """Error callbacks for the runs still open, innermost first, when the run broke off."""
+        calls = [
+            Call(m, f"on_{kind}_error", (error,)) for m, kind, _ in reversed(self._open.values())
+        ]
+        self._open.clear()
+        return calls
+
+
+class EventRelay(Relay):
+    """Plans the callbacks of one remote run from its ``events`` parts."""
+
+    def __init__(self, root: Any) -> None:
+        super().__init__(root)
         self._root_id: str | None = None
-        self._open: dict[str, tuple[Any, str]] = {}
-        self.events = 0
-        """Run events received, the remote graph's own included."""
 
     def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
         if event == "events":
@@ -178,12 +165,10 @@ class EventRelay:
                 yield planned
 
     def _plan(self, event: Mapping[str, Any]) -> Start | Call | None:
-        """The callback that mirrors one ``events`` part (None: nothing to mirror)."""
         kind = str(event.get("event", ""))
         run_id = str(event.get("run_id", ""))
         parents = [str(p) for p in event.get("parent_ids") or ()]
         data = event.get("data") or {}
-        self.events += 1
         if self._root_id is None and not parents and kind == "on_chain_start":
             self._root_id = run_id
             return None
@@ -198,19 +183,6 @@ class EventRelay:
         if kind.endswith("_end") or kind.endswith("_error"):
             return self._end(kind, run_id, data)
         return None
-
-    def opened(self, start: Start, manager: Any) -> None:
-        """Record the run manager ``start`` produced."""
-        self._open[start.remote_id] = (manager, start.kind)
-
-    def abandon(self, error: BaseException) -> list[Call]:
-        """Error callbacks for the runs still open, innermost first, when the run broke off."""
-        calls = [
-            Call(manager, f"on_{kind}_error", (error,))
-            for manager, kind in reversed(self._open.values())
-        ]
-        self._open.clear()
-        return calls
 
     def _start(
         self,
@@ -227,34 +199,33 @@ class EventRelay:
                 break
         name = str(event.get("name") or "remote")
         inputs = data.get("input")
-        common: dict[str, Any] = {"run_id": run_uuid(run_id), "name": name}
-        tags = [str(t) for t in event.get("tags") or ()]
-        metadata = kept_metadata(event.get("metadata"))
+        kwargs: dict[str, Any] = {"run_id": run_uuid(run_id), "name": name}
+        args: tuple[Any, ...]
         if kind == "on_chain_start":
-            args: tuple[Any, ...] = (None, revive(inputs))
-            return Start(run_id, "chain", parent, "on_chain_start", args, common, tags, metadata)
-        if kind == "on_chat_model_start":
+            opens, args = "chain", (None, revive(inputs))
+        elif kind == "on_chat_model_start":
             given = inputs.get("messages") if isinstance(inputs, Mapping) else None
             batch = given[0] if isinstance(given, list) and given else []
             messages = [m for m in map(revive, batch) if isinstance(m, BaseMessage)]
-            args = ({"name": name}, [messages])
-            return Start(run_id, "llm", parent, "on_chat_model_start", args, common, tags, metadata)
-        if kind == "on_llm_start":
+            opens, args = "llm", ({"name": name}, [messages])
+        elif kind == "on_llm_start":
             prompts = inputs.get("prompts") if isinstance(inputs, Mapping) else None
-            args = ({"name": name}, [str(p) for p in prompts or [inputs]])
-            return Start(run_id, "llm", parent, "on_llm_start", args, common, tags, metadata)
-        if kind == "on_tool_start":
-            given = dict(inputs) if isinstance(inputs, Mapping) else None
-            kwargs = {**common, "inputs": given}
-            args = ({"name": name}, str(inputs))
-            return Start(run_id, "tool", parent, "on_tool_start", args, kwargs, tags, metadata)
-        return None  # retrievers, prompts, parsers: not shown by the tracer either
+            opens, args = "llm", ({"name": name}, [str(p) for p in prompts or [inputs]])
+        elif kind == "on_tool_start":
+            kwargs["inputs"] = dict(inputs) if isinstance(inputs, Mapping) else None
+            opens, args = "tool", ({"name": name}, str(inputs))
+        else:
+            return None  # retrievers, prompts, parsers: not shown by the tracer either
+        tags = [str(t) for t in event.get("tags") or ()]
+        return Start(
+            run_id, opens, parent, kind, args, kwargs, tags, kept_metadata(event.get("metadata"))
+        )
 
     def _end(self, kind: str, run_id: str, data: Mapping[str, Any]) -> Call | None:
         found = self._open.pop(run_id, None)
         if found is None:
             return None
-        manager, opened_as = found
+        manager, opened_as, _ = found
         if kind.endswith("_error"):
             error = remote_error(data.get("error") or "failed on the server")
             return Call(manager, f"on_{opened_as}_error", (error,))
@@ -265,11 +236,8 @@ class EventRelay:
 
 
 def revive(value: Any) -> Any:
-    """JSON from the server with its serialised messages and commands turned back into objects.
-
-    A tool that returns a ``Command`` (a remote deep agent's own ``task`` tool) reaches us as its
-    dataclass fields; revived, the tracer finds its result in the ``ToolMessage`` it carries.
-    """
+    """JSON from the server with its serialised messages and commands (a remote deep agent's
+    ``task`` results) turned back into objects."""
     if isinstance(value, list):
         return [revive(v) for v in value]
     if not isinstance(value, Mapping):

@@ -1,15 +1,10 @@
 """Sub-agents that run on a LangGraph server: the runnable a ``RemoteSubAgent`` spec becomes.
 
-``RemoteGraphRunnable`` stands where a local sub-agent's graph would, so the ``task`` tool
-treats it as a local one. It streams a run on a new thread of the server (created with the run,
-``if_not_exists="create"``), re-emits the run's steps as callbacks
-(:mod:`nbagents.subagents._remote_run`) and returns the final state.
-
-Under a parent run with a checkpointer the thread id is derived from the ``task`` call, so that
-a remote run that stops for a person pauses the parent, and the parent's resumption resumes
-that thread (:mod:`nbagents.subagents._remote_pause`); without one, a remote pause is an error
-that says so. Every run is bounded by the spec's ``timeout``, connecting included; when it runs
-out, or the caller is cancelled or interrupted, the remote run is cancelled too (best effort).
+``RemoteGraphRunnable`` stands where a local sub-agent's graph would. It streams a run on a
+thread of the server, re-emits its steps as callbacks (:mod:`._remote_run`) and returns the
+final state. Under a parent with a checkpointer the thread id is derived from the ``task`` call,
+so a remote pause pauses the parent and its resumption resumes that thread (:mod:`._remote_pause`).
+A run that exceeds ``timeout``, or whose caller is cancelled, is cancelled on the server too.
 """
 
 from __future__ import annotations
@@ -45,11 +40,11 @@ from nbagents.subagents._remote_http import (
 )
 from nbagents.subagents._remote_pause import (
     ANSWERED_KEY,
-    RemoteInterrupt,
     ThreadKey,
     answered_before,
     ask_parent,
     asked_for,
+    shorten,
     waiting_for,
 )
 from nbagents.subagents._remote_run import (
@@ -80,9 +75,7 @@ which reports a server that is not running only after about 7.5 s)."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
 STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
-    # A step's start and end (and its graph runs' steps) are all a trace of model and tool
-    # calls needs; "events" also sends every runnable's start, token and end, which costs the
-    # server far more CPU per run, on a server that may share the client's cores.
+    # "events" also sends every runnable's start, token and end: far more server CPU per run.
     "steps": ["tasks", "values"],
     "events": ["events", "values"],
 }
@@ -106,20 +99,36 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _session(
         self, run: RemoteRun, input: dict[str, Any], config: RunnableConfig
-    ) -> Generator[_Request | _Stream, Any, dict[str, Any]]:
-        """The run's requests in order, for ``invoke`` and ``ainvoke`` to make on their client:
-        a call (its answer is sent back, its error thrown in) or a stream to read."""
-        key = ThreadKey.of(config, self.url, self.graph_id)
-        resume = yield from self._start(run, key)
-        while True:
-            yield _Stream(_stream_options(run, input, resume))
-            if run.paused:
-                run.interrupts = waiting_for((yield _threads("get_state", run.thread_id)))
-            if not run.interrupts:
-                return run.result()
-            if run.answered:
-                yield _threads("update", run.thread_id, metadata={ANSWERED_KEY: run.answered})
-            resume = self._ask(run, key)
+    ) -> Generator[Any, Any, dict[str, Any]]:
+        """The run's actions in order, for ``invoke`` and ``ainvoke`` to make: a request on their
+        client (its answer is sent back), a stream to read, ``_CANCEL``, or callbacks to make.
+        An error in any of them is thrown in."""
+        try:
+            key = ThreadKey.of(config, self.url, self.graph_id)
+            resume = yield from self._start(run, key)
+            while True:
+                yield _Stream(_stream_options(run, input, resume))
+                if run.paused:
+                    run.interrupts = waiting_for((yield _threads("get_state", run.thread_id)))
+                if not run.interrupts:
+                    result = run.result()
+                    break
+                if run.answered:
+                    yield _threads("update", run.thread_id, metadata={ANSWERED_KEY: run.answered})
+                resume = self._ask(run, key)
+        except GraphInterrupt as pause:
+            yield from run.pause(pause)
+            raise
+        except BaseException as error:
+            failure = self._explain(error, run.run_id)
+            if run.active:
+                yield _CANCEL
+            yield from run.fail(failure)
+            if failure is error:
+                raise
+            raise failure from error
+        yield from run.succeed(result)
+        return result
 
     def _start(
         self, run: RemoteRun, key: ThreadKey | None
@@ -139,9 +148,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
                 run.thread_id = thread_id
                 return None
             waiting = waiting_for(state)
-            if waiting:
-                answered = answered_before((yield _threads("get", thread_id)))
-                return self._resume(run, thread_id, waiting, answered, key)
+            if waiting:  # resume it: the answers to what it waits for, asked of the parent
+                run.thread_id, run.interrupts = thread_id, waiting
+                run.answered = answered_before((yield _threads("get", thread_id)))
+                return self._ask(run, key, replay=run.answered)
             attempt += 1
 
     def invoke(
@@ -151,43 +161,32 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
+        session = self._session(run, input, config)
         try:
-            session = self._session(run, input, config)
-            request = next(session)
+            action = next(session)
             while True:
                 answer = None
-                if isinstance(request, _Stream):
-                    parts = client.runs.stream(run.thread_id, self.graph_id, **request.options)
-                    for part in bounded(parts, self.timeout):
-                        for op in run.accept(part.event, part.data):
-                            perform(op, manager, run)
+                try:
+                    if isinstance(action, _Stream):
+                        parts = client.runs.stream(run.thread_id, self.graph_id, **action.options)
+                        for part in bounded(parts, self.timeout):
+                            for op in run.accept(part.event, part.data):
+                                perform(op, manager, run)
+                    elif action is _CANCEL:
+                        self._cancel_in_background(client, run.thread_id, run.run_id)
+                    elif callable(action):
+                        answer = action(client)
+                    else:
+                        perform(action, manager, run)
+                except BaseException as error:
+                    action = session.throw(error)
                 else:
-                    try:
-                        answer = request(client)
-                    except Exception as error:
-                        request = session.throw(error)
-                        continue
-                request = session.send(answer)
+                    action = session.send(answer)
         except StopIteration as done:
             result: dict[str, Any] = done.value
-        except GraphInterrupt as pause:
-            for op in run.pause(pause):
-                perform(op, manager, run)
-            raise
-        except BaseException as error:
-            failure = self._explain(error, run)
-            if run.active:
-                self._cancel_in_background(client, run.thread_id, run.run_id)
-            for op in run.fail(failure):
-                perform(op, manager, run)
-            if failure is error:
-                raise
-            raise failure from error
+            return result
         finally:
             self._release_sync()
-        for op in run.succeed(result):
-            perform(op, manager, run)
-        return result
 
     async def ainvoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -197,46 +196,35 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         manager = get_async_callback_manager_for_config(config)
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
+        session = self._session(run, input, config)
         try:
-            session = self._session(run, input, config)
-            request = next(session)
+            action = next(session)
             while True:
                 answer = None
-                if isinstance(request, _Stream):
-                    parts = client.runs.stream(run.thread_id, self.graph_id, **request.options)
-                    async with asyncio.timeout(self.timeout):
-                        async for part in parts:
-                            for op in run.accept(part.event, part.data):
-                                await aperform(op, manager, run)
+                try:
+                    if isinstance(action, _Stream):
+                        parts = client.runs.stream(run.thread_id, self.graph_id, **action.options)
+                        async with asyncio.timeout(self.timeout):
+                            async for part in parts:
+                                for op in run.accept(part.event, part.data):
+                                    await aperform(op, manager, run)
+                    elif action is _CANCEL:
+                        await _acancel(client, run.thread_id, run.run_id)
+                    elif callable(action):
+                        answer = await action(client)
+                    else:
+                        await aperform(action, manager, run)
+                except BaseException as error:
+                    action = session.throw(error)
                 else:
-                    try:
-                        answer = await request(client)
-                    except Exception as error:
-                        request = session.throw(error)
-                        continue
-                request = session.send(answer)
+                    action = session.send(answer)
         except StopIteration as done:
             result: dict[str, Any] = done.value
-        except GraphInterrupt as pause:
-            for op in run.pause(pause):
-                await aperform(op, manager, run)
-            raise
-        except BaseException as error:
-            failure = self._explain(error, run)
-            if run.active:
-                await _acancel(client, run.thread_id, run.run_id)
-            for op in run.fail(failure):
-                await aperform(op, manager, run)
-            if failure is error:
-                raise
-            raise failure from error
+            return result
         finally:
             unused = self._clients.release(loop)
             if unused is not None:
                 await unused.aclose()
-        for op in run.succeed(result):
-            await aperform(op, manager, run)
-        return result
 
     def _release_sync(self) -> None:
         unused = self._clients.release(None)
@@ -284,23 +272,6 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         )
         return SyncLangGraphClient(made) if sync else LangGraphClient(made)
 
-    # -- shared ----------------------------------------------------------------------------------
-
-    def _resume(
-        self,
-        run: RemoteRun,
-        thread_id: str,
-        waiting: tuple[RemoteInterrupt, ...],
-        answered: int,
-        key: ThreadKey,
-    ) -> dict[str, Any]:
-        """Resume the paused thread ``thread_id``: the answers to what it waits for (asking the
-        parent for them: ``GraphInterrupt`` until it has them all)."""
-        run.thread_id = thread_id
-        run.answered = answered
-        run.interrupts = waiting
-        return self._ask(run, key, replay=answered)
-
     def _ask(self, run: RemoteRun, key: ThreadKey | None, replay: int = 0) -> dict[str, Any]:
         """The parent's answers to what ``run`` waits for, by remote interrupt id."""
         if key is None:
@@ -341,7 +312,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         )
         return {"base_url": base_url, "headers": dict(sent), "timeout": timeout}
 
-    def _explain(self, error: BaseException, run: RemoteRun) -> BaseException:
+    def _explain(self, error: BaseException, run_id: str = "") -> BaseException:
         """The error to report: one naming the server and the cause, or ``error`` itself when
         it is not the server's doing (cancellation, Ctrl-C, a bug)."""
         if isinstance(error, RemoteSubAgentError | asyncio.CancelledError | KeyboardInterrupt):
@@ -351,7 +322,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         if isinstance(error, TimeoutError | StreamTimeout):
             return RemoteSubAgentError(
                 f"{where}: no result for {what} within timeout={self.timeout:g} s"
-                + ("; the remote run was cancelled." if run.run_id else ".")
+                + ("; the remote run was cancelled." if run_id else ".")
             )
         status = http_status(error)
         if status in (401, 403):
@@ -363,12 +334,12 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         if status == 404:
             return RemoteSubAgentError(
                 f"{where}: HTTP 404 for {what}; is it a graph in the server's langgraph.json or "
-                f"an assistant id? ({_short(error)})"
+                f"an assistant id? ({shorten(error, 300)})"
             )
         if status is not None:
-            return RemoteSubAgentError(f"{where} answered HTTP {status}: {_short(error)}")
+            return RemoteSubAgentError(f"{where} answered HTTP {status}: {shorten(error, 300)}")
         if is_transport(error):
-            if run.run_id:
+            if run_id:
                 return RemoteSubAgentError(
                     f"{where}: the connection broke during the run of {what} "
                     f"({type(error).__name__}: {error}); was the server stopped?"
@@ -398,7 +369,7 @@ def _stream_options(
         # The thread is made with the run (its id is ours), one request instead of two; the
         # server gives it the run's metadata.
         "if_not_exists": "create",
-        "metadata": run.thread_metadata(),
+        "metadata": {"nbagents_subagent": run.subagent},
     }
 
 
@@ -408,6 +379,10 @@ _Request = Callable[[Any], Any]
 
 def _threads(method: str, *args: Any, **kwargs: Any) -> _Request:
     return lambda client: getattr(client.threads, method)(*args, **kwargs)
+
+
+_CANCEL = object()
+"""An action: cancel the run on the server (best effort)."""
 
 
 @dataclass(frozen=True)
@@ -420,11 +395,6 @@ class _Stream:
 async def _acancel(client: LangGraphClient, thread_id: str, run_id: str) -> None:
     with contextlib.suppress(Exception):  # best effort: the server may be why we cancel
         await asyncio.wait_for(client.runs.cancel(thread_id, run_id), CANCEL_TIMEOUT)
-
-
-def _short(what: object, limit: int = 300) -> str:
-    text = str(what)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _missing_sdk() -> RemoteSubAgentError:

@@ -1,8 +1,5 @@
 """Connections to a LangGraph server for remote sub-agents: the SDK's clients on httpx clients
-of ours, shared by the runs in flight, and a stream read with a deadline.
-
-The runs in flight at once share one HTTP client (one per event loop under ``ainvoke``), so a
-wide fan-out reuses connections instead of building a client each; the last run closes it.
+of ours, shared by the runs in flight (the last closes it), and a stream read with a deadline.
 ``langgraph_sdk`` and ``httpx`` (the ``remote`` extra) are imported on first use.
 """
 
@@ -47,11 +44,8 @@ def limits() -> Any:
 
 
 class SharedClients(Generic[C]):
-    """One client per key (``None``, or an event loop) while runs use it; closed by the last.
-
-    An async client belongs to the event loop it was first used on, so ``ainvoke`` runs share
-    one per loop; a sync client is thread-safe and shared by every ``invoke``.
-    """
+    """One client per key while runs use it: ``None`` for the thread-safe sync client, else
+    the event loop an async client belongs to."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -86,11 +80,8 @@ _DONE = object()
 
 
 def bounded(parts: Iterator[Any], seconds: float) -> Iterator[Any]:
-    """``parts``, read on a helper thread so that waiting for the next one stops at the deadline.
-
-    A blocking read cannot be interrupted, and a server that sends keep-alives but no result
-    would never time it out: the helper thread reads, the caller waits with a deadline.
-    """
+    """``parts``, read on a helper thread so that waiting for the next one stops at the deadline
+    (a blocking read cannot be interrupted, and keep-alives would never time it out)."""
     deadline = time.monotonic() + seconds
     found: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
@@ -135,12 +126,8 @@ def sdk_resolved(
     connect_timeout: float,
     sdk_env: tuple[str | None, ...],
 ) -> tuple[Any, tuple[tuple[str, str], ...], Any]:
-    """The base URL, headers and timeouts ``langgraph_sdk`` resolves for these options.
-
-    Building the SDK's client to learn them loads the CA bundle for a transport ours replaces,
-    which the first run of each ``invoke`` would wait for: once per set of options.
-    ``sdk_env`` (the SDK's API key variables) only keys the cache.
-    """
+    """The base URL, headers and timeouts ``langgraph_sdk`` resolves for these options, once per
+    set of them (its client loads the CA bundle). ``sdk_env`` only keys the cache."""
     import httpx
     from langgraph_sdk import get_sync_client
 
@@ -164,11 +151,8 @@ def tls() -> ssl.SSLContext:
 
 
 def no_reconnect(response: Any) -> None:
-    """Keep the SDK from reconnecting a broken run stream to its ``Location``.
-
-    The stream is opened with ``on_disconnect="cancel"``: once it breaks, the server cancels the
-    run, so reconnecting (five attempts with back-off) would only delay the error.
-    """
+    """Keep the SDK from reconnecting a broken run stream: the server cancels the run once it
+    breaks (``on_disconnect="cancel"``), so reconnecting would only delay the error."""
     if response.request.url.path.endswith("/runs/stream"):
         response.headers.pop("location", None)
 

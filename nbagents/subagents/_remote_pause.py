@@ -1,28 +1,15 @@
 """Remote runs that stop for a person: the parent pauses with what they ask, and its resumption
 continues them on the same thread of the server.
 
-A remote graph that calls LangGraph's ``interrupt`` (``interrupt_on``, a tool of its own) ends
-its run paused, its thread waiting for a ``Command(resume=...)``. The ``task`` call that ran it
-then calls ``interrupt`` itself with each remote request's value (and response schema), so the
-parent run pauses with the same requests a local sub-agent's pause would give: the parent's
-``__interrupt__``, ``pending_approvals``, the live view all read them unchanged. When the parent
-resumes, LangGraph runs that ``task`` call again from its start; this time ``interrupt``
-returns the answers, and the call resumes the remote thread with them, keyed by the remote
-interrupt ids.
-
-The call run again must find the thread it paused on. Its id is not random but derived
-(:class:`ThreadKey`) from what stays the same across the parent's resumption and differs
-between calls: the parent's thread, the checkpoint namespace of the ``tools`` step the call
-runs in (it names the step's task, unique to each run of that step) and the call's tool call
-id. That takes a checkpointer in the parent, which any pause needs anyway. A call finding a
-thread of that id that is not waiting (the parent cut off by a cancel or Ctrl-C and continued
-from its last checkpoint, a step retried) moves on to the next derived id: a fresh thread,
-rather than the task added to a conversation that already has it.
-
-LangGraph hands a task the answers to its ``interrupt`` calls by position, and a resumed remote
-run may pause again: a call answered over several pauses must ask again as many times as it was
-answered before reaching the new requests. How many is kept on the remote thread
-(``ANSWERED_KEY`` in its metadata), written before each further pause.
+A remote graph that calls ``interrupt`` ends its run paused. The ``task`` call then calls
+``interrupt`` itself with each remote request, so the parent pauses with the same requests a
+local sub-agent's pause would give. On resumption LangGraph runs the call again from its start;
+``interrupt`` now returns the answers, and the call resumes the remote thread with them. To find
+that thread again its id is derived (:class:`ThreadKey`) from the parent's thread, the ``tools``
+step's checkpoint namespace and the tool call id; a thread of that id that is not waiting (the
+parent was cut off and continued) moves the call on to the next derived id. LangGraph hands out
+answers by position, so a call answered over several pauses asks again as many times as it was
+answered before: that count is kept on the remote thread (``ANSWERED_KEY``).
 """
 
 from __future__ import annotations
@@ -47,6 +34,7 @@ __all__ = [
     "answered_before",
     "ask_parent",
     "asked_for",
+    "shorten",
     "waiting_for",
 ]
 
@@ -86,8 +74,11 @@ class ThreadKey:
     def of(cls, config: RunnableConfig, url: str, graph_id: str) -> ThreadKey | None:
         """The key of the call running with ``config``, or ``None`` when its parent run has no
         checkpointer (it cannot pause, so a remote pause cannot be answered)."""
-        parent = _parent_configurable()
-        if parent is None or parent.get(CONFIG_KEY_CHECKPOINTER) is None:
+        try:  # the configurable of the LangGraph task the call runs in (what interrupt reads)
+            parent = get_config().get("configurable")
+        except RuntimeError:  # outside a graph
+            return None
+        if not isinstance(parent, Mapping) or parent.get(CONFIG_KEY_CHECKPOINTER) is None:
             return None
         thread = parent.get("thread_id")
         if thread in (None, ""):
@@ -103,12 +94,10 @@ class ThreadKey:
 
 
 def waiting_for(state: Mapping[str, Any]) -> tuple[RemoteInterrupt, ...]:
-    """What a thread waits for, from its state (``threads.get_state``), ordered by id: every run
-    of the ``task`` call asks for them in the same order.
+    """What a thread waits for, ordered by id so that every run of the call asks in one order.
 
-    The state, not the thread: it lists the interrupts of the graphs run inside a step too (a
-    deep agent's sub-agents on the server), where the thread's own ``status`` and
-    ``interrupts`` may leave them out."""
+    From its state, which lists the interrupts of graphs run inside a step too (a remote deep
+    agent's sub-agents); the thread's own ``interrupts`` may leave them out."""
     found = state.get("interrupts")
     listed = found if isinstance(found, list) else []
     read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
@@ -119,11 +108,12 @@ def asked_for(interrupts: Sequence[RemoteInterrupt]) -> str:
     """What a paused remote run asks, in a line: ``approve deploy({'target': 'prod'})``."""
     approvals = pending_approvals([Interrupt(i.value, i.id) for i in interrupts])
     if approvals:
-        return ", ".join(f"approve {r.tool}({_cut(repr(r.args))})" for r in approvals)
-    return ", ".join(_cut(repr(i.value)) for i in interrupts) or "an interrupt"
+        return ", ".join(f"approve {r.tool}({shorten(repr(r.args))})" for r in approvals)
+    return ", ".join(shorten(repr(i.value)) for i in interrupts) or "an interrupt"
 
 
-def _cut(text: str, limit: int = 80) -> str:
+def shorten(what: object, limit: int = 80) -> str:
+    text = str(what)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -137,15 +127,11 @@ def answered_before(thread: Mapping[str, Any]) -> int:
 def ask_parent(
     interrupts: Sequence[RemoteInterrupt], replay: int = 0
 ) -> tuple[dict[str, Any], int]:
-    """The answers to ``interrupts``, by remote interrupt id, from the parent's resumption, and
-    how many times the call asked the parent (``interrupt`` calls) to get them.
+    """The answers to ``interrupts`` by remote id, and how many ``interrupt`` calls that took.
 
-    Raises LangGraph's ``GraphInterrupt`` (the parent pauses) for the first request it has no
-    answer for yet. Approvals are asked for together, as one batch (:class:`_Batch`): a remote
-    run waiting for several (a deep agent's sub-agents, per-call approvals) pauses the parent
-    once, as local sub-agents paused in one step do. Other interrupts are asked for in turn.
-    ``replay``: answers the call already used, asked for again first (see the module's
-    docstring).
+    ``GraphInterrupt`` (the parent pauses) for the first request not answered yet. Approvals are
+    asked for as one batch (:class:`_Batch`), so the parent pauses once, as for local sub-agents
+    paused in one step; other interrupts in turn. ``replay``: answers already used, asked first.
     """
     for _ in range(replay):
         interrupt(_REPLAYED)
@@ -237,13 +223,3 @@ class _Batch:
             start += len(part.actions)
             shares[part.request.id] = {"decisions": mine} if part.batched else mine[0]
         return shares
-
-
-def _parent_configurable() -> Mapping[str, Any] | None:
-    """The ``configurable`` of the LangGraph task the call runs in (what ``interrupt`` reads),
-    or ``None`` outside a graph."""
-    try:
-        found = get_config().get("configurable")
-    except RuntimeError:
-        return None
-    return found if isinstance(found, Mapping) else None

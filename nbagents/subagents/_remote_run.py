@@ -1,30 +1,24 @@
 """One remote run as the parent's callbacks see it: what the server said, and which callbacks
 that calls for.
 
-:class:`RemoteRun` turns the parts of a run's stream (``tasks`` or ``events``, and ``values``)
-into planned callback operations: open the sub-agent's chain run (with a :class:`RemoteRecord`
-naming the server, graph, thread and run), mirror the run's steps through a relay
-(:class:`~nbagents.subagents._steps.StepRelay` or
-:class:`~nbagents.subagents._relay.EventRelay`), end or fail it. :func:`perform` and
-:func:`aperform` make them on sync or async callback managers. Kept apart from the transport
-(:mod:`nbagents.subagents._remote`), which only reads the stream and cancels runs.
-
-A run that paused says so in its states (``__interrupt__``, one state per step that paused):
-:attr:`RemoteRun.paused`; :meth:`RemoteRun.pause` plans the callbacks that show the sub-agent
-waiting (see :mod:`nbagents.subagents._remote_pause`).
+:class:`RemoteRun` turns the parts of a run's stream into planned operations: open the
+sub-agent's chain run (with a :class:`RemoteRecord` naming server, graph, thread and run),
+mirror the run's steps through a relay, end or fail it; :func:`perform` and :func:`aperform`
+make them. The transport (:mod:`nbagents.subagents._remote`) only reads the stream and cancels.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 
 from nbagents._contract import REMOTE_KEY, RemoteRecord
-from nbagents.subagents._relay import Call, EventRelay, Relaying, Start, paused, revive
+from nbagents.subagents._relay import Call, EventRelay, Relay, RemotePause, Start, revive
 from nbagents.subagents._remote_pause import RemoteInterrupt
 from nbagents.subagents._steps import StepRelay
 
@@ -63,19 +57,15 @@ class RemoteRun:
         self.graph_id = graph_id
         self.input = input
         self.name = str(config.get("run_name") or subagent)
-        self.metadata: Mapping[str, Any] = config.get("metadata") or {}
         self.thread_id = ""
         self.run_id = ""
         self.ended = False
         self.final: dict[str, Any] | None = None
-        self.paused = False
-        """A state of the run listed interrupts: it stopped for a person."""
-        self.interrupts: tuple[RemoteInterrupt, ...] = ()
-        """What the paused thread waits for (read from the thread, which lists them all)."""
-        self.answered = 0
-        """Answers the ``task`` call has used so far (see ``_remote_pause.ask_parent``)."""
+        self.paused = False  # a state of the run listed interrupts
+        self.interrupts: tuple[RemoteInterrupt, ...] = ()  # what the paused thread waits for
+        self.answered = 0  # answers the task call has used so far (see ask_parent)
         self.root: Any = None
-        self.relay: Relaying | None = None
+        self.relay: Relay | None = None
         self._early: list[tuple[str, Any]] = []
         """``values`` parts before the run's first step, for the relay once it is made."""
 
@@ -83,9 +73,6 @@ class RemoteRun:
     def active(self) -> bool:
         """Created on the server and not known to have ended there."""
         return bool(self.run_id) and not self.ended
-
-    def thread_metadata(self) -> dict[str, Any]:
-        return {"nbagents_subagent": self.subagent}
 
     def created(self, info: Mapping[str, Any]) -> None:
         self.ended = self.paused = False  # a paused thread's resumption is a run of its own
@@ -107,17 +94,14 @@ class RemoteRun:
             )
         elif event == "end":
             self.ended = True
-        if not isinstance(data, Mapping):
-            return []
         kind = event.partition("|")[0]
-        if self.detail == "events" and kind == "events":
-            return [*self._open_root(data), _Event(event, data)]
-        if self.detail == "steps" and kind in ("tasks", "values"):
-            if self.root is None and kind == "values":
-                self._early.append((event, data))  # the run opens with its first step
-                return []
-            return [*self._open_root(data), _Event(event, data)]
-        return []
+        relayed = ("events",) if self.detail == "events" else ("tasks", "values")
+        if not isinstance(data, Mapping) or kind not in relayed:
+            return []
+        if self.root is None and kind == "values":
+            self._early.append((event, data))  # the run opens with its first step
+            return []
+        return [*self._open_root(data), _Event(event, data)]
 
     def _open_root(self, data: Mapping[str, Any]) -> list[_Op]:
         if self.root is not None:
@@ -135,30 +119,26 @@ class RemoteRun:
         return {k: revive(v) for k, v in self.final.items()}
 
     def succeed(self, result: dict[str, Any]) -> list[_Op]:
-        ops: list[_Op] = []
-        if self.root is None:
-            what = "run events" if self.detail == "events" else "steps"
-            ops.append(_OpenRoot(f"not streamed: the server sent no {what}", {}))
-        ops.append(_EndRoot(result))
-        return ops
+        what = "run events" if self.detail == "events" else "steps"
+        return self._closing(f"the server sent no {what}", _EndRoot(result))
 
     def fail(self, error: BaseException) -> list[_Op]:
-        ops: list[_Op] = []
-        if self.root is None:
-            if not self.run_id:
-                return []  # nothing ran remotely: the task call's error says it all
-            ops.append(_OpenRoot("not streamed: the run failed before its first step", {}))
-        ops.append(_FailRoot(error))
-        return ops
+        if self.root is None and not self.run_id:
+            return []  # nothing ran remotely: the task call's error says it all
+        return self._closing("the run failed before its first step", _FailRoot(error))
 
     def pause(self, pause: BaseException) -> list[_Op]:
         """Show the sub-agent waiting: its steps end, its run ends with ``pause`` (the parent's
         ``GraphInterrupt``, which carries what the parent now waits for)."""
-        ops: list[_Op] = []
-        if self.root is None:
-            ops.append(_OpenRoot("not streamed: the run waits for a decision", {}))
-        ops.append(_FailRoot(pause, steps_end=_CUT_OFF))
-        return ops
+        return self._closing("the run waits for a decision", _FailRoot(pause, steps_end=_CUT_OFF))
+
+    def _closing(self, unstreamed: str, close: _Op) -> list[_Op]:
+        """``close``, after opening the sub-agent's run if no part of the stream opened it."""
+        return (
+            [close]
+            if self.root is not None
+            else [_OpenRoot(f"not streamed: {unstreamed}", {}), close]
+        )
 
     def record(self, steps: str) -> RemoteRecord:
         return RemoteRecord(
@@ -169,9 +149,6 @@ class RemoteRun:
             steps=steps,
             trace=self.detail,
         )
-
-    def relay_for(self, root: Any) -> Relaying:
-        return StepRelay(root) if self.detail == "steps" else EventRelay(root)
 
 
 @dataclass(frozen=True)
@@ -207,70 +184,60 @@ class _FailRoot:
 
 _Op = _OpenRoot | _Event | _EndRoot | _FailRoot
 
-_CUT_OFF = paused("the remote run ended before this step reported its end")
+_CUT_OFF = RemotePause("the remote run ended before this step reported its end")
 
 
-def _opening(op: _OpenRoot, manager: Any, run: RemoteRun) -> tuple[Any, dict[str, Any]]:
-    """The callback manager that opens the sub-agent's chain run, and its keyword arguments."""
-    opening = manager.copy()
-    opening.add_metadata({**op.extra, REMOTE_KEY: run.record(op.steps)}, inherit=False)
-    return opening, {"run_id": uuid.uuid4(), "name": run.name}
+_Callback = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+def _callbacks(
+    op: _Op | Start | Call, manager: Any, run: RemoteRun
+) -> Generator[_Callback, Any, None]:
+    """The callbacks one planned operation makes, in order; each one's result is sent back."""
+    if isinstance(op, _OpenRoot):
+        opening = manager.copy()
+        opening.add_metadata({**op.extra, REMOTE_KEY: run.record(op.steps)}, inherit=False)
+        kwargs = {"run_id": uuid.uuid4(), "name": run.name}
+        run.root = yield opening.on_chain_start, (None, run.input), kwargs
+        run.relay = StepRelay(run.root) if run.detail == "steps" else EventRelay(run.root)
+    elif isinstance(op, _Event):
+        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
+            yield from _callbacks(planned, manager, run)
+    elif isinstance(op, _EndRoot | _FailRoot):
+        cut = _CUT_OFF if isinstance(op, _EndRoot) else op.steps_end or op.error
+        for call in run.relay.abandon(cut) if run.relay is not None else ():
+            yield from _callbacks(call, manager, run)
+        if isinstance(op, _EndRoot):
+            yield run.root.on_chain_end, (op.result,), {}
+        else:
+            yield run.root.on_chain_error, (op.error,), {}
+    elif isinstance(op, Start):
+        child = op.parent.get_child()
+        child.add_tags(op.tags)
+        child.add_metadata(op.metadata)
+        opened = yield getattr(child, op.method), op.args, op.kwargs
+        if run.relay is not None:
+            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
+    else:
+        yield getattr(op.manager, op.method), op.args, {}
 
 
 def perform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None:
     """Make one planned callback on sync managers."""
-    if isinstance(op, _OpenRoot):
-        opening, kwargs = _opening(op, manager, run)
-        run.root = opening.on_chain_start(None, run.input, **kwargs)
-        run.relay = run.relay_for(run.root)
-    elif isinstance(op, _Event):
-        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
-            perform(planned, manager, run)
-    elif isinstance(op, _EndRoot):
-        for call in run.relay.abandon(_CUT_OFF) if run.relay is not None else ():
-            perform(call, manager, run)
-        run.root.on_chain_end(op.result)
-    elif isinstance(op, _FailRoot):
-        for call in run.relay.abandon(op.steps_end or op.error) if run.relay is not None else ():
-            perform(call, manager, run)
-        run.root.on_chain_error(op.error)
-    elif isinstance(op, Start):
-        child = op.parent.get_child()
-        child.add_tags(op.tags)
-        child.add_metadata(op.metadata)
-        opened = getattr(child, op.method)(*op.args, **op.kwargs)
-        if run.relay is not None:
-            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
-    else:
-        getattr(op.manager, op.method)(*op.args)
+    calls, answer = _callbacks(op, manager, run), None
+    with contextlib.suppress(StopIteration):
+        while True:
+            method, args, kwargs = calls.send(answer)
+            answer = method(*args, **kwargs)
 
 
 async def aperform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None:
-    """Make one planned callback on async managers (the same steps as :func:`perform`)."""
-    if isinstance(op, _OpenRoot):
-        opening, kwargs = _opening(op, manager, run)
-        run.root = await opening.on_chain_start(None, run.input, **kwargs)
-        run.relay = run.relay_for(run.root)
-    elif isinstance(op, _Event):
-        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
-            await aperform(planned, manager, run)
-    elif isinstance(op, _EndRoot):
-        for call in run.relay.abandon(_CUT_OFF) if run.relay is not None else ():
-            await aperform(call, manager, run)
-        await run.root.on_chain_end(op.result)
-    elif isinstance(op, _FailRoot):
-        for call in run.relay.abandon(op.steps_end or op.error) if run.relay is not None else ():
-            await aperform(call, manager, run)
-        await run.root.on_chain_error(op.error)
-    elif isinstance(op, Start):
-        child = op.parent.get_child()
-        child.add_tags(op.tags)
-        child.add_metadata(op.metadata)
-        opened = await getattr(child, op.method)(*op.args, **op.kwargs)
-        if run.relay is not None:
-            run.relay.opened(op, opened[0] if isinstance(opened, list) else opened)
-    else:
-        await getattr(op.manager, op.method)(*op.args)
+    """Make one planned callback on async managers."""
+    calls, answer = _callbacks(op, manager, run), None
+    with contextlib.suppress(StopIteration):
+        while True:
+            method, args, kwargs = calls.send(answer)
+            answer = await method(*args, **kwargs)
 
 
 def _integration(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -51,24 +51,15 @@ class Spawn:
     depth: int
     excluded: Collection[str]
     on_error: OnError
-    accumulating: Collection[str] = ()
-    """Parent keys with a reducer: they get what the sub-agent added, not its whole value."""
-    deleting: Collection[str] = ()
-    """Those of them whose reducer deletes an entry updated to ``None`` (``files``): they also
-    get ``None`` for each entry the sub-agent removed."""
-    limits: Limits | None = None
-    """The spec's limits: each run gets a :class:`LimitGuard` of its own."""
+    accumulating: Collection[str] = ()  # keys with a reducer: they get what was added
+    deleting: Collection[str] = ()  # of those, keys that get None for each entry removed
+    limits: Limits | None = None  # the spec's: each run gets a guard of its own
     checks_limits: bool = True
-    """Whether the runnable checks its guards before each model call (nbagents built it);
-    else a :class:`StepGuard` stops it at its next step."""
-
-    fork: bool = False
-    """``"mode": "fork"``: the sub-agent starts from the parent's conversation so far."""
-    compiled: bool = False
-    """A ``CompiledSubAgent``: a ``recursion_limit`` its runnable was configured with is the
-    user's, and holds when it is smaller than the caller's."""
-    response_format: str | None = None
-    """The name of the response format the caller chose for this call, for the trace."""
+    """Whether the runnable admits its model calls (nbagents built it), else a
+    :class:`StepGuard` stops it at its next step."""
+    fork: bool = False  # "mode": "fork": start from the parent's conversation so far
+    compiled: bool = False  # a CompiledSubAgent: its own smaller recursion_limit holds
+    response_format: str | None = None  # the name of the format the caller chose, for the trace
 
     def child_input(self) -> dict[str, Any]:
         state = {k: v for k, v in self.parent_state.items() if k not in self.excluded}
@@ -98,7 +89,7 @@ class Spawn:
         return messages
 
     def child_config(self, guard: LimitGuard | None = None) -> RunnableConfig:
-        withheld, passed = self._sizes()
+        withheld, passed = self._sizes
         # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
         # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
         parent = ensure_config()
@@ -145,33 +136,22 @@ class Spawn:
         return kind(self.limits, f"sub-agent {self.name!r}")
 
     def run(self) -> Command[Any] | ToolMessage:
-        started = time.perf_counter()
-        sent = self.child_input()
+        started, sent = time.perf_counter(), self.child_input()
         try:
             config = self.child_config(self._guard())
             with _marked_for_langsmith(), in_flight():
                 result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
-        except GraphBubbleUp:
-            # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
-            raise
-        except LimitReached as reached:
-            return self._limited(reached, started)
         except Exception as error:
             return self._failed(error, started)
 
     async def arun(self) -> Command[Any] | ToolMessage:
-        started = time.perf_counter()
-        sent = self.child_input()
+        started, sent = time.perf_counter(), self.child_input()
         try:
             config = self.child_config(self._guard())
             with _marked_for_langsmith(), in_flight():
                 result = await self.runnable.ainvoke(sent, config)
             return self._finish(result, sent, started)
-        except GraphBubbleUp:
-            raise
-        except LimitReached as reached:
-            return self._limited(reached, started)
         except Exception as error:
             return self._failed(error, started)
 
@@ -205,30 +185,26 @@ class Spawn:
         return Command(update={**update, "messages": [message]})
 
     def _failed(self, error: Exception, started: float) -> ToolMessage:
-        if self.on_error == "raise":
-            raise error
-        text = f"Sub-agent {self.name!r} failed: {type(error).__name__}: {error}"
-        return ToolMessage(
-            content=text,
-            tool_call_id=self.tool_call_id,
-            name=TASK_TOOL,
-            status="error",
-            artifact=self._artifact("error", started, TokenUsage(), TokenUsage(), [], text),
-        )
-
-    def _limited(self, reached: LimitReached, started: float) -> ToolMessage:
+        # Interrupts and parent commands must reach LangGraph, which pauses or reroutes the run.
         # A limit is the caller's rule, not the sub-agent's fault: never raised, whatever
         # on_subagent_error says, so that parallel siblings finish.
-        text = (
-            f"Sub-agent {self.name!r} stopped before its next model call: {reached}. "
-            f"Its work is lost; do the rest yourself or give it a smaller task."
-        )
+        limited = isinstance(error, LimitReached)
+        if isinstance(error, GraphBubbleUp) or (self.on_error == "raise" and not limited):
+            raise error
+        if limited:
+            text = (
+                f"Sub-agent {self.name!r} stopped before its next model call: {error}. "
+                f"Its work is lost; do the rest yourself or give it a smaller task."
+            )
+        else:
+            text = f"Sub-agent {self.name!r} failed: {type(error).__name__}: {error}"
+        status = "limit" if limited else "error"
         return ToolMessage(
             content=text,
             tool_call_id=self.tool_call_id,
             name=TASK_TOOL,
             status="error",
-            artifact=self._artifact("limit", started, TokenUsage(), TokenUsage(), [], text),
+            artifact=self._artifact(status, started, TokenUsage(), TokenUsage(), [], text),
         )
 
     def _artifact(
@@ -240,7 +216,7 @@ class Spawn:
         returned: list[str],
         error: str | None,
     ) -> SubAgentArtifact:
-        withheld, passed = self._sizes()
+        withheld, passed = self._sizes
         return SubAgentArtifact(
             subagent=self.name,
             description=self.description,
@@ -253,13 +229,9 @@ class Spawn:
             error=error,
         )
 
-    def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
-        """The parent keys withheld from and passed to the sub-agent, with their sizes (worked
-        out once: the spawn record and the artifact both say them)."""
-        return self._state_sizes
-
     @functools.cached_property
-    def _state_sizes(self) -> tuple[dict[str, str], dict[str, str]]:
+    def _sizes(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The parent keys withheld from and passed to the sub-agent, with their sizes."""
         withheld: dict[str, str] = {}
         passed: dict[str, str] = {}
         for key, value in self.parent_state.items():
@@ -295,13 +267,8 @@ def _own_recursion_limit(runnable: Runnable[Any, Any]) -> int | None:
 
 
 def _added(before: Any, after: Any, *, removes: bool = False) -> Any:
-    """What a sub-agent added to a value the parent accumulates with a reducer.
-
-    The reducer combines the update with the parent's value, so sending the sub-agent's whole
-    final list would repeat every item the parent already has. With ``removes`` (a reducer that
-    deletes an entry updated to ``None``), the entries the sub-agent removed are sent as ``None``:
-    left out, the parent would keep them.
-    """
+    """What a sub-agent added to a value the parent accumulates with a reducer (its whole value
+    would repeat what the parent has); with ``removes``, the entries it removed as ``None``."""
     if isinstance(before, list) and isinstance(after, list) and after[: len(before)] == before:
         return after[len(before) :]
     if isinstance(before, Mapping) and isinstance(after, Mapping):

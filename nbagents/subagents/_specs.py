@@ -24,6 +24,7 @@ __all__ = [
     "CompiledSubAgent",
     "RemoteSubAgent",
     "SubAgent",
+    "describe",
     "tools_problem",
     "validate_specs",
 ]
@@ -86,10 +87,9 @@ class CompiledSubAgent(TypedDict):
 class RemoteSubAgent(TypedDict):
     """A sub-agent that runs as a graph on a LangGraph server (``langgraph dev``, a deployment).
 
-    The ``task`` tool sends the graph the same isolated state a local sub-agent gets, streams
-    the run through ``langgraph_sdk`` (the ``remote`` extra) and re-emits its steps as
-    callbacks, so traces show them under the ``task`` call. The keys ``name``, ``description``,
-    ``graph_id``, ``url`` and ``headers`` are those of upstream deepagents' ``AsyncSubAgent``.
+    The ``task`` tool sends it the isolated state a local sub-agent gets and streams the run
+    (``langgraph_sdk``, the ``remote`` extra), so traces show its steps under the ``task`` call.
+    The keys are a superset of upstream deepagents' ``AsyncSubAgent``.
     """
 
     name: str
@@ -110,14 +110,11 @@ class RemoteSubAgent(TypedDict):
     connect_timeout: NotRequired[float]
     """Seconds to wait for the server to accept a connection (default 5)."""
     connect_retries: NotRequired[int]
-    """New attempts after a refused or timed-out connection, with growing pauses (default 2:
-    a server that is not running is reported within about half a second; 5, the SDK's own
-    client's setting, waits 7.5 s)."""
+    """New attempts after a refused or timed-out connection, with growing pauses (default 2)."""
     trace: NotRequired[Literal["steps", "events"]]
-    """What the trace shows of a run (default ``"steps"``): its model calls (with their replies
-    and exact token usage) and tool calls, from LangGraph's step records, or with ``"events"``
-    every run inside its steps as well: the model's exact request (system prompt included) and
-    reply as it streams, at about twice the server's CPU per run (docs/remote-subagents.md)."""
+    """What the trace shows of a run: its model and tool calls from LangGraph's step records
+    (``"steps"``, the default), or every run inside them too (``"events"``: exact model requests,
+    streamed replies, at more server CPU; see docs/remote-subagents.md)."""
     background: NotRequired[bool]
     """Run it in the background: not through ``task`` but with ``start_async_task`` and its
     companions, which return at once (see ``BackgroundSubAgentMiddleware``)."""
@@ -126,14 +123,11 @@ class RemoteSubAgent(TypedDict):
     webhook: NotRequired[str]
     """Upstream ``AsyncSubAgent``'s: accepted, not passed to the server (a warning says so)."""
     update_strategy: NotRequired[Literal["interrupt", "enqueue"]]
-    """Upstream ``AsyncSubAgent``'s, for a background task: what ``update_async_task`` does
-    while the task runs. ``"interrupt"`` (the default) cancels the running run and starts the
-    follow-up; ``"enqueue"`` queues the follow-up behind it (the task is ``pending`` until it
-    starts). Refused on a sub-agent that runs through ``task``."""
+    """For a background task, what ``update_async_task`` does while the task runs: cancel the
+    run and start the follow-up (``"interrupt"``, the default) or queue it (``"enqueue"``)."""
     notify_parent: NotRequired[bool]
-    """Upstream ``AsyncSubAgent``'s. Only ``False`` is accepted: a finished background task
-    does not wake an idle parent here (it is announced before the parent's next model call,
-    and ``check_async_task`` reads it), so ``True`` is refused with a ``ValueError``."""
+    """Only ``False``: a finished background task is announced before the parent's next model
+    call rather than waking an idle parent, so ``True`` is refused with a ``ValueError``."""
 
 
 #: The spec of the ``general-purpose`` sub-agent that ``create_deep_agent`` adds unless a spec of
@@ -196,12 +190,8 @@ _STRATEGIES = ("interrupt", "enqueue")
 
 
 def validate_specs(specs: Sequence[Mapping[str, Any]], *, background: bool = False) -> None:
-    """Raise ``ValueError`` naming the spec and the problem for any invalid sub-agent spec.
-
-    ``background``: the specs run as background tasks (``BackgroundSubAgentMiddleware``), not
-    through ``task``. Warns about upstream deepagents' keys that nbagents accepts but does not
-    act on.
-    """
+    """Raise ``ValueError`` naming the spec and the problem for any invalid sub-agent spec, and
+    warn about upstream keys not acted on. ``background``: the specs run as background tasks."""
     seen: set[str] = set()
     for position, spec in enumerate(specs):
         if not isinstance(spec, Mapping):
@@ -236,16 +226,13 @@ def validate_specs(specs: Sequence[Mapping[str, Any]], *, background: bool = Fal
 
 
 def _outside_nbagents() -> int:
-    """The ``stacklevel`` that points a warning of the caller at the user's line that built the
-    agent, however deep in nbagents the spec was validated."""
+    """The ``stacklevel`` that points a warning at the user's line that built the agent."""
     level, frame = 1, sys._getframe(1)
-    while frame.f_back is not None and _in_nbagents(frame.f_globals.get("__name__", "")):
+    while (
+        frame.f_back is not None and frame.f_globals.get("__name__", "").split(".")[0] == "nbagents"
+    ):
         level, frame = level + 1, frame.f_back
     return level
-
-
-def _in_nbagents(module: str) -> bool:
-    return module == "nbagents" or module.startswith("nbagents.")
 
 
 def _validate_spec(spec: Mapping[str, Any], label: str) -> None:
@@ -362,17 +349,13 @@ def _validate_remote(spec: Mapping[str, Any], label: str) -> None:
 
 
 def tools_problem(tools: Any) -> str | None:
-    """What is wrong with ``tools`` as a list of tools, worded to follow its name (``'tools'``,
-    ``tools=``), or ``None``.
-
-    LangChain reads a string as a tool's name to decorate with, so a tool given by name fails
-    deep inside LangGraph with ``'function' object has no attribute 'name'``.
-    """
+    """What is wrong with ``tools`` as a list of tools, worded to follow its name, or ``None``
+    (a tool given by name would fail deep inside LangGraph)."""
     if isinstance(tools, BaseTool) or callable(tools):
         name = getattr(tools, "name", None) or getattr(tools, "__name__", "tool")
         return f"must be a list of tools, not one tool: write [{name}]."
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Collection):
-        return f"must be a list of tools ({_TOOL_KINDS} each), not {_describe(tools)}."
+        return f"must be a list of tools ({_TOOL_KINDS} each), not {describe(tools)}."
     for position, tool in enumerate(tools):
         if isinstance(tool, BaseTool | dict) or callable(tool):
             continue
@@ -381,16 +364,13 @@ def tools_problem(tools: Any) -> str | None:
                 f"item #{position + 1} is the name {tool!r}: pass the tool itself "
                 f"({_TOOL_KINDS}), not its name."
             )
-        return f"item #{position + 1} must be {_TOOL_KINDS}, not {_describe(tool)}."
+        return f"item #{position + 1} must be {_TOOL_KINDS}, not {describe(tool)}."
     return None
 
 
 def _check_keys(spec: Mapping[Any, Any], label: str) -> None:
-    """Name every key no kind of spec has, with the known key it most resembles.
-
-    A misspelt optional key would otherwise be ignored without a word (``modle`` leaves the
-    sub-agent on the main model), and a misspelt required one reported only as missing.
-    """
+    """Name every key no kind of spec has, with the known key it most resembles: a misspelt
+    optional key would otherwise be ignored without a word."""
     unknown = [key for key in spec if key not in _KNOWN]
     if not unknown:
         return
@@ -404,7 +384,8 @@ def _check_keys(spec: Mapping[Any, Any], label: str) -> None:
     kind = "SubAgent" if local else "CompiledSubAgent" if "runnable" in spec else "RemoteSubAgent"
     for key in unknown:
         close = _closest(key) if isinstance(key, str) else None
-        hint = f"did you mean {close!r}?" if close else f"a {kind} takes {_listing(kind)}"
+        listing = ", ".join(repr(key) for key in _KEYS[kind])
+        hint = f"did you mean {close!r}?" if close else f"a {kind} takes {listing}"
         problems.append(f"unknown key {key!r} ({hint})")
     raise ValueError(f"{label}: {'; '.join(problems)}.")
 
@@ -422,9 +403,5 @@ def _closest(key: str) -> str | None:
     return close[0] if close else None
 
 
-def _listing(kind: str) -> str:
-    return ", ".join(repr(key) for key in _KEYS[kind])
-
-
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"

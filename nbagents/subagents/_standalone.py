@@ -1,10 +1,4 @@
-"""``create_sub_agent``: one sub-agent built from its spec, outside any main agent.
-
-Upstream deepagents names this entry point; it is how a spec is tried on its own (a notebook
-cell, a unit test) before a main agent delegates to it. Unlike the sub-agents
-``SubAgentMiddleware`` builds, nothing is inherited: the spec must name its model, and the agent
-gets only its own tools, middleware and approvals (no ``task`` tool, no file tools).
-"""
+"""``create_sub_agent`` (upstream's name): one sub-agent built from its spec, to try it alone."""
 
 from __future__ import annotations
 
@@ -28,10 +22,9 @@ def create_sub_agent(
 ) -> Runnable[Any, Any]:
     """The agent ``spec`` describes: its model, tools, prompt, middleware and approvals.
 
-    ``response_format`` overrides the spec's. Raises ``ValueError`` when the spec names no model
-    (a sub-agent built by a main agent would inherit the main model; this one has none to
-    inherit), and for any spec a main agent would refuse (an unknown key, a tool given by
-    name). Tools default to none.
+    Nothing is inherited (no main model, tools, ``task`` or file tools): ``ValueError`` when the
+    spec names no model, and for any spec a main agent would refuse. ``response_format``
+    overrides the spec's.
     """
     name = spec.get("name") or "<unnamed>"
     model = spec.get("model")

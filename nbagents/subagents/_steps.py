@@ -1,36 +1,21 @@
 """A remote run's steps (``stream_mode="tasks"``), re-emitted as LangChain callbacks.
 
-The server reports each step (a LangGraph task: one node run) twice: when it starts, with its
-input, and when it ends, with what it wrote, its error or its interrupts. That is all a trace of
-an agent graph needs, at a fraction of the server's cost of ``stream_mode="events"``, which
-records every start, token and end of every runnable inside every step:
-
-- a step that runs tool calls (``create_agent`` sends each to its ``tools`` node with ``Send``)
-  opens a tool run per call when it starts, named after the tool, with its arguments and tool
-  call id, and ends each with the ``ToolMessage`` it wrote;
-- the ``model`` step of an agent graph (``create_agent``, deepagents: ``ls_integration`` in its
-  metadata) opens a chat model run named ``model`` when it starts, with the conversation it was
-  given, and ends it with the reply it wrote: that message carries the exact token usage and
-  the model's name;
-- any other step opens a chain run named after its node (tracers show a plain graph's nodes
-  and fold an agent's middleware hooks away); a model's reply (it names its model or usage) or a
-  tool result it wrote, as a node of a plain graph does, is shown under it when it ends (not in
-  an agent graph, whose tool calls are its tool steps: there a tool result a middleware wrote,
-  an approval's rejection, ran no tool, as the trace of the same agent run locally shows);
-- a graph run inside a step (a sub-agent of a deep agent on the server: the run is streamed
-  with ``stream_subgraphs``) opens a chain run under that step's tool call, named after the
-  agent, and its own steps go under it.
-
-What ``"events"`` shows and this does not: the system prompt and the changes middleware makes
-to a model request (a model run's input is the conversation its step was given), a reply as it
-streams, model calls whose reply no step writes (a summarising middleware's), and LangChain's
-runs inside a step. ``docs/remote-subagents.md`` says the same to users.
+The server reports each step (one node run) when it starts, with its input, and when it ends,
+with what it wrote, its error or its interrupts: enough for a trace, at a fraction of the
+server's cost of ``stream_mode="events"``. A step that runs tool calls opens a tool run per call;
+an agent graph's ``model`` step (``ls_integration`` in its metadata) opens a chat model run
+ended with the reply it wrote (exact usage, model name); any other step opens a chain run named
+after its node, with a model reply or tool result it wrote shown under it (not in an agent
+graph, where such a tool result, an approval's rejection, ran no tool). A graph run inside a
+step (``stream_subgraphs``) opens a chain run under that step's tool call. What only
+``"events"`` shows (system prompt, streamed tokens, unwritten model calls) is listed in
+``docs/remote-subagents.md``.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,14 +25,16 @@ from langchain_core.outputs import LLMResult
 from nbagents.subagents._relay import (
     Call,
     Plan,
+    Relay,
+    RemotePause,
     Start,
     kept_metadata,
     llm_result,
-    paused,
     remote_error,
     revive,
     run_uuid,
 )
+from nbagents.subagents._stream import channel_writes
 
 __all__ = ["StepRelay", "namespace_of"]
 
@@ -65,47 +52,30 @@ def namespace_of(event: str) -> tuple[str, ...]:
 class _Step:
     """What one running step opened: a run per tool call (``tools``, by call id), or one run."""
 
-    graph: str
-    """The graph run it is a step of (its namespace, ``""`` for the remote graph)."""
+    graph: str  # the graph run it is a step of (its namespace, "" for the remote graph)
     node: str
     kind: str
     key: str = ""
     tools: dict[str, str] = field(default_factory=dict)
-    graphs: list[str] = field(default_factory=list)
-    """Graph runs opened inside it (their namespaces), closed when it ends."""
+    graphs: list[str] = field(default_factory=list)  # graph runs opened inside it
     of_agent: bool = False
-    """A step of an agent graph (``ls_integration``): its tool calls run in its tool steps, so
-    a tool result another of its steps writes (an approval middleware's rejection) ran none."""
+    """A step of an agent graph: a tool result it writes (an approval's rejection) ran no tool."""
 
 
-_Opening = Generator[Start | Call, None, Any]
-"""A plan that also returns something (the run manager found or opened)."""
-
-
-class StepRelay:
-    """Plans the callbacks of one remote run from its ``tasks`` (and ``values``) parts.
-
-    Not thread-safe: one run, one consumer.
-    """
+class StepRelay(Relay):
+    """Plans the callbacks of one remote run from its ``tasks`` (and ``values``) parts."""
 
     def __init__(self, root: Any) -> None:
-        self._root = root
-        """The run manager of the sub-agent's chain run: the remote graph's run maps onto it."""
-        self._open: dict[str, tuple[Any, str, str]] = {}
-        """Runs open, by key: their manager, kind (``chain``/``llm``/``tool``) and graph run."""
+        super().__init__(root)
         self._steps: dict[str, _Step] = {}
         self._step_numbers: dict[str, int] = {}
-        """Per graph run: its ``values`` parts so far, one before its first step and one after
-        each: the number of the step that starts next."""
+        """Per graph run, its ``values`` parts so far: the number of the step that starts next."""
         self._graph_input: dict[str, Any] = {}
         self._graph_output: dict[str, Any] = {}
         self._seen: set[str] = set()
         """Ids of the messages steps were given or wrote: a reply is shown once."""
         self._calls: dict[str, Mapping[str, Any]] = {}
-        """Tool calls of the replies so far, by id: the arguments of a tool result that no
-        tool-call step announced (a plain graph's own tool node)."""
-
-    # -- Relaying --------------------------------------------------------------------------------
+        """Tool calls of the replies so far, by id, for tool results no tool step announced."""
 
     def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
         namespace = namespace_of(event)
@@ -118,19 +88,9 @@ class StepRelay:
             else:
                 yield from self._end(step_id, data)
 
-    def opened(self, start: Start, manager: Any) -> None:
-        self._open[start.remote_id] = (manager, start.kind, start.graph)
-
     def abandon(self, error: BaseException) -> list[Call]:
-        calls = [
-            Call(manager, f"on_{kind}_error", (error,))
-            for manager, kind, _ in reversed(self._open.values())
-        ]
-        self._open.clear()
         self._steps.clear()
-        return calls
-
-    # -- steps -----------------------------------------------------------------------------------
+        return super().abandon(error)
 
     def _values(self, namespace: tuple[str, ...], data: Mapping[str, Any]) -> None:
         graph = _key(namespace)
@@ -165,27 +125,18 @@ class StepRelay:
                 key = f"{step_id}/{call_id or position}"
                 yield _tool_start(key, call, call_id, **common)
                 step.tools[call_id] = key
-        elif node == _MODEL_STEP and md.get("ls_integration") and messages is not None:
-            self._see(messages)
-            step = _Step(graph, node, "llm", step_id)
-            prompt = [m for m in map(revive, messages) if isinstance(m, BaseMessage)]
-            kwargs = {"run_id": run_uuid(step_id), "name": node}
-            opening = ({"name": node}, [prompt])
-            yield Start(
-                step_id, "llm", method="on_chat_model_start", args=opening, kwargs=kwargs, **common
-            )
         else:
             self._see(messages)
-            step = _Step(graph, node, "chain", step_id, of_agent=bool(md.get("ls_integration")))
             kwargs = {"run_id": run_uuid(step_id), "name": node}
-            yield Start(
-                step_id,
-                "chain",
-                method="on_chain_start",
-                args=(None, revive(given)),
-                kwargs=kwargs,
-                **common,
-            )
+            if node == _MODEL_STEP and md.get("ls_integration") and messages is not None:
+                prompt = [m for m in map(revive, messages) if isinstance(m, BaseMessage)]
+                kind, method = "llm", "on_chat_model_start"
+                opening: tuple[Any, ...] = ({"name": node}, [prompt])
+            else:
+                kind, method, opening = "chain", "on_chain_start", (None, revive(given))
+            # of_agent only matters to a chain step
+            step = _Step(graph, node, kind, step_id, of_agent=bool(md.get("ls_integration")))
+            yield Start(step_id, kind, method=method, args=opening, kwargs=kwargs, **common)
         self._steps[step_id] = step
 
     def _end(self, step_id: str, data: Mapping[str, Any]) -> Plan:
@@ -196,7 +147,9 @@ class StepRelay:
         if data.get("error"):
             failure = remote_error(data["error"])
         elif data.get("interrupts"):
-            failure = paused(f"paused on the server for a human: {_interrupts(data['interrupts'])}")
+            failure = RemotePause(
+                f"paused on the server for a human: {_interrupts(data['interrupts'])}"
+            )
         yield from self._close_graphs(step, failure)
         result = data.get("result")
         written = _written_messages(result)
@@ -282,9 +235,9 @@ class StepRelay:
         if found is not None:
             yield Call(found[0], "on_tool_end", (result,))
 
-    # -- graph runs inside steps -----------------------------------------------------------------
-
-    def _graph(self, namespace: tuple[str, ...], data: Mapping[str, Any]) -> _Opening:
+    def _graph(
+        self, namespace: tuple[str, ...], data: Mapping[str, Any]
+    ) -> Generator[Start | Call, None, Any]:
         """The run manager the steps of graph run ``namespace`` go under; that run is opened
         when the first of its steps starts."""
         if not namespace:
@@ -326,7 +279,7 @@ class StepRelay:
                 for key, (_, _, owner) in self._open.items()
                 if owner == graph or owner.startswith(graph + "|")
             ]
-            cut = failure or paused("the remote run ended before this step did")
+            cut = failure or RemotePause("the remote run ended before this step did")
             for key in reversed(inside):
                 manager, kind, _ = self._open.pop(key)
                 yield Call(manager, f"on_{kind}_error", (cut,))
@@ -401,17 +354,7 @@ def _messages_of(given: Any) -> list[Any] | None:
 def _written_messages(result: Any) -> list[BaseMessage]:
     """The messages a step wrote to its graph's ``messages`` (one write or several)."""
     found = result.get("messages") if isinstance(result, Mapping) else None
-    if isinstance(found, Mapping) and isinstance(found.get("$writes"), list):
-        writes: Sequence[Any] = found["$writes"]
-    else:
-        writes = [found]
-    messages: list[BaseMessage] = []
-    for write in writes:
-        for item in write if isinstance(write, list) else [write]:
-            revived = revive(item)
-            if isinstance(revived, BaseMessage):
-                messages.append(revived)
-    return messages
+    return [m for m in map(revive, channel_writes(found)) if isinstance(m, BaseMessage)]
 
 
 def _is_reply(message: BaseMessage) -> bool:

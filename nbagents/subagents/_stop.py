@@ -1,23 +1,12 @@
 """Ctrl-C during a synchronous ``invoke`` stops the run now, not when its sub-agents finish.
 
-Under a sync ``invoke`` LangGraph runs parallel ``task`` calls on worker threads, and when the
-main thread gets ``KeyboardInterrupt`` its executor waits for every running task before the
-exception reaches the user: ten-second tools in three sub-agents keep the notebook busy for ten
-seconds after Ctrl-C (upstream deepagents waits for their next model calls too).
-
-A deep agent's sync ``stream``/``invoke`` therefore opens a :class:`StopScope` on the main
-thread: while it runs, SIGINT first marks the scope stopped and then does whatever the previous
-handler did (Python's and Jupyter's raise ``KeyboardInterrupt``). Each sync ``task`` runs its
-sub-agent on a thread of its own and waits for either its result or the stop; on a stop it
-raises ``KeyboardInterrupt`` at once, so LangGraph's wait ends and the run stops (the thread
-waits a while for the next sub-agent when its own is done: :class:`_Workers`). A thread
-cannot be killed: a sub-agent left behind finishes the step it is in (a tool call, a model
-call) and then stops, because every built sub-agent checks the scope before its next model or
-tool call. Its result is discarded.
-
-Threads other than the main one cannot receive signals, so a run started off the main thread
-keeps LangGraph's behaviour; so does a process whose SIGINT handler is not a Python callable
-(ignored or the OS default).
+On Ctrl-C, LangGraph's executor waits for every running ``task`` call before the exception
+reaches the user. A deep agent's sync ``stream``/``invoke`` on the main thread therefore opens a
+:class:`StopScope`: SIGINT marks it stopped, then does what the previous handler did. Each sync
+``task`` runs its sub-agent on a thread of its own (:class:`_Workers`) and waits for its result
+or the stop, raising ``KeyboardInterrupt`` at once on a stop. A sub-agent left behind finishes
+the step it is in, then stops (:class:`StopCheck`); its result is discarded. Off the main
+thread, or with a SIGINT handler that is not a Python callable, LangGraph's behaviour is kept.
 """
 
 from __future__ import annotations
@@ -55,16 +44,12 @@ class StopScope:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._stopped = False
+        self.stopped = False
         self._waiting: set[threading.Event] = set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stopped
 
     def stop(self) -> None:
         with self._lock:
-            self._stopped = True
+            self.stopped = True
             waiting = list(self._waiting)
         for event in waiting:
             event.set()
@@ -75,7 +60,7 @@ class StopScope:
         future.add_done_callback(lambda _: woken.set())
         with self._lock:
             self._waiting.add(woken)
-            if self._stopped:
+            if self.stopped:
                 woken.set()
         try:
             woken.wait()
@@ -90,11 +75,12 @@ class StopScope:
 @contextlib.contextmanager
 def ctrl_c_stops_subagents() -> Iterator[None]:
     """While the body runs on the main thread, Ctrl-C also stops the waiting for sub-agents."""
-    if _current.get() is not None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
     previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):
+    if (
+        _current.get() is not None
+        or threading.current_thread() is not threading.main_thread()
+        or not callable(previous)
+    ):
         yield
         return
     scope = StopScope()
@@ -138,12 +124,9 @@ def run_stoppable(call: Callable[[], T]) -> T:
 class _Workers:
     """The threads :func:`run_stoppable` runs sub-agents on, kept a while for the next ones.
 
-    A sync fan-out needs a thread per sub-agent. Starting and ending one costs CPU under the
-    GIL, for every sub-agent, which a notebook re-running its cell would pay each time; a
-    thread that finished its sub-agent waits :data:`IDLE_SECONDS` for another instead (a small
-    stack each meanwhile), and at most :data:`MAX_IDLE` wait. A wide run reuses them too: its
-    later sub-agents start on threads its earlier ones left. A busy thread is named
-    ``nbagents-subagent``, an idle one ``nbagents-subagent-idle``.
+    Starting a thread per sub-agent costs CPU under the GIL at every fan-out; a thread that
+    finished waits :data:`IDLE_SECONDS` for another sub-agent instead (at most :data:`MAX_IDLE`
+    wait). Threads are named :data:`BUSY` or :data:`IDLE`.
     """
 
     def __init__(self) -> None:
@@ -219,12 +202,9 @@ def check_not_stopped() -> None:
 class StopCheck(BaseCallbackHandler):
     """Stops a sub-agent before its next step once the user stopped the run.
 
-    A callback handler rather than a model-call hook of the sub-agent's middleware, which
-    ``create_agent`` would wrap in a LangSmith ``traceable`` on every call. It checks when a
-    graph node (or any chain), a model or a tool starts; LangChain lets a ``KeyboardInterrupt``
-    raised by a handler through (it catches ``Exception`` only). Nodes matter: LangGraph puts
-    the caller's handlers before this one, so a tracer has already seen a model call start when
-    this stops it; stopped at the node before it, the call never starts.
+    A callback handler, not a model-call hook (``create_agent`` wraps those in a LangSmith
+    ``traceable``); LangChain lets the ``KeyboardInterrupt`` it raises through. It also checks at
+    each node, so that a model call is stopped before a tracer has seen it start.
     """
 
     run_inline = True
@@ -235,14 +215,7 @@ class StopCheck(BaseCallbackHandler):
     def on_chain_start(self, *args: Any, **kwargs: Any) -> None:
         check_not_stopped()
 
-    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
-        check_not_stopped()
-
-    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
-        check_not_stopped()
-
-    def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
-        check_not_stopped()
+    on_chat_model_start = on_llm_start = on_tool_start = on_chain_start  # type: ignore[assignment]
 
 
 def stop_check() -> StopCheck | None:

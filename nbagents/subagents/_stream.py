@@ -1,11 +1,8 @@
 """How a sub-agent that failed under ``on_subagent_error="return"`` looks to stream consumers.
 
-LangGraph's stream projections of sub-agents (``run.subagents`` of ``stream_events(version="v3")``,
-``run.subgraphs``, and the ``lifecycle`` channel that LangGraph SDK clients read) take a sub-agent's
-end status from the ``tasks`` event of the tool call that ran it: ``failed`` when that task
-carries an ``error``, which LangGraph sets only when the task raised. Under nbagents' default
-error policy the ``task`` tool does not raise -- the failure becomes an error ``ToolMessage`` so the
-parent model can react to it -- so those projections would report ``completed``.
+LangGraph's stream projections of sub-agents (``stream_events(version="v3")``'s
+``run.subagents``, the ``lifecycle`` channel) report a sub-agent ``failed`` only when the
+``task`` tool raised; under the default error policy it returns an error ``ToolMessage``.
 """
 
 from __future__ import annotations
@@ -18,16 +15,14 @@ from langgraph.stream import ProtocolEvent, StreamTransformer
 
 from nbagents._contract import TASK_TOOL
 
-__all__ = ["SubAgentFailureTransformer", "subagent_failure"]
+__all__ = ["SubAgentFailureTransformer", "channel_writes", "subagent_failure"]
 
 
 class SubAgentFailureTransformer(StreamTransformer):
     """Marks the ``task`` call of a sub-agent that failed as a failed task in the stream.
 
-    It runs before LangGraph's own transformers and gives the ``tasks`` result event of that call
-    the failure's text as its ``error``, which they read as ``failed``. Only the streamed event is
-    changed: the graph state, and so the parent model, still get the error ``ToolMessage``.
-    ``SubAgentMiddleware`` declares it, so every agent built with the middleware streams this way.
+    Before LangGraph's own transformers, it gives the call's ``tasks`` result event the failure's
+    text as its ``error``. Only the streamed event changes: the state still gets the ToolMessage.
     """
 
     # Must see each ``tasks`` event before LangGraph's transformers read its ``error``.
@@ -60,16 +55,11 @@ one stopped by its limit did not complete its task either."""
 
 
 def subagent_failure(result: Any) -> str | None:
-    """The error text of a failed sub-agent among the writes of one tool task, if any.
-
-    Only a sub-agent that ran and failed or was stopped by its limit counts (its ``task``
-    ToolMessage has ``status="error"`` and an artifact whose status is ``"error"`` or
-    ``"limit"``); an unknown ``subagent_type`` or the depth
-    limit never started one, so no sub-agent is there to be reported failed.
-    """
+    """The error text of a sub-agent that ran and failed (or hit its limit) among the writes of
+    one tool task; an unknown ``subagent_type`` or the depth limit started none."""
     if not isinstance(result, Mapping):
         return None
-    for message in _written(result.get("messages")):
+    for message in channel_writes(result.get("messages")):
         if (
             isinstance(message, ToolMessage)
             and message.name == TASK_TOOL
@@ -81,11 +71,11 @@ def subagent_failure(result: Any) -> str | None:
     return None
 
 
-def _written(value: Any) -> Iterator[Any]:
+def channel_writes(value: Any) -> Iterator[Any]:
     """The values of one channel's writes: one value, a list, or LangGraph's ``$writes`` fold."""
     if isinstance(value, Mapping) and isinstance(value.get("$writes"), list):
         for write in value["$writes"]:
-            yield from _written(write)
+            yield from channel_writes(write)
     elif isinstance(value, list | tuple):
         yield from value
     elif value is not None:

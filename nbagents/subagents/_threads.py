@@ -1,10 +1,8 @@
 """Sync tools of built sub-agents run on nbagents' own threads when the run is async.
 
-Under ``ainvoke`` LangChain runs a sync tool on the event loop's default executor, which has
-``min(32, cpus + 4)`` threads: fifty parallel sub-agents each calling a one-second sync tool
-would take nine seconds on two cores instead of one. Giving such tools a coroutine that uses a
-pool sized like ``create_deep_agent``'s ``max_concurrency`` lifts that cap for the sub-agents
-nbagents builds; the tools passed in are not changed.
+Under ``ainvoke`` LangChain runs a sync tool on the event loop's default executor, of
+``min(32, cpus + 4)`` threads, which a wide fan-out of sub-agents would queue on. The tools given
+to built sub-agents get a coroutine on a pool sized like ``max_concurrency`` instead.
 """
 
 from __future__ import annotations

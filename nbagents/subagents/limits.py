@@ -1,17 +1,12 @@
 """Limits on what an agent may spend: model calls, tokens, cost and wall seconds.
 
-A :class:`LimitGuard` is a callback handler added to one agent's run. LangChain hands it every
-model call of that run and of the runs under it (nested sub-agents included), so a limit covers
-what the agent spends with its descendants. Before each model call, the agents nbagents builds
-admit it on every guard of their run (``SubAgentMiddleware``), or stop with
-:class:`LimitReached`: the model is not called and the agent's run ends there. A model call is
-counted when it is admitted, so parallel calls never take a model-call limit past its value.
-A ``CompiledSubAgent`` has no such hook; its :class:`StepGuard` stops it when its next step
-starts.
-
-Tokens and cost are known only when a call ends, so they are checked before the next one: the
-last call may take an agent past its token or cost limit, never a further one. Cost is priced
-with the table the views use (``nbagents.cost.default_prices``).
+A :class:`LimitGuard` is a callback handler on one agent's run: LangChain hands it every model
+call of that run and the runs under it, so a limit covers the agent with its descendants. The
+agents nbagents builds admit each model call on every guard of their run (:func:`admitted`), or
+stop with :class:`LimitReached`; a call is counted when admitted, so parallel calls never pass a
+model-call limit. A ``CompiledSubAgent`` is stopped at its next step (:class:`StepGuard`).
+Tokens and cost are known when a call ends: the last call may pass such a limit, never a
+further one. Cost is priced with ``nbagents.cost.default_prices``.
 """
 
 from __future__ import annotations
@@ -27,7 +22,6 @@ from typing import Any, TypedDict, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import RunnableConfig
 
@@ -104,10 +98,8 @@ event has been seen (it must not count a second time)."""
 class LimitGuard(BaseCallbackHandler):
     """Counts what one agent and the runs under it spend; :meth:`check` stops them at a limit.
 
-    Made when the agent starts (its clock starts then); one guard per run of the agent, so
-    parallel sub-agents of one type each have their own. It only counts: the agents nbagents
-    builds make each model call inside :func:`admitted` (``SubAgentMiddleware``), so a fault
-    in the counting never breaks the run, as for any callback.
+    One guard per run of the agent, made when it starts (its clock starts then). It only
+    counts, so a fault in counting never breaks the run: admitting is :func:`admitted`'s.
     """
 
     run_inline = True
@@ -133,24 +125,21 @@ class LimitGuard(BaseCallbackHandler):
     def on_chat_model_start(
         self,
         serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
+        messages: Any,
         *,
         run_id: UUID,
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._started(run_id, metadata, kwargs)
+        with _LOCK:
+            counted = _admission.get()
+            if counted is not None and counted.get(id(self)) is False:
+                counted[id(self)] = True  # counted when it was admitted
+            else:
+                self.calls += 1  # a call no admission counted (a compiled sub-agent's, a retry)
+            self._models[run_id] = _requested_model(metadata, kwargs)
 
-    def on_llm_start(
-        self,
-        serialized: dict[str, Any],
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._started(run_id, metadata, kwargs)
+    on_llm_start = on_chat_model_start  # type: ignore[assignment]  # prompts, not messages
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         usage, model = _result(response)
@@ -169,17 +158,6 @@ class LimitGuard(BaseCallbackHandler):
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         with _LOCK:
             self._models.pop(run_id, None)
-
-    def _started(
-        self, run_id: UUID, metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any]
-    ) -> None:
-        with _LOCK:
-            counted = _admission.get()
-            if counted is not None and counted.get(id(self)) is False:
-                counted[id(self)] = True  # counted when it was admitted
-            else:
-                self.calls += 1  # a call no admission counted (a compiled sub-agent's, a retry)
-            self._models[run_id] = _requested_model(metadata, kwargs)
 
     def _reached(self) -> LimitReached | None:
         limits = self.limits
@@ -203,13 +181,10 @@ class LimitGuard(BaseCallbackHandler):
 
 
 class StepGuard(LimitGuard):
-    """A guard for a ``CompiledSubAgent``, whose model calls nbagents cannot wrap: it stops
-    the runnable when its next step (a graph node, a tool, any chain) starts.
-
-    Raising from a callback is the only way in; LangChain passes the error on because of
-    ``raise_error``. Not at the model call's own start: under ``ainvoke`` LangChain has then
-    already made the other handlers' start events, which would be left never awaited.
-    """
+    """A guard for a ``CompiledSubAgent``, whose model calls nbagents cannot wrap: it stops the
+    runnable when its next step starts (raising from a callback, passed on for ``raise_error``).
+    Not at a model call's start: under ``ainvoke`` other handlers' start events would be left
+    never awaited."""
 
     raise_error = True
 
@@ -255,11 +230,8 @@ def _price(model: str | None, usage: TokenUsage) -> Decimal | None:
 
 
 def guarded_config(config: RunnableConfig, *first: BaseCallbackHandler) -> RunnableConfig:
-    """``config`` with the handlers ``first`` (a guard) before its callbacks, kept in order.
-
-    First, because LangChain calls the handlers in order and stops at a :class:`StepGuard`'s
-    error: the tracer, after it, never opens a span for a step that does not run.
-    """
+    """``config`` with the handlers ``first`` before its callbacks: LangChain stops at a
+    :class:`StepGuard`'s error, so the tracer never opens a span for a step that does not run."""
     callbacks = config.get("callbacks")
     if callbacks is None:
         return {**config, "callbacks": list(first)}
