@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+from nbagents.backends.prompts import RequestEditor
 
 __all__ = ["PatchToolCallsMiddleware", "patch_dangling_tool_calls"]
 
@@ -54,7 +55,7 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | 
     return patched
 
 
-class PatchToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any]):
+class PatchToolCallsMiddleware(RequestEditor, AgentMiddleware[AgentState[Any], Any]):
     """Before each model call, answers the tool calls that an earlier, interrupted run left
     unanswered.
 
@@ -69,18 +70,6 @@ class PatchToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any]):
     # It changes the messages, never the system prompt (see SubAgentRegistry's prompt section).
     changes_prompt = False
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
+    def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         patched = patch_dangling_tool_calls(list(request.messages))
-        return handler(request if patched is None else request.override(messages=patched))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        patched = patch_dangling_tool_calls(list(request.messages))
-        return await handler(request if patched is None else request.override(messages=patched))
+        return request if patched is None else request.override(messages=patched)
