@@ -19,8 +19,6 @@ from nbagents.backends._protocol import (
     FileData,
     FileInfo,
     FileTooLargeError,
-    GlobResult,
-    GrepResult,
     InvalidPathError,
 )
 
@@ -279,21 +277,9 @@ class FilesystemBackend(DiskBackend):
         host = Path(path) if Path(path).is_absolute() else self.cwd / path
         return os.path.normpath(host).replace(os.sep, "/")
 
-    def _search_root(self, path: str | None) -> str | None:
+    def _search_base(self, path: str | None) -> str:
         # Without virtual paths "/" is the host's root: a search from it (or from nowhere) means
         # the backend's directory, as upstream has it, not a walk over the whole machine.
         if not self.virtual_mode and path in (None, "/"):
-            return str(self.cwd)
-        return path
-
-    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        return super().glob(pattern, self._search_root(path))
-
-    def grep(
-        self,
-        pattern: str,
-        path: str | None = None,
-        glob: str | None = None,
-        max_count: int | None = None,
-    ) -> GrepResult:
-        return super().grep(pattern, self._search_root(path), glob, max_count)
+            path = str(self.cwd)
+        return super()._search_base(path)
