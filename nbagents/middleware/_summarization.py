@@ -40,8 +40,10 @@ from nbagents.backends import (
     BackendProtocol,
     CompositeBackend,
     FileData,
+    FileDownloadResponse,
     FilesState,
     StateBackend,
+    WriteResult,
     check_backend,
     files_reducer,
     uses_state,
@@ -180,32 +182,25 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> Any:
         messages = list(request.messages)
-        total = self._due(request, messages)
-        if total is None:
+        if (total := self._due(request, messages)) is None:
             return handler(request)
         done: list[dict[str, Any]] = []
 
         def fold(_: Any) -> dict[str, Any]:
-            cutoff = self._determine_cutoff_index(messages)
-            if cutoff <= 0:
+            if (parts := self._parts(request, messages)) is None:
                 return {"messages_folded": 0}
-            folded, kept = self._partition_messages(messages, cutoff)
-            session, path = self._session_path(request)
-            backend = backend_for_hook(self.backend, request.state, request.runtime)
+            folded, kept, session, backend = parts
             # The history is saved before the summary is asked for, as deepagents does.
-            saved = _append(backend, path, _section(_unsummarized(folded)))
+            saved = _append(backend, self.history_path(session), _section(_unsummarized(folded)))
             summary = self._create_summary(folded)
-            return self._finish(
-                summary, kept, session, path if saved else None, total, request, done
-            )
+            return self._finish(summary, kept, session, saved, total, request, done)
 
         RunnableLambda(fold, name=SUMMARIZATION_STEP).invoke(
-            self._step_input(messages, total), config=_STEP_CONFIG
+            {"messages": len(messages), "tokens": total}, config=_STEP_CONFIG
         )
         if not done:
             return handler(request)
-        response = handler(request.override(messages=done[0]["messages"][1:]))
-        return _extended(response, done[0])
+        return _extended(handler(request.override(messages=done[0]["messages"][1:])), done[0])
 
     async def awrap_model_call(
         self,
@@ -213,29 +208,23 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
         messages = list(request.messages)
-        total = self._due(request, messages)
-        if total is None:
+        if (total := self._due(request, messages)) is None:
             return await handler(request)
         done: list[dict[str, Any]] = []
 
         async def fold(_: Any) -> dict[str, Any]:
-            cutoff = self._determine_cutoff_index(messages)
-            if cutoff <= 0:
+            if (parts := self._parts(request, messages)) is None:
                 return {"messages_folded": 0}
-            folded, kept = self._partition_messages(messages, cutoff)
-            session, path = self._session_path(request)
-            backend = backend_for_hook(self.backend, request.state, request.runtime)
+            folded, kept, session, backend = parts
             # The history is saved while the summarizer works, as deepagents does.
             saved, summary = await asyncio.gather(
-                _aappend(backend, path, _section(_unsummarized(folded))),
+                _aappend(backend, self.history_path(session), _section(_unsummarized(folded))),
                 self._acreate_summary(folded),
             )
-            return self._finish(
-                summary, kept, session, path if saved else None, total, request, done
-            )
+            return self._finish(summary, kept, session, saved, total, request, done)
 
         await RunnableLambda(fold, name=SUMMARIZATION_STEP).ainvoke(
-            self._step_input(messages, total), config=_STEP_CONFIG
+            {"messages": len(messages), "tokens": total}, config=_STEP_CONFIG
         )
         if not done:
             return await handler(request)
@@ -276,28 +265,33 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         except TypeError:
             return int(counter(counted))
 
-    def _step_input(self, messages: list[AnyMessage], total: int) -> dict[str, int]:
-        return {"messages": len(messages), "tokens": total}
-
-    def _session_path(self, request: ModelRequest[Any]) -> tuple[str, str]:
-        session = _session(request.state)
-        return session, self.history_path(session)
+    def _parts(
+        self, request: ModelRequest[Any], messages: list[AnyMessage]
+    ) -> tuple[list[AnyMessage], list[AnyMessage], str, BackendProtocol] | None:
+        """What a fold folds and keeps, its session and the backend; ``None``: nothing to fold."""
+        cutoff = self._determine_cutoff_index(messages)
+        if cutoff <= 0:
+            return None
+        folded, kept = self._partition_messages(messages, cutoff)
+        backend = backend_for_hook(self.backend, request.state, request.runtime)
+        return folded, kept, _session(request.state), backend
 
     def _finish(
         self,
         summary: str,
         kept: list[AnyMessage],
         session: str,
-        path: str | None,
+        saved: bool,
         total: int,
         request: ModelRequest[Any],
         done: list[dict[str, Any]],
     ) -> dict[str, Any]:
-        """Puts in ``done`` the state update with the summary naming ``path``, and returns the
-        fold's facts: the step's output, which the trace and the views show."""
+        """Puts in ``done`` the state update with the summary naming the history file (if
+        ``saved``), and returns the fold's facts: the step's output, which the trace shows."""
+        path = self.history_path(session)
         (made,) = self._build_new_messages(summary)
         folded = len(request.messages) - len(kept)
-        if path is None:
+        if not saved:
             where = "They could not be saved; only this summary of them remains."
         else:
             where = (
@@ -323,7 +317,7 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             "tokens_after": self._count(
                 request.system_message, [new_summary, *kept], request.tools
             ),
-            "history_path": path,
+            "history_path": path if saved else None,
             "summary": made.text,
         }
 
@@ -370,50 +364,44 @@ def _section(messages: list[AnyMessage]) -> str:
     return f"## {len(messages)} messages summarized at {stamp}\n\n{body}\n\n"
 
 
-def _existing(backend: BackendProtocol, path: str) -> str:
-    try:
-        (response,) = backend.download_files([path])
-    except Exception:  # a backend that cannot tell: start the file
-        return ""
+def _text(responses: list[FileDownloadResponse]) -> str:
+    (response,) = responses
     if response.error is not None or response.content is None:
         return ""
     return response.content.decode("utf-8", errors="replace")
 
 
+def _kept(path: str, result: Any) -> bool:
+    if result.error:
+        log.warning("Could not save the summarized history to %s: %s", path, result.error)
+    return not result.error
+
+
 def _append(backend: BackendProtocol, path: str, section: str) -> bool:
-    old = _existing(backend, path)
+    try:
+        old = _text(backend.download_files([path]))
+    except Exception:  # a backend that cannot tell: start the file
+        old = ""
     try:
         result = backend.edit(path, old, old + section) if old else backend.write(path, section)
     except Exception as error:
-        log.warning("Could not save the summarized history to %s: %s", path, error)
-        return False
-    if result.error:
-        log.warning("Could not save the summarized history to %s: %s", path, result.error)
-        return False
-    return True
+        result = WriteResult(error=str(error))
+    return _kept(path, result)
 
 
 async def _aappend(backend: BackendProtocol, path: str, section: str) -> bool:
-    old = ""
     try:
-        (response,) = await backend.adownload_files([path])
-        if response.error is None and response.content is not None:
-            old = response.content.decode("utf-8", errors="replace")
+        old = _text(await backend.adownload_files([path]))
     except Exception:
         old = ""
     try:
-        result = (
-            await backend.aedit(path, old, old + section)
-            if old
-            else await backend.awrite(path, section)
-        )
+        if old:
+            result: Any = await backend.aedit(path, old, old + section)
+        else:
+            result = await backend.awrite(path, section)
     except Exception as error:
-        log.warning("Could not save the summarized history to %s: %s", path, error)
-        return False
-    if result.error:
-        log.warning("Could not save the summarized history to %s: %s", path, result.error)
-        return False
-    return True
+        result = WriteResult(error=str(error))
+    return _kept(path, result)
 
 
 def create_summarization_middleware(
