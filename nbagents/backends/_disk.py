@@ -128,8 +128,7 @@ class DiskBackend(FileBackend):
     def _host(self, path: str) -> Path:
         """The host path for a normalised virtual path, refusing symlink escapes."""
         host = self._real_root.joinpath(path.lstrip("/"))
-        real = Path(os.path.realpath(host))
-        if real != self._real_root and not real.is_relative_to(self._real_root):
+        if not self._inside(host):
             raise InvalidPathError(f"{path} resolves outside the backend root (symlink escape).")
         return host
 
@@ -143,18 +142,11 @@ class DiskBackend(FileBackend):
         return real == self._real_root or real.is_relative_to(self._real_root)
 
     def _info(self, host: Path) -> FileInfo:
-        stat = host.stat()
-        if host.is_dir():
-            return {
-                "path": self._virtual(host).rstrip("/") + "/",
-                "is_dir": True,
-                "size": 0,
-                "modified_at": _iso(stat.st_mtime),
-            }
+        stat, is_dir = host.stat(), host.is_dir()
         return {
-            "path": self._virtual(host),
-            "is_dir": False,
-            "size": stat.st_size,
+            "path": self._virtual(host).rstrip("/") + "/" if is_dir else self._virtual(host),
+            "is_dir": is_dir,
+            "size": 0 if is_dir else stat.st_size,
             "modified_at": _iso(stat.st_mtime),
         }
 
@@ -176,11 +168,7 @@ class DiskBackend(FileBackend):
                 f"{path} is {size} bytes, over this backend's limit of {self.max_file_bytes}."
             )
         content, encoding = decode(host.read_bytes())
-        return {
-            "content": content,
-            "encoding": encoding,
-            "modified_at": _iso(host.stat().st_mtime),
-        }
+        return {"content": content, "encoding": encoding, "modified_at": _iso(host.stat().st_mtime)}
 
     def _previous(self, path: str) -> FileData | None:
         return None

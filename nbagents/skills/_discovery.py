@@ -49,23 +49,9 @@ Loaded = tuple[str, list[SkillMetadata], list[SkillWarning]]
 """One source's label, its valid skills, and warnings for the rest."""
 
 # Discovery is written once, as steps that name the backend call they need (``ls``,
-# ``download_files`` or ``read``, with its argument) and receive its answer; ``load_source``
-# answers them with the sync methods and ``aload_source`` with the async twins.
+# ``download_files`` or ``read``, with its argument) and receive its answer; ``_drive`` answers
+# them with the sync methods and ``_adrive`` with the async twins.
 _Steps = Generator[tuple[str, Any], Any, _T]
-
-
-def load_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
-    """The valid skills of one source, and warnings for the rest. A missing source is empty.
-
-    ``backend`` needs ``ls`` and ``download_files`` only.
-    """
-    return _drive(backend, _source_steps(as_source(source)))
-
-
-async def aload_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
-    """``load_source`` with the backend's async methods (``als``, ``adownload_files``), or
-    its sync ones in a worker thread where it has no async twin."""
-    return await _adrive(backend, _source_steps(as_source(source)))
 
 
 def _drive(backend: Any, steps: _Steps[_T]) -> _T:
@@ -236,14 +222,14 @@ def discover_skills(
     backend: BackendProtocol, sources: Sequence[str | SkillSource | tuple[str, str]]
 ) -> SkillsDiscovery:
     """Skills of ``sources`` (directories in ``backend``), later sources overriding earlier ones."""
-    return merge_sources(load_source(backend, source) for source in sources)
+    return merge_sources(_drive(backend, _source_steps(as_source(s))) for s in sources)
 
 
 async def adiscover_skills(
     backend: BackendProtocol, sources: Sequence[str | SkillSource | tuple[str, str]]
 ) -> SkillsDiscovery:
     """``discover_skills`` with the backend's async methods."""
-    return merge_sources([await aload_source(backend, source) for source in sources])
+    return merge_sources([await _adrive(backend, _source_steps(as_source(s))) for s in sources])
 
 
 def discover_skill_dirs(
@@ -258,7 +244,8 @@ def discover_skill_dirs(
         root = Path(directory)
         if not root.is_dir():
             continue
-        label, skills, warnings = load_source(DiskBackend(root), SkillSource("/", label))
+        steps = _source_steps(SkillSource("/", label))
+        label, skills, warnings = _drive(DiskBackend(root), steps)
         for skill in skills:
             skill["path"] = str(root / skill["path"].lstrip("/"))
         for warning in warnings:
