@@ -30,6 +30,12 @@ from nbagents.models._cassette import Cassette
 __all__ = ["Request", "closest", "count", "plain", "response_entry", "response_message"]
 
 _PREVIEW = 80
+_KINDS = (
+    (SystemMessage, "system"),
+    (HumanMessage, "human"),
+    (AIMessage, "ai"),
+    (ToolMessage, "tool"),
+)
 
 
 class Request:
@@ -66,16 +72,7 @@ class Request:
 
 
 def _canonical(message: BaseMessage) -> dict[str, Any]:
-    if isinstance(message, SystemMessage):
-        kind = "system"
-    elif isinstance(message, HumanMessage):
-        kind = "human"
-    elif isinstance(message, AIMessage):
-        kind = "ai"
-    elif isinstance(message, ToolMessage):
-        kind = "tool"
-    else:
-        kind = message.type
+    kind = next((name for cls, name in _KINDS if isinstance(message, cls)), message.type)
     item: dict[str, Any] = {"type": kind, "content": plain(message.content)}
     if isinstance(message, AIMessage) and message.tool_calls:
         item["tool_calls"] = [[c["name"], plain(c["args"])] for c in message.tool_calls]

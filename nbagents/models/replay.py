@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import AIMessage, BaseMessage
@@ -35,7 +34,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from nbagents.models._caller import calling_agent
-from nbagents.models._canned import CannedChatModel
+from nbagents.models._canned import Call, CannedChatModel
 from nbagents.models._cassette import Cassette, CassetteMissError
 from nbagents.models._entries import (
     Request,
@@ -253,37 +252,29 @@ class RecordingChatModel(CannedChatModel):
 
     # -- CannedChatModel hooks -------------------------------------------------------------------
 
-    def _respond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: CallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        request, entry = self._lookup(messages, run_manager, kwargs)
+    def _respond(self, call: Call) -> AIMessage:
+        request, entry = self._lookup(call.messages, call.run_manager, call.kwargs)
         if entry is None:
-            model, call = self._inner_call(request, kwargs)
+            model, options = self._inner_call(request, call.kwargs)
             if model.rate_limiter:
                 model.rate_limiter.acquire(blocking=True)
             # The wrapped model answers inside this model's run (its tokens and metadata
             # included), so a trace shows one model call whether it was recorded or replayed.
-            result = model._generate(messages, stop=stop, run_manager=run_manager, **call)
+            result = model._generate(
+                call.messages, stop=call.stop, run_manager=call.run_manager, **options
+            )
             entry = self._store(request, result)
         return response_message(entry)
 
-    async def _arespond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: AsyncCallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        request, entry = self._lookup(messages, run_manager, kwargs)
+    async def _arespond(self, call: Call) -> AIMessage:
+        request, entry = self._lookup(call.messages, call.run_manager, call.kwargs)
         if entry is None:
-            model, call = self._inner_call(request, kwargs)
+            model, options = self._inner_call(request, call.kwargs)
             if model.rate_limiter:
                 await model.rate_limiter.aacquire(blocking=True)
-            result = await model._agenerate(messages, stop=stop, run_manager=run_manager, **call)
+            result = await model._agenerate(
+                call.messages, stop=call.stop, run_manager=call.run_manager, **options
+            )
             entry = self._store(request, result)
         return response_message(entry)
 
