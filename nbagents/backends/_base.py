@@ -1,10 +1,8 @@
 """``FileBackend``: the file operations once, over a few storage primitives.
 
-The state, store and disk backends differ only in where a file's bytes live; what a read window
-is, how an edit replaces text, what a glob or grep matches and which error the model sees are
-the same for all three, so they are written here once. A subclass implements the ``_``-prefixed
-primitives on normalised paths and raises a :class:`BackendError` for what the model can fix;
-the public methods turn that into the result's ``error``.
+The state, store and disk backends differ only in where a file's bytes live. A subclass
+implements the ``_``-prefixed primitives on normalised paths and raises a :class:`BackendError`
+for what the model can fix; the public methods turn that into the result's ``error``.
 """
 
 from __future__ import annotations

@@ -222,15 +222,11 @@ class CompositeBackend(BackendProtocol):
             for everything in ("*", ".*"):
                 result = routed.glob(everything, "/")
                 truncated = truncated or result.truncated
-                found.extend(
-                    self._filter(pattern, where, self._relabel(mount, result.matches or []))
-                )
+                relabelled = self._relabel(mount, result.matches or [])
+                found.extend(i for i in relabelled if glob_matches(pattern, i["path"], where))
         return GlobResult(matches=sorted(found, key=lambda i: i["path"]), truncated=truncated)
 
-    @staticmethod
-    def _filter(pattern: str, path: str, infos: list[FileInfo]) -> list[FileInfo]:
-        return [i for i in infos if glob_matches(pattern, i["path"], path)]
-
+    @_reported(GrepResult, (BackendError,))
     def grep(
         self,
         pattern: str,
@@ -238,11 +234,7 @@ class CompositeBackend(BackendProtocol):
         glob: str | None = None,
         max_count: int | None = None,
     ) -> GrepResult:
-        # Counted here, once the routes' answers are merged, filtered by ``glob`` and sorted.
-        return first_matches(self._grep(pattern, path, glob), max_count)
-
-    @_reported(GrepResult, (BackendError,))
-    def _grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
+        # ``max_count`` counts here, once the routes' answers are merged, filtered and sorted.
         where = normalize(path or "/")
         if glob is not None:
             check_glob(glob)
@@ -258,7 +250,7 @@ class CompositeBackend(BackendProtocol):
             own = backend.grep(pattern, where, glob)
             mounts = self._mounts_below(where)
             if own.matches is None and not mounts:
-                return own
+                return first_matches(own, max_count)
             found = [m for m in own.matches or () if not self._shadowed(m["path"])]
             truncated = own.truncated
             for mount, routed in mounts:
@@ -269,9 +261,8 @@ class CompositeBackend(BackendProtocol):
                 )
         if glob is not None:
             found = [m for m in found if glob_matches(glob, m["path"], where)]
-        return GrepResult(
-            matches=sorted(found, key=lambda m: (m["path"], m["line"])), truncated=truncated
-        )
+        found.sort(key=lambda m: (m["path"], m["line"]))
+        return first_matches(GrepResult(matches=found, truncated=truncated), max_count)
 
     def _grouped(self, paths: list[str]) -> list[tuple[BackendProtocol, list[int]]]:
         """Positions of ``paths`` grouped by the backend that holds them (invalid ones left out)."""

@@ -51,12 +51,11 @@ def _message(runtime: ToolRuntime[Any, Any], name: str, text: str, *, ok: bool) 
 
 
 class _FileTool:
-    """One file tool: which backend method it calls with which arguments, and its answer.
+    """One file tool: the backend method it calls, and how it answers.
 
-    ``raised`` names what the answer says when the backend raises (``glob`` says "glob failed:
-    ..." for any exception, as upstream's; the other tools turn only the usual failures,
-    :data:`_FAILS`, into error results). ``calls`` are functions of (backend, **args) to call
-    instead of the method, sync and async; ``shown`` names the arguments of the answer only.
+    ``raised`` prefixes the answer to any exception (``glob failed: ...``, as upstream's); other
+    tools turn only :data:`_FAILS` into error results. ``calls`` are (sync, async) functions of
+    (backend, **args) called instead of the method; ``shown`` names arguments of the answer only.
     """
 
     def __init__(

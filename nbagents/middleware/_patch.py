@@ -22,14 +22,8 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | 
     a conversation that holds one, so the next run would fail at its first model call.
     """
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    if not any(
-        call["id"] is not None and call["id"] not in answered
-        for m in messages
-        if isinstance(m, AIMessage)
-        for call in (*m.tool_calls, *m.invalid_tool_calls)
-    ):
-        return None
     patched: list[AnyMessage] = []
+    added = False
     for message in messages:
         patched.append(message)
         if not isinstance(message, AIMessage):
@@ -52,7 +46,8 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | 
             patched.append(
                 ToolMessage(content=text, name=name, tool_call_id=call_id, status="error")
             )
-    return patched
+            added = True
+    return patched if added else None
 
 
 class PatchToolCallsMiddleware(RequestEditor, AgentMiddleware[AgentState[Any], Any]):

@@ -4,7 +4,6 @@ folded messages saved to a file backend first (what LangChain lacks)."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -48,6 +47,7 @@ from nbagents.backends import (
     files_reducer,
     uses_state,
 )
+from nbagents.backends._protocol import takes_keyword
 from nbagents.middleware._runtime import backend_for_hook
 
 __all__ = [
@@ -81,18 +81,11 @@ class _SessionFilesState(FilesState):
 
 
 class _SessionHistoryState(AgentState[Any]):
-    """For an agent given no backend: the ``files`` key of the state backend the history goes
-    to, without a starting value (``| None`` makes LangGraph leave the channel empty), so the
-    key appears in the state, and in what sub-agents receive, only once a summary is made."""
+    """For an agent given no backend: the state backend's ``files`` key with no starting value
+    (``| None``), so it appears in the state (and sub-agents' input) only once a summary is made."""
 
     files: Annotated[NotRequired[dict[str, FileData] | None], files_reducer]
     _summarization_session_id: NotRequired[Annotated[str, PrivateStateAttr]]
-
-
-def _max_input_tokens(model: BaseChatModel) -> int | None:
-    profile = getattr(model, "profile", None)
-    value = profile.get("max_input_tokens") if isinstance(profile, dict) else None
-    return value if isinstance(value, int) else None
 
 
 def summarization_defaults(model: BaseChatModel) -> tuple[ContextSize, ContextSize]:
@@ -102,7 +95,8 @@ def summarization_defaults(model: BaseChatModel) -> tuple[ContextSize, ContextSi
     85% of it and keep the latest 10%. Without one: summarize past 170,000 tokens and keep the
     latest 6 messages.
     """
-    if _max_input_tokens(model) is not None:
+    profile = getattr(model, "profile", None)
+    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
         return PROFILE_TRIGGER, PROFILE_KEEP
     return TOKENS_TRIGGER, MESSAGES_KEEP
 
@@ -151,7 +145,7 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             **deprecated_kwargs,
         )
         # Read once: whether the counter can count the tools' schemas too.
-        self._counter_takes_tools = _takes_tools(self.token_counter)
+        self._counter_takes_tools = takes_keyword(self.token_counter, "tools")
         self.backend: BackendLike = check_backend(
             backend if backend is not None else StateBackend()
         )
@@ -238,11 +232,9 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         return f"{self.history_dir}/{session}.md"
 
     def _due(self, request: ModelRequest[Any], messages: list[AnyMessage]) -> int | None:
-        """The request's size in tokens when LangChain's thresholds ask for a summary now and
-        there is something to fold, else ``None``: checked before the step opens, so a model
-        call that needs none has no step in the trace. Counted once per model call, as
-        deepagents counts it: the messages with the system prompt and, for a counter that takes
-        them, the tools."""
+        """The request's size in tokens (the messages, the system prompt and, for a counter that
+        takes them, the tools, as deepagents counts) when a summary is due and there is something
+        to fold, else ``None``: a model call that needs none has no step in the trace."""
         self._ensure_message_ids(messages)
         total = self._count(request.system_message, messages, request.tools)
         if not self._should_summarize(messages, total):
@@ -320,19 +312,6 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             "history_path": path if saved else None,
             "summary": made.text,
         }
-
-
-def _takes_tools(counter: Any) -> bool | None:
-    """Whether ``counter`` takes a ``tools`` keyword; ``None`` when its signature is unknown."""
-    try:
-        parameters = inspect.signature(counter).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(
-        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == "tools" and p.kind in named)
-        for p in parameters
-    )
 
 
 def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:
