@@ -118,7 +118,7 @@ class ScriptedChatModel(CannedChatModel):
     ) -> tuple[AIMessage, float]:
         agent = _agent_name(run_manager, self.script)
         own = _own_part(messages)
-        task = _task_of(own)
+        task = next((m.text for m in own if isinstance(m, HumanMessage)), "")
         turn_index = sum(isinstance(m, AIMessage) for m in own)
         turn = self._turn(agent, task, turn_index, messages)
         if turn.error is not None:
@@ -222,13 +222,6 @@ def _own_part(messages: list[BaseMessage]) -> list[BaseMessage]:
         if str(messages[index].id or "").startswith(FORK_TASK_ID_PREFIX):
             return messages[index:]
     return messages
-
-
-def _task_of(messages: Sequence[BaseMessage]) -> str:
-    for m in messages:
-        if isinstance(m, HumanMessage):
-            return m.text
-    return ""
 
 
 def _as_list(entry: Any) -> Sequence[Any]:

@@ -29,11 +29,7 @@ def as_source(source: str | SkillSource | tuple[str, str]) -> SkillSource:
         return source
     if isinstance(source, str):
         return SkillSource(source)
-    if (
-        isinstance(source, tuple)
-        and len(source) == 2
-        and all(isinstance(part, str) for part in source)
-    ):
+    if isinstance(source, tuple) and len(source) == 2 and all(isinstance(p, str) for p in source):
         return SkillSource(source[0], source[1])
     raise TypeError(
         f"A skill source is a directory path, a (path, label) pair or a SkillSource: expected "
@@ -56,45 +52,41 @@ _Steps = Generator[tuple[str, Any], Any, _T]
 
 def _drive(backend: Any, steps: _Steps[_T]) -> _T:
     """Answers ``steps`` with the backend's sync methods."""
+    answer = None
     try:
-        method, argument = next(steps)
         while True:
-            call = getattr(backend, method, None)
-            if not callable(call):
-                if method == "read":  # only to word an error better
-                    method, argument = steps.send(None)
-                    continue
-                raise TypeError(
-                    f"The skills backend {type(backend).__name__} has no {method}(): skills are "
-                    "found with ls() and download_files() (als() and adownload_files() in async "
-                    "runs)."
-                )
-            method, argument = steps.send(call(argument))
+            method, argument = steps.send(answer)
+            call = _method(backend, method)
+            answer = None if call is None else call(argument)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
 
 async def _adrive(backend: Any, steps: _Steps[_T]) -> _T:
     """Answers ``steps`` with the backend's async methods, else its sync ones in a thread."""
+    answer = None
     try:
-        method, argument = next(steps)
         while True:
-            twin = getattr(backend, "a" + method, None)
-            call = getattr(backend, method, None)
-            if callable(twin):
-                answer = await twin(argument)
-            elif callable(call):
-                answer = await asyncio.to_thread(call, argument)
-            elif method == "read":
-                answer = None
-            else:
-                raise TypeError(
-                    f"The skills backend {type(backend).__name__} has neither a{method}() nor "
-                    f"{method}(): skills are found with ls() and download_files()."
-                )
             method, argument = steps.send(answer)
+            if callable(twin := getattr(backend, "a" + method, None)):
+                answer = await twin(argument)
+            elif (call := _method(backend, method)) is not None:
+                answer = await asyncio.to_thread(call, argument)
+            else:
+                answer = None
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+def _method(backend: Any, method: str) -> Any:
+    """The backend's ``method``; ``None`` for a missing ``read``, which only words errors better."""
+    call = getattr(backend, method, None)
+    if not callable(call) and method != "read":
+        raise TypeError(
+            f"The skills backend {type(backend).__name__} has no {method}(): skills are found "
+            "with ls() and download_files() (als() and adownload_files() in async runs)."
+        )
+    return call if callable(call) else None
 
 
 def _source_steps(source: SkillSource) -> _Steps[Loaded]:
