@@ -51,14 +51,8 @@ def preview(text: str) -> str:
     numbered = [f"{n}  {line[:PREVIEW_LINE_CHARS]}" for n, line in enumerate(lines, 1)]
     if len(lines) <= 2 * PREVIEW_LINES:
         return "\n".join(numbered)
-    skipped = len(lines) - 2 * PREVIEW_LINES
-    return "\n".join(
-        [
-            *numbered[:PREVIEW_LINES],
-            f"... [{skipped} lines not shown] ...",
-            *numbered[-PREVIEW_LINES:],
-        ]
-    )
+    skipped = f"... [{len(lines) - 2 * PREVIEW_LINES} lines not shown] ..."
+    return "\n".join([*numbered[:PREVIEW_LINES], skipped, *numbered[-PREVIEW_LINES:]])
 
 
 class Evictor:

@@ -267,10 +267,12 @@ _BACKEND_METHODS = ("ls", "read", "write", "edit", "glob", "grep")
 
 def is_backend(value: object) -> bool:
     """Whether ``value`` is a backend instance (ours, or any object with the file methods)."""
-    if isinstance(value, type):
-        return False
-    if isinstance(value, BackendProtocol):
-        return True
+    return not isinstance(value, type) and (
+        isinstance(value, BackendProtocol) or _has_methods(value)
+    )
+
+
+def _has_methods(value: object) -> bool:
     return all(callable(getattr(value, name, None)) for name in _BACKEND_METHODS)
 
 
@@ -304,7 +306,7 @@ def check_backend(backend: Any, *, what: str = "backend") -> Any:
     if is_backend(backend):
         return backend
     if isinstance(backend, type):
-        if not all(callable(getattr(backend, name, None)) for name in _BACKEND_METHODS):
+        if not _has_methods(backend):
             raise TypeError(f"{what}={backend.__name__} is a class but not a file backend.")
         try:
             return backend()

@@ -71,9 +71,7 @@ class MemoryMiddleware(RequestEditor, AgentMiddleware[MemoryState, Any]):
             )
         if system_prompt is not None and "{agent_memory}" not in system_prompt:
             raise ValueError("system_prompt must contain the {agent_memory} slot.")
-        self.backend: BackendLike = check_backend(
-            backend if backend is not None else StateBackend()
-        )
+        self.backend: BackendLike = check_backend(StateBackend if backend is None else backend)
         self.sources = list(sources)
         self.system_prompt = system_prompt
         # Accepted for deepagents' signature: nbagents' PromptCachingMiddleware marks the

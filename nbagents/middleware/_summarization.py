@@ -146,9 +146,7 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         )
         # Read once: whether the counter can count the tools' schemas too.
         self._counter_takes_tools = takes_keyword(self.token_counter, "tools")
-        self.backend: BackendLike = check_backend(
-            backend if backend is not None else StateBackend()
-        )
+        self.backend: BackendLike = check_backend(StateBackend if backend is None else backend)
         # A state backend writes to the ``files`` key, which the agent's state must then have,
         # even when the agent has no file tools.
         if backend is None:

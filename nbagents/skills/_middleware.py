@@ -112,11 +112,10 @@ class SkillsMiddleware(RequestEditor, AgentMiddleware[SkillsState, Any]):
     def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """``request`` with the skills section added to its system message (as is, when
         ``system_prompt`` is None)."""
-        state: Mapping[str, Any] = request.state or {}
-        skills = state.get(SKILLS_METADATA_KEY) or []
-        problems = state.get(SKILLS_ERRORS_KEY) or []
         if self.system_prompt is None:
             return request
+        state: Mapping[str, Any] = request.state or {}
+        skills, problems = state.get(SKILLS_METADATA_KEY) or [], state.get(SKILLS_ERRORS_KEY) or []
         section = skills_section(skills, problems, self.system_prompt, self._skill_sources)
         return with_prompt_section(request, section)
 
