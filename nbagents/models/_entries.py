@@ -1,10 +1,5 @@
-"""A cassette's entries: how a model call is keyed, how its response is stored and read back.
-
-A request is keyed by the calling agent's name, the bound tools' names and the conversation
-(message types, text, tool calls and tool results; not message or tool call ids, which
-providers draw at random). :func:`closest` explains a miss by the recording that agrees longest
-with the request.
-"""
+"""A cassette's entries: how a model call is keyed (see ``replay``'s docstring), how its
+response is stored and read back, and :func:`closest`, which explains a miss."""
 
 from __future__ import annotations
 
