@@ -1,18 +1,17 @@
 """``FileBackend``: the file operations once, over a few storage primitives.
 
-The state, store and disk backends differ only in where a file's bytes live; what a read window
-is, how an edit replaces text, what a glob or grep matches and which error the model sees are
-the same for all three, so they are written here once. A subclass implements the ``_``-prefixed
-primitives on normalised paths and raises a :class:`BackendError` for what the model can fix;
-the public methods turn that into the result's ``error``.
+The state, store and disk backends differ only in where a file's bytes live. A subclass
+implements the ``_``-prefixed primitives on normalised paths and raises a :class:`BackendError`
+for what the model can fix; the public methods turn that into the result's ``error``.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Callable, Iterable
 from time import monotonic
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from nbagents.backends._content import (
     data_bytes,
@@ -52,6 +51,7 @@ from nbagents.backends._protocol import (
 )
 
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 def _failure(error: Exception) -> str:
@@ -61,11 +61,22 @@ def _failure(error: Exception) -> str:
     return str(error)
 
 
-def _attempt(run: Callable[[], R], failed: Callable[[str], R]) -> R:
-    try:
-        return run()
-    except (BackendError, OSError) as error:
-        return failed(_failure(error))
+def _reported(
+    result: Callable[..., R], catch: tuple[type[Exception], ...] = (BackendError, OSError)
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Makes a method answer ``result(error=...)`` for what it raises of ``catch``."""
+
+    def wrap(method: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(method)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return method(*args, **kwargs)
+            except catch as error:
+                return result(error=_failure(error))
+
+        return run
+
+    return wrap
 
 
 def _error_code(error: Exception) -> str:
@@ -159,6 +170,10 @@ class FileBackend(BackendProtocol):
         """The canonical form of a path the caller gave (see :func:`normalize`)."""
         return normalize(path)
 
+    def _search_base(self, path: str | None) -> str:
+        """The directory a ``glob`` or ``grep`` given ``path`` searches."""
+        return self._normalize(path or "/")
+
     def _can_read(self, path: str) -> None:
         """Raise :class:`AccessDeniedError` when reading ``path`` is not allowed."""
 
@@ -196,78 +211,67 @@ class FileBackend(BackendProtocol):
 
     # -- the protocol ---------------------------------------------------------------------------
 
+    @_reported(LsResult)
     def ls(self, path: str) -> LsResult:
-        def run() -> LsResult:
-            where = self._normalize(path)
-            if self._is_file(where):
-                raise InvalidPathError(f"Path '{path}': not_a_directory")
-            entries = self._children(where)
-            if entries is None:
-                if self.virtual_directories:
-                    return LsResult(entries=[])
-                raise FileMissingError(f"Path '{path}': path_not_found")
-            return LsResult(entries=entries)
+        where = self._normalize(path)
+        if self._is_file(where):
+            raise InvalidPathError(f"Path '{path}': not_a_directory")
+        entries = self._children(where)
+        if entries is None:
+            if self.virtual_directories:
+                return LsResult(entries=[])
+            raise FileMissingError(f"Path '{path}': path_not_found")
+        return LsResult(entries=entries)
 
-        return _attempt(run, lambda error: LsResult(error=error))
-
+    @_reported(ReadResult)
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        def run() -> ReadResult:
-            path = self._normalize(file_path)
-            return window(path, self._file(path), offset, limit)
+        path = self._normalize(file_path)
+        return window(path, self._file(path), offset, limit)
 
-        return _attempt(run, lambda error: ReadResult(error=error))
-
+    @_reported(WriteResult)
     def write(self, file_path: str, content: str) -> WriteResult:
-        def run() -> WriteResult:
-            path = self._normalize(file_path)
-            self._save(path, content)
-            return WriteResult(path=path)
+        path = self._normalize(file_path)
+        self._save(path, content)
+        return WriteResult(path=path)
 
-        return _attempt(run, lambda error: WriteResult(error=error))
-
+    @_reported(EditResult)
     def edit(
         self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> EditResult:
-        def run() -> EditResult:
-            path = self._normalize(file_path)
-            self._can_write(path)
-            data = self._file(path)
-            if data.get("encoding", "utf-8") != "utf-8":
-                raise BinaryFileError(f"{path} is a binary file; it cannot be edited as text.")
-            text, count = replace_exact(path, data_text(data), old_string, new_string, replace_all)
-            self._put(path, text_data(text, "utf-8", data))
-            return EditResult(path=path, occurrences=count)
+        path = self._normalize(file_path)
+        self._can_write(path)
+        data = self._file(path)
+        if data.get("encoding", "utf-8") != "utf-8":
+            raise BinaryFileError(f"{path} is a binary file; it cannot be edited as text.")
+        text, count = replace_exact(path, data_text(data), old_string, new_string, replace_all)
+        self._put(path, text_data(text, "utf-8", data))
+        return EditResult(path=path, occurrences=count)
 
-        return _attempt(run, lambda error: EditResult(error=error))
-
+    @_reported(DeleteResult)
     def delete(self, file_path: str) -> DeleteResult:
-        def run() -> DeleteResult:
-            path = self._normalize(file_path)
-            if path == "/":
-                raise InvalidPathError("/ cannot be deleted.")
-            self._can_write(path)
-            if not self._remove(path):
-                raise FileMissingError(f"File '{path}' not found")
-            return DeleteResult(path=path)
+        path = self._normalize(file_path)
+        if path == "/":
+            raise InvalidPathError("/ cannot be deleted.")
+        self._can_write(path)
+        if not self._remove(path):
+            raise FileMissingError(f"File '{path}' not found")
+        return DeleteResult(path=path)
 
-        return _attempt(run, lambda error: DeleteResult(error=error))
-
+    @_reported(GlobResult)
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        def run() -> GlobResult:
-            base = self._normalize(path or "/")
-            check_glob(pattern)
-            clock = _Clock(self.search_seconds)
-            found = [
-                info
-                for info in self._readable(base, clock)
-                if glob_matches(pattern, info["path"], base)
-            ]
-            if clock.stopped and not found:
-                return GlobResult(error=clock.nothing_found("glob", base))
-            return GlobResult(matches=found, truncated=clock.stopped)
+        base = self._search_base(path)
+        check_glob(pattern)
+        clock = _Clock(self.search_seconds)
+        found = [
+            info
+            for info in self._readable(base, clock)
+            if glob_matches(pattern, info["path"], base)
+        ]
+        if clock.stopped and not found:
+            return GlobResult(error=clock.nothing_found("glob", base))
+        return GlobResult(matches=found, truncated=clock.stopped)
 
-        return _attempt(run, lambda error: GlobResult(error=error))
-
+    @_reported(GrepResult)
     def grep(
         self,
         pattern: str,
@@ -275,32 +279,29 @@ class FileBackend(BackendProtocol):
         glob: str | None = None,
         max_count: int | None = None,
     ) -> GrepResult:
-        def run() -> GrepResult:
-            base = self._normalize(path or "/")
-            if glob is not None:
-                check_glob(glob)
-            matches: list[GrepMatch] = []
-            clock = _Clock(self.search_seconds)
-            for info in self._readable(base, clock):
-                if clock.out():
-                    break
-                name = info["path"]
-                if glob is not None and not glob_matches(glob, name, base):
+        base = self._search_base(path)
+        if glob is not None:
+            check_glob(glob)
+        matches: list[GrepMatch] = []
+        clock = _Clock(self.search_seconds)
+        for info in self._readable(base, clock):
+            if clock.out():
+                break
+            name = info["path"]
+            if glob is not None and not glob_matches(glob, name, base):
+                continue
+            data = self._grep_data(name)
+            if data is None or data.get("encoding", "utf-8") != "utf-8":
+                continue
+            for number, line in enumerate(data_text(data).splitlines(), 1):
+                if pattern not in line:
                     continue
-                data = self._grep_data(name)
-                if data is None or data.get("encoding", "utf-8") != "utf-8":
-                    continue
-                for number, line in enumerate(data_text(data).splitlines(), 1):
-                    if pattern not in line:
-                        continue
-                    if max_count is not None and len(matches) == max_count:
-                        return GrepResult(matches=matches, truncated=True)  # one more exists
-                    matches.append({"path": name, "line": number, "text": line})
-            if clock.stopped and not matches:
-                return GrepResult(error=clock.nothing_found("grep", base))
-            return GrepResult(matches=matches, truncated=clock.stopped)
-
-        return _attempt(run, lambda error: GrepResult(error=error))
+                if max_count is not None and len(matches) == max_count:
+                    return GrepResult(matches=matches, truncated=True)  # one more exists
+                matches.append({"path": name, "line": number, "text": line})
+        if clock.stopped and not matches:
+            return GrepResult(error=clock.nothing_found("grep", base))
+        return GrepResult(matches=matches, truncated=clock.stopped)
 
     def _grep_data(self, path: str) -> FileData | None:
         """The file grep searches, or ``None`` to skip it (a disk backend skips huge files)."""

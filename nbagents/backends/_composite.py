@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from nbagents.backends._base import _reported
 from nbagents.backends._globs import check_glob, glob_matches
 from nbagents.backends._paths import as_directory, is_under, normalize
 from nbagents.backends._protocol import (
@@ -108,16 +109,9 @@ class CompositeBackend(BackendProtocol):
             if prefix.rstrip("/") != path and is_under(prefix.rstrip("/"), path)
         ]
 
-    def _normal(self, path: str | None) -> str | BackendError:
-        try:
-            return normalize(path or "/")
-        except BackendError as error:
-            return error
-
+    @_reported(LsResult, (BackendError,))
     def ls(self, path: str) -> LsResult:
-        where = self._normal(path)
-        if isinstance(where, BackendError):
-            return LsResult(error=str(where))
+        where = normalize(path or "/")
         prefix, backend, inner = self._route(where)
         result = backend.ls(inner)
         if prefix:
@@ -137,19 +131,17 @@ class CompositeBackend(BackendProtocol):
             entries.setdefault(child, {"path": child, "is_dir": True})
         return LsResult(entries=[entries[key] for key in sorted(entries)])
 
+    @_reported(ReadResult, (BackendError,))
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        where = self._normal(file_path)
-        if isinstance(where, BackendError):
-            return ReadResult(error=str(where))
+        where = normalize(file_path or "/")
         prefix, backend, inner = self._route(where)
         result = backend.read(inner, offset=offset, limit=limit)
         result.error = self._outer_error(prefix, inner, result.error)
         return result
 
+    @_reported(WriteResult, (BackendError,))
     def write(self, file_path: str, content: str) -> WriteResult:
-        where = self._normal(file_path)
-        if isinstance(where, BackendError):
-            return WriteResult(error=str(where))
+        where = normalize(file_path or "/")
         prefix, backend, inner = self._route(where)
         result = backend.write(inner, content)
         return WriteResult(
@@ -157,12 +149,11 @@ class CompositeBackend(BackendProtocol):
             path=None if result.path is None else self._outer(prefix, result.path),
         )
 
+    @_reported(EditResult, (BackendError,))
     def edit(
         self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> EditResult:
-        where = self._normal(file_path)
-        if isinstance(where, BackendError):
-            return EditResult(error=str(where))
+        where = normalize(file_path or "/")
         prefix, backend, inner = self._route(where)
         result = backend.edit(inner, old_string, new_string, replace_all=replace_all)
         return EditResult(
@@ -171,14 +162,13 @@ class CompositeBackend(BackendProtocol):
             occurrences=result.occurrences,
         )
 
+    @_reported(DeleteResult, (BackendError,))
     def delete(self, file_path: str) -> DeleteResult:
         """Delete in the backend the path routes to. ``/``, a route's own directory and a
         directory with a route inside it are refused: the mounted backend's files would go (all
         of them, for an upstream backend given ``/``) or stay behind, neither of which the
         caller can have meant."""
-        where = self._normal(file_path)
-        if isinstance(where, BackendError):
-            return DeleteResult(error=str(where))
+        where = normalize(file_path or "/")
         if where == "/":
             return DeleteResult(error="/ cannot be deleted.")
         prefix, backend, inner = self._route(where)
@@ -206,14 +196,10 @@ class CompositeBackend(BackendProtocol):
             path=None if result.path is None else self._outer(prefix, result.path),
         )
 
+    @_reported(GlobResult, (BackendError,))
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        where = self._normal(path)
-        if isinstance(where, BackendError):
-            return GlobResult(error=str(where))
-        try:
-            check_glob(pattern)
-        except BackendError as error:
-            return GlobResult(error=str(error))
+        where = normalize(path or "/")
+        check_glob(pattern)
         prefix, backend, inner = self._route(where)
         if prefix:
             # A pattern is matched relative to the search root, which is the same inside the
@@ -236,15 +222,11 @@ class CompositeBackend(BackendProtocol):
             for everything in ("*", ".*"):
                 result = routed.glob(everything, "/")
                 truncated = truncated or result.truncated
-                found.extend(
-                    self._filter(pattern, where, self._relabel(mount, result.matches or []))
-                )
+                relabelled = self._relabel(mount, result.matches or [])
+                found.extend(i for i in relabelled if glob_matches(pattern, i["path"], where))
         return GlobResult(matches=sorted(found, key=lambda i: i["path"]), truncated=truncated)
 
-    @staticmethod
-    def _filter(pattern: str, path: str, infos: list[FileInfo]) -> list[FileInfo]:
-        return [i for i in infos if glob_matches(pattern, i["path"], path)]
-
+    @_reported(GrepResult, (BackendError,))
     def grep(
         self,
         pattern: str,
@@ -252,18 +234,10 @@ class CompositeBackend(BackendProtocol):
         glob: str | None = None,
         max_count: int | None = None,
     ) -> GrepResult:
-        # Counted here, once the routes' answers are merged, filtered by ``glob`` and sorted.
-        return first_matches(self._grep(pattern, path, glob), max_count)
-
-    def _grep(self, pattern: str, path: str | None = None, glob: str | None = None) -> GrepResult:
-        where = self._normal(path)
-        if isinstance(where, BackendError):
-            return GrepResult(error=str(where))
-        try:
-            if glob is not None:
-                check_glob(glob)
-        except BackendError as error:
-            return GrepResult(error=str(error))
+        # ``max_count`` counts here, once the routes' answers are merged, filtered and sorted.
+        where = normalize(path or "/")
+        if glob is not None:
+            check_glob(glob)
         prefix, backend, inner = self._route(where)
         found: list[GrepMatch]
         if prefix:
@@ -276,7 +250,7 @@ class CompositeBackend(BackendProtocol):
             own = backend.grep(pattern, where, glob)
             mounts = self._mounts_below(where)
             if own.matches is None and not mounts:
-                return own
+                return first_matches(own, max_count)
             found = [m for m in own.matches or () if not self._shadowed(m["path"])]
             truncated = own.truncated
             for mount, routed in mounts:
@@ -287,18 +261,17 @@ class CompositeBackend(BackendProtocol):
                 )
         if glob is not None:
             found = [m for m in found if glob_matches(glob, m["path"], where)]
-        return GrepResult(
-            matches=sorted(found, key=lambda m: (m["path"], m["line"])), truncated=truncated
-        )
+        found.sort(key=lambda m: (m["path"], m["line"]))
+        return first_matches(GrepResult(matches=found, truncated=truncated), max_count)
 
     def _grouped(self, paths: list[str]) -> list[tuple[BackendProtocol, list[int]]]:
         """Positions of ``paths`` grouped by the backend that holds them (invalid ones left out)."""
         groups: dict[int, tuple[BackendProtocol, list[int]]] = {}
         for position, path in enumerate(paths):
-            where = self._normal(path)
-            if isinstance(where, BackendError):
+            try:
+                _, backend, _ = self._route(normalize(path))
+            except BackendError:
                 continue
-            _, backend, _ = self._route(where)
             groups.setdefault(id(backend), (backend, []))[1].append(position)
         return list(groups.values())
 

@@ -9,10 +9,6 @@ from typing import Any
 from nbagents.backends._protocol import BackendError, EditConflictError, FileData, ReadResult
 
 
-def now_iso() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat()
-
-
 def decode(data: bytes) -> tuple[str, str]:
     """Text when the bytes are UTF-8 without NUL bytes, else base64."""
     if b"\x00" not in data:
@@ -25,7 +21,7 @@ def decode(data: bytes) -> tuple[str, str]:
 
 def text_data(content: str, encoding: str = "utf-8", previous: FileData | None = None) -> FileData:
     """A stored file with ``content``, keeping the creation time of the file it replaces."""
-    stamp = now_iso()
+    stamp = datetime.datetime.now(datetime.UTC).isoformat()
     created = previous.get("created_at") if previous is not None else None
     return {
         "content": content,

@@ -19,8 +19,6 @@ from nbagents.backends._protocol import (
     FileData,
     FileInfo,
     FileTooLargeError,
-    GlobResult,
-    GrepResult,
     InvalidPathError,
 )
 
@@ -130,8 +128,7 @@ class DiskBackend(FileBackend):
     def _host(self, path: str) -> Path:
         """The host path for a normalised virtual path, refusing symlink escapes."""
         host = self._real_root.joinpath(path.lstrip("/"))
-        real = Path(os.path.realpath(host))
-        if real != self._real_root and not real.is_relative_to(self._real_root):
+        if not self._inside(host):
             raise InvalidPathError(f"{path} resolves outside the backend root (symlink escape).")
         return host
 
@@ -145,18 +142,11 @@ class DiskBackend(FileBackend):
         return real == self._real_root or real.is_relative_to(self._real_root)
 
     def _info(self, host: Path) -> FileInfo:
-        stat = host.stat()
-        if host.is_dir():
-            return {
-                "path": self._virtual(host).rstrip("/") + "/",
-                "is_dir": True,
-                "size": 0,
-                "modified_at": _iso(stat.st_mtime),
-            }
+        stat, is_dir = host.stat(), host.is_dir()
         return {
-            "path": self._virtual(host),
-            "is_dir": False,
-            "size": stat.st_size,
+            "path": self._virtual(host).rstrip("/") + "/" if is_dir else self._virtual(host),
+            "is_dir": is_dir,
+            "size": 0 if is_dir else stat.st_size,
             "modified_at": _iso(stat.st_mtime),
         }
 
@@ -178,11 +168,7 @@ class DiskBackend(FileBackend):
                 f"{path} is {size} bytes, over this backend's limit of {self.max_file_bytes}."
             )
         content, encoding = decode(host.read_bytes())
-        return {
-            "content": content,
-            "encoding": encoding,
-            "modified_at": _iso(host.stat().st_mtime),
-        }
+        return {"content": content, "encoding": encoding, "modified_at": _iso(host.stat().st_mtime)}
 
     def _previous(self, path: str) -> FileData | None:
         return None
@@ -279,21 +265,9 @@ class FilesystemBackend(DiskBackend):
         host = Path(path) if Path(path).is_absolute() else self.cwd / path
         return os.path.normpath(host).replace(os.sep, "/")
 
-    def _search_root(self, path: str | None) -> str | None:
+    def _search_base(self, path: str | None) -> str:
         # Without virtual paths "/" is the host's root: a search from it (or from nowhere) means
         # the backend's directory, as upstream has it, not a walk over the whole machine.
         if not self.virtual_mode and path in (None, "/"):
-            return str(self.cwd)
-        return path
-
-    def glob(self, pattern: str, path: str | None = None) -> GlobResult:
-        return super().glob(pattern, self._search_root(path))
-
-    def grep(
-        self,
-        pattern: str,
-        path: str | None = None,
-        glob: str | None = None,
-        max_count: int | None = None,
-    ) -> GrepResult:
-        return super().grep(pattern, self._search_root(path), glob, max_count)
+            path = str(self.cwd)
+        return super()._search_base(path)

@@ -51,14 +51,8 @@ def preview(text: str) -> str:
     numbered = [f"{n}  {line[:PREVIEW_LINE_CHARS]}" for n, line in enumerate(lines, 1)]
     if len(lines) <= 2 * PREVIEW_LINES:
         return "\n".join(numbered)
-    skipped = len(lines) - 2 * PREVIEW_LINES
-    return "\n".join(
-        [
-            *numbered[:PREVIEW_LINES],
-            f"... [{skipped} lines not shown] ...",
-            *numbered[-PREVIEW_LINES:],
-        ]
-    )
+    skipped = f"... [{len(lines) - 2 * PREVIEW_LINES} lines not shown] ..."
+    return "\n".join([*numbered[:PREVIEW_LINES], skipped, *numbered[-PREVIEW_LINES:]])
 
 
 class Evictor:
@@ -79,12 +73,15 @@ class Evictor:
 
     def shrink(self, result: Any, backend: Any) -> Any:
         """``result`` (a ToolMessage or a Command carrying some), its large messages saved."""
-        return _map_messages(result, self._too_large, lambda m: _saved(m, backend))
+        replaced: dict[int, ToolMessage] = {}
+        for message in self._large(result):
+            path = result_path(message.tool_call_id, backend)
+            replaced[id(message)] = _replacement(message, path, backend.write(path, message.text))
+        return _map_messages(result, replaced)
 
     async def ashrink(self, result: Any, backend: Any) -> Any:
-        large = [m for m in _messages(result) if self._too_large(m)]
         replaced: dict[int, ToolMessage] = {}
-        for message in large:
+        for message in self._large(result):
             path = result_path(message.tool_call_id, backend)
             writer = getattr(backend, "awrite", None)
             if writer is None:
@@ -92,28 +89,24 @@ class Evictor:
             else:
                 write_result = await writer(path, message.text)
             replaced[id(message)] = _replacement(message, path, write_result)
-        return _map_messages(result, lambda m: id(m) in replaced, lambda m: replaced[id(m)])
+        return _map_messages(result, replaced)
+
+    def _large(self, result: Any) -> list[ToolMessage]:
+        if isinstance(result, Command) and isinstance(result.update, dict):
+            messages = list(result.update.get("messages") or [])
+        else:
+            messages = [result]
+        return [m for m in messages if self._too_large(m)]
 
 
-def _messages(result: Any) -> list[Any]:
-    if isinstance(result, Command) and isinstance(result.update, dict):
-        return list(result.update.get("messages") or [])
-    return [result]
-
-
-def _map_messages(result: Any, pick: Any, change: Any) -> Any:
+def _map_messages(result: Any, replaced: dict[int, ToolMessage]) -> Any:
     if isinstance(result, Command) and isinstance(result.update, dict):
         messages = result.update.get("messages")
         if not messages:
             return result
-        update = {**result.update, "messages": [change(m) if pick(m) else m for m in messages]}
+        update = {**result.update, "messages": [replaced.get(id(m), m) for m in messages]}
         return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
-    return change(result) if pick(result) else result
-
-
-def _saved(message: ToolMessage, backend: Any) -> ToolMessage:
-    path = result_path(message.tool_call_id, backend)
-    return _replacement(message, path, backend.write(path, message.text))
+    return replaced.get(id(result), result)
 
 
 def _replacement(message: ToolMessage, path: str, write_result: Any) -> ToolMessage:

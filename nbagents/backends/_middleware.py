@@ -67,9 +67,7 @@ class FilesystemMiddleware(PromptSection, AgentMiddleware[FilesState, Any]):
         tool_token_limit_before_evict: int | None = 20_000,
     ) -> None:
         super().__init__()
-        self.backend: BackendLike = check_backend(
-            backend if backend is not None else StateBackend()
-        )
+        self.backend: BackendLike = check_backend(StateBackend if backend is None else backend)
         self.state_schema = FilesState if uses_state(self.backend) else AgentState
         self.system_prompt = system_prompt
         self.tools = build_file_tools(self.backend, custom_tool_descriptions)

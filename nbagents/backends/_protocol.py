@@ -267,10 +267,12 @@ _BACKEND_METHODS = ("ls", "read", "write", "edit", "glob", "grep")
 
 def is_backend(value: object) -> bool:
     """Whether ``value`` is a backend instance (ours, or any object with the file methods)."""
-    if isinstance(value, type):
-        return False
-    if isinstance(value, BackendProtocol):
-        return True
+    return not isinstance(value, type) and (
+        isinstance(value, BackendProtocol) or _has_methods(value)
+    )
+
+
+def _has_methods(value: object) -> bool:
     return all(callable(getattr(value, name, None)) for name in _BACKEND_METHODS)
 
 
@@ -304,7 +306,7 @@ def check_backend(backend: Any, *, what: str = "backend") -> Any:
     if is_backend(backend):
         return backend
     if isinstance(backend, type):
-        if not all(callable(getattr(backend, name, None)) for name in _BACKEND_METHODS):
+        if not _has_methods(backend):
             raise TypeError(f"{what}={backend.__name__} is a class but not a file backend.")
         try:
             return backend()
@@ -332,7 +334,7 @@ def grep_at_most(
     """``backend.grep`` with at most ``max_count`` matches: passed on to a ``grep`` that takes
     it (which can stop early), else the answer is cut here. ``truncated`` says matches were
     left out."""
-    if max_count is not None and _takes_max_count(backend.grep):
+    if max_count is not None and takes_keyword(backend.grep, "max_count"):
         return first_matches(backend.grep(pattern, path, glob, max_count=max_count), max_count)
     return first_matches(backend.grep(pattern, path, glob), max_count)
 
@@ -348,17 +350,20 @@ async def agrep_at_most(
     agrep = getattr(backend, "agrep", None)
     if agrep is None:
         return await asyncio.to_thread(grep_at_most, backend, pattern, path, glob, max_count)
-    if max_count is not None and _takes_max_count(agrep):
+    if max_count is not None and takes_keyword(agrep, "max_count"):
         return first_matches(await agrep(pattern, path, glob, max_count=max_count), max_count)
     return first_matches(await agrep(pattern, path, glob), max_count)
 
 
-def _takes_max_count(method: Callable[..., Any]) -> bool:
+def takes_keyword(method: Callable[..., Any], name: str) -> bool | None:
+    """Whether ``method`` takes the keyword ``name`` (or any keyword); ``None`` when its
+    signature cannot be read (a builtin or an odd callable)."""
     try:
         parameters = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):  # a builtin or an odd callable: cut its answer instead
-        return False
-    return any(p.name == "max_count" or p.kind is p.VAR_KEYWORD for p in parameters)
+    except (TypeError, ValueError):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(p.kind is p.VAR_KEYWORD or (p.name == name and p.kind in named) for p in parameters)
 
 
 def first_matches(result: GrepResult, max_count: int | None) -> GrepResult:

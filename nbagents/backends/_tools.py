@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,7 +13,6 @@ from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from nbagents._contract import READ_FILE_TOOL
 from nbagents._runtime_tools import runtime_tool
 from nbagents.backends._evict import results_dir
 from nbagents.backends._format import (
@@ -50,33 +51,58 @@ def _message(runtime: ToolRuntime[Any, Any], name: str, text: str, *, ok: bool) 
 
 
 class _FileTool:
-    """One file tool: which backend method it calls with which arguments, and its answer.
+    """One file tool: the backend method it calls, and how it answers.
 
-    ``raised`` names what the answer says when the backend raises (``glob`` says "glob failed:
-    ..." for any exception, as upstream's; the other tools turn only the usual failures,
-    :data:`_FAILS`, into error results).
+    ``raised`` prefixes the answer to any exception (``glob failed: ...``, as upstream's); other
+    tools turn only :data:`_FAILS` into error results. ``calls`` are (sync, async) functions of
+    (backend, **args) called instead of the method; ``shown`` names arguments of the answer only.
     """
 
     def __init__(
         self,
-        name: str,
         method: str,
-        backend: Any,
         shape: Shape,
         *,
         raised: str = "",
         calls: tuple[Callable[..., Any], Callable[..., Any]] | None = None,
+        shown: tuple[str, ...] = (),
     ) -> None:
-        self.name, self.method, self.backend, self.shape = name, method, backend, shape
-        self.raised = raised
-        self.calls = calls
-        """Functions of (backend, **args) to call instead of the method, sync and async."""
+        self.method, self.shape, self.raised, self.calls = method, shape, raised, calls
+        self.shown = shown
+        self.name, self.backend = method, None
         self.catch: tuple[type[Exception], ...] = (Exception,) if raised else _FAILS
 
-    def run(
-        self, runtime: ToolRuntime[Any, Any], shown: Mapping[str, Any] | None = None, **args: Any
-    ) -> ToolOutput:
-        """Call the backend with ``args``; ``shown`` are arguments of the answer only."""
+    def tool(self, backend: Any, signature: Callable[..., Any], description: str) -> BaseTool:
+        """The tool named and typed as ``signature`` (whose body is never run)."""
+        self.name, self.backend = signature.__name__, backend
+        parameters = inspect.signature(signature)
+
+        def split(args: Any, kwargs: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+            bound = parameters.bind(*args, **kwargs)
+            bound.apply_defaults()
+            given = dict(bound.arguments)
+            runtime = given.pop("runtime")
+            shown = {k: given.pop(k) for k in self.shown}
+            return runtime, given, shown
+
+        @functools.wraps(signature)
+        def run(*args: Any, **kwargs: Any) -> ToolOutput:
+            runtime, given, shown = split(args, kwargs)
+            return self._refused(runtime, given) or self._answer(runtime, given, shown)
+
+        @functools.wraps(signature)
+        async def arun(*args: Any, **kwargs: Any) -> ToolOutput:
+            runtime, given, shown = split(args, kwargs)
+            return self._refused(runtime, given) or await self._aanswer(runtime, given, shown)
+
+        return runtime_tool(run, arun, description=description)
+
+    def _refused(self, runtime: ToolRuntime[Any, Any], args: dict[str, Any]) -> ToolOutput | None:
+        if args.get("max_count") is not None and args["max_count"] < 1:
+            return _message(runtime, self.name, BAD_MAX_COUNT, ok=False)
+        return None
+
+    def _answer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolOutput:
         try:
             backend = resolve_backend(self.backend, runtime)
             if self.calls is not None:
@@ -85,11 +111,9 @@ class _FileTool:
                 result = _method(backend, self.method)(**args)
         except self.catch as error:
             return self._failed(runtime, error)
-        return self._answer(runtime, result, {**args, **(shown or {})})
+        return self._shaped(runtime, result, {**args, **shown})
 
-    async def arun(
-        self, runtime: ToolRuntime[Any, Any], shown: Mapping[str, Any] | None = None, **args: Any
-    ) -> ToolOutput:
+    async def _aanswer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolOutput:
         try:
             backend = resolve_backend(self.backend, runtime)
             if self.calls is not None:
@@ -100,13 +124,13 @@ class _FileTool:
                 result = await asyncio.to_thread(_method(backend, self.method), **args)
         except self.catch as error:
             return self._failed(runtime, error)
-        return self._answer(runtime, result, {**args, **(shown or {})})
+        return self._shaped(runtime, result, {**args, **shown})
 
     def _failed(self, runtime: ToolRuntime[Any, Any], error: Exception) -> ToolMessage:
         why = f"{self.raised}: {error}" if self.raised else _why(error)
         return _message(runtime, self.name, truncate(why), ok=False)
 
-    def _answer(self, runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolOutput:
+    def _shaped(self, runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolOutput:
         error = getattr(result, "error", None)
         if error and self.method == "grep" and result.matches:
             # A search that failed part of the way: the matches found so far still help.
@@ -172,7 +196,46 @@ def _grep(result: Any, args: dict[str, Any]) -> str:
 
 
 # Each tool's signature is spelled out (not **kwargs) so LangChain can infer its argument schema
-# and inject `runtime`. Its description is the one of TOOL_DESCRIPTIONS, or the caller's.
+# and inject `runtime`; the bodies are never run (see _FileTool.tool).
+
+
+def ls(runtime: ToolRuntime[Any, Any], path: str = "/") -> Any: ...
+
+
+def read_file(
+    runtime: ToolRuntime[Any, Any],
+    file_path: str,
+    offset: int = 0,
+    limit: int = DEFAULT_READ_LIMIT,
+) -> Any: ...
+
+
+def write_file(runtime: ToolRuntime[Any, Any], file_path: str, content: str) -> Any: ...
+
+
+def edit_file(
+    runtime: ToolRuntime[Any, Any],
+    file_path: str,
+    old_string: str,
+    new_string: str,
+    replace_all: bool = False,
+) -> Any: ...
+
+
+def delete(runtime: ToolRuntime[Any, Any], file_path: str) -> Any: ...
+
+
+def glob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> Any: ...
+
+
+def grep(
+    runtime: ToolRuntime[Any, Any],
+    pattern: str,
+    path: str = "/",
+    glob: str | None = None,
+    output_mode: GrepMode = "files_with_matches",
+    max_count: int | None = None,
+) -> Any: ...
 
 
 def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None) -> list[BaseTool]:
@@ -180,125 +243,20 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
 
     ``descriptions`` replaces the description of the tools it names (by tool name).
     """
-    ls_ = _FileTool("ls", "ls", backend, _ls)
-    read_ = _FileTool(READ_FILE_TOOL, "read", backend, _read)
-    write_ = _FileTool("write_file", "write", backend, _write)
-    edit_ = _FileTool("edit_file", "edit", backend, _edit)
-    delete_ = _FileTool("delete", "delete", backend, _delete)
-    glob_ = _FileTool("glob", "glob", backend, _glob, raised="glob failed")
-    grep_ = _FileTool("grep", "grep", backend, _grep, calls=(grep_at_most, agrep_at_most))
-
-    def ls(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
-        return ls_.run(runtime, path=path)
-
-    async def als(runtime: ToolRuntime[Any, Any], path: str = "/") -> ToolOutput:
-        return await ls_.arun(runtime, path=path)
-
-    def read_file(
-        runtime: ToolRuntime[Any, Any],
-        file_path: str,
-        offset: int = 0,
-        limit: int = DEFAULT_READ_LIMIT,
-    ) -> ToolOutput:
-        return read_.run(runtime, file_path=file_path, offset=offset, limit=limit)
-
-    async def aread_file(
-        runtime: ToolRuntime[Any, Any],
-        file_path: str,
-        offset: int = 0,
-        limit: int = DEFAULT_READ_LIMIT,
-    ) -> ToolOutput:
-        return await read_.arun(runtime, file_path=file_path, offset=offset, limit=limit)
-
-    def write_file(runtime: ToolRuntime[Any, Any], file_path: str, content: str) -> ToolOutput:
-        return write_.run(runtime, file_path=file_path, content=content)
-
-    async def awrite_file(
-        runtime: ToolRuntime[Any, Any], file_path: str, content: str
-    ) -> ToolOutput:
-        return await write_.arun(runtime, file_path=file_path, content=content)
-
-    def edit_file(
-        runtime: ToolRuntime[Any, Any],
-        file_path: str,
-        old_string: str,
-        new_string: str,
-        replace_all: bool = False,
-    ) -> ToolOutput:
-        return edit_.run(
-            runtime,
-            file_path=file_path,
-            old_string=old_string,
-            new_string=new_string,
-            replace_all=replace_all,
-        )
-
-    async def aedit_file(
-        runtime: ToolRuntime[Any, Any],
-        file_path: str,
-        old_string: str,
-        new_string: str,
-        replace_all: bool = False,
-    ) -> ToolOutput:
-        return await edit_.arun(
-            runtime,
-            file_path=file_path,
-            old_string=old_string,
-            new_string=new_string,
-            replace_all=replace_all,
-        )
-
-    def delete(runtime: ToolRuntime[Any, Any], file_path: str) -> ToolOutput:
-        return delete_.run(runtime, file_path=file_path)
-
-    async def adelete(runtime: ToolRuntime[Any, Any], file_path: str) -> ToolOutput:
-        return await delete_.arun(runtime, file_path=file_path)
-
-    def glob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
-        return glob_.run(runtime, pattern=pattern, path=path)
-
-    async def aglob(runtime: ToolRuntime[Any, Any], pattern: str, path: str = "/") -> ToolOutput:
-        return await glob_.arun(runtime, pattern=pattern, path=path)
-
-    def grep(
-        runtime: ToolRuntime[Any, Any],
-        pattern: str,
-        path: str = "/",
-        glob: str | None = None,
-        output_mode: GrepMode = "files_with_matches",
-        max_count: int | None = None,
-    ) -> ToolOutput:
-        if max_count is not None and max_count < 1:
-            return _message(runtime, "grep", BAD_MAX_COUNT, ok=False)
-        shown = {"output_mode": output_mode}
-        args = {"pattern": pattern, "path": path, "glob": glob, "max_count": max_count}
-        return grep_.run(runtime, shown, **args)
-
-    async def agrep(
-        runtime: ToolRuntime[Any, Any],
-        pattern: str,
-        path: str = "/",
-        glob: str | None = None,
-        output_mode: GrepMode = "files_with_matches",
-        max_count: int | None = None,
-    ) -> ToolOutput:
-        if max_count is not None and max_count < 1:
-            return _message(runtime, "grep", BAD_MAX_COUNT, ok=False)
-        shown = {"output_mode": output_mode}
-        args = {"pattern": pattern, "path": path, "glob": glob, "max_count": max_count}
-        return await grep_.arun(runtime, shown, **args)
-
-    pairs: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
-        (ls, als),
-        (read_file, aread_file),
-        (write_file, awrite_file),
-        (edit_file, aedit_file),
-        (delete, adelete),
-        (glob, aglob),
-        (grep, agrep),
+    tools: list[tuple[_FileTool, Callable[..., Any]]] = [
+        (_FileTool("ls", _ls), ls),
+        (_FileTool("read", _read), read_file),
+        (_FileTool("write", _write), write_file),
+        (_FileTool("edit", _edit), edit_file),
+        (_FileTool("delete", _delete), delete),
+        (_FileTool("glob", _glob, raised="glob failed"), glob),
+        (
+            _FileTool("grep", _grep, calls=(grep_at_most, agrep_at_most), shown=("output_mode",)),
+            grep,
+        ),
     ]
     # The descriptions name where large results go: under the backend's own artifacts root.
     moved = results_dir(backend)
     chosen = {k: v.replace(LARGE_TOOL_RESULTS_DIR, moved) for k, v in TOOL_DESCRIPTIONS.items()}
     chosen.update(descriptions or {})
-    return [runtime_tool(f, af, description=chosen[f.__name__].rstrip()) for f, af in pairs]
+    return [t.tool(backend, f, chosen[f.__name__].rstrip()) for t, f in tools]

@@ -97,22 +97,33 @@ def with_prompt_section(request: ModelRequest[Any], section: str) -> ModelReques
     return request.override(system_message=current.model_copy(update={"content": content}))
 
 
-class PromptSection:
-    """Middleware mix-in: every model call gets ``system_prompt`` (if any) after the agent's
-    system prompt. Put it before ``AgentMiddleware`` in the bases."""
+class RequestEditor:
+    """Middleware mix-in: every model call is made with ``modify_request(request)``. Put it
+    before ``AgentMiddleware`` in the bases."""
 
-    system_prompt: str | None
+    def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        return request
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
-        return handler(with_prompt_section(request, self.system_prompt or ""))
+        return handler(self.modify_request(request))
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
-        return await handler(with_prompt_section(request, self.system_prompt or ""))
+        return await handler(self.modify_request(request))
+
+
+class PromptSection(RequestEditor):
+    """Middleware mix-in: every model call gets ``system_prompt`` (if any) after the agent's
+    system prompt."""
+
+    system_prompt: str | None
+
+    def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        return with_prompt_section(request, self.system_prompt or "")

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.runtime import Runtime
 
 from nbagents._contract import MEMORY_CONTENTS_KEY
 from nbagents.backends import BackendLike, FileDownloadResponse, StateBackend, check_backend
-from nbagents.backends.prompts import with_prompt_section
+from nbagents.backends.prompts import RequestEditor, with_prompt_section
 from nbagents.middleware._runtime import backend_for_hook
 
 __all__ = ["MEMORY_CONTENTS_KEY", "MEMORY_SYSTEM_PROMPT", "MemoryMiddleware", "MemoryState"]
@@ -39,7 +39,7 @@ class MemoryState(AgentState[Any]):
     memory_contents: NotRequired[Annotated[dict[str, str], PrivateStateAttr]]
 
 
-class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
+class MemoryMiddleware(RequestEditor, AgentMiddleware[MemoryState, Any]):
     """Loads memory files (``AGENTS.md``) from ``backend`` when a run starts and puts them in
     every model call's system prompt.
 
@@ -71,9 +71,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
             )
         if system_prompt is not None and "{agent_memory}" not in system_prompt:
             raise ValueError("system_prompt must contain the {agent_memory} slot.")
-        self.backend: BackendLike = check_backend(
-            backend if backend is not None else StateBackend()
-        )
+        self.backend: BackendLike = check_backend(StateBackend if backend is None else backend)
         self.sources = list(sources)
         self.system_prompt = system_prompt
         # Accepted for deepagents' signature: nbagents' PromptCachingMiddleware marks the
@@ -123,17 +121,3 @@ class MemoryMiddleware(AgentMiddleware[MemoryState, Any]):
         contents: dict[str, str] = (request.state or {}).get(MEMORY_CONTENTS_KEY) or {}  # type: ignore[assignment]
         section = self.system_prompt.format(agent_memory=self.format_memory(contents))
         return with_prompt_section(request, section)
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        return handler(self.modify_request(request))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        return await handler(self.modify_request(request))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+from nbagents.backends.prompts import RequestEditor
 
 __all__ = ["PatchToolCallsMiddleware", "patch_dangling_tool_calls"]
 
@@ -21,14 +22,8 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | 
     a conversation that holds one, so the next run would fail at its first model call.
     """
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    if not any(
-        call["id"] is not None and call["id"] not in answered
-        for m in messages
-        if isinstance(m, AIMessage)
-        for call in (*m.tool_calls, *m.invalid_tool_calls)
-    ):
-        return None
     patched: list[AnyMessage] = []
+    added = False
     for message in messages:
         patched.append(message)
         if not isinstance(message, AIMessage):
@@ -51,10 +46,11 @@ def patch_dangling_tool_calls(messages: list[AnyMessage]) -> list[AnyMessage] | 
             patched.append(
                 ToolMessage(content=text, name=name, tool_call_id=call_id, status="error")
             )
-    return patched
+            added = True
+    return patched if added else None
 
 
-class PatchToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any]):
+class PatchToolCallsMiddleware(RequestEditor, AgentMiddleware[AgentState[Any], Any]):
     """Before each model call, answers the tool calls that an earlier, interrupted run left
     unanswered.
 
@@ -69,18 +65,6 @@ class PatchToolCallsMiddleware(AgentMiddleware[AgentState[Any], Any]):
     # It changes the messages, never the system prompt (see SubAgentRegistry's prompt section).
     changes_prompt = False
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
+    def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         patched = patch_dangling_tool_calls(list(request.messages))
-        return handler(request if patched is None else request.override(messages=patched))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        patched = patch_dangling_tool_calls(list(request.messages))
-        return await handler(request if patched is None else request.override(messages=patched))
+        return request if patched is None else request.override(messages=patched)

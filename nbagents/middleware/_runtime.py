@@ -5,24 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from langchain.tools import ToolRuntime
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
 from nbagents.backends import BackendProtocol, is_backend, resolve_backend
 
 
-def backend_for_hook(backend: Any, state: Any, runtime: Any) -> BackendProtocol:
-    """``backend`` itself, or what the factory builds for a hook of the running node.
-
-    nbagents accepts a factory called with each tool call's runtime; a hook has no tool call, so
-    the factory gets a runtime made of the hook's state, context and store.
-    """
-    if is_backend(backend):
-        return backend  # type: ignore[no-any-return]
-    try:
-        config = get_config()
-    except RuntimeError:
-        config = {}
-    tool_runtime = ToolRuntime(
+def hook_runtime(state: Any, runtime: Any, config: RunnableConfig | None = None) -> ToolRuntime:
+    """A tool runtime for a hook, which has no tool call: the hook's state, context and store."""
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:
+            config = {}
+    return ToolRuntime(
         state=state,
         context=getattr(runtime, "context", None),
         config=config,
@@ -30,7 +26,13 @@ def backend_for_hook(backend: Any, state: Any, runtime: Any) -> BackendProtocol:
         tool_call_id=None,
         store=getattr(runtime, "store", None),
     )
-    return resolve_backend(backend, tool_runtime)
+
+
+def backend_for_hook(backend: Any, state: Any, runtime: Any) -> BackendProtocol:
+    """``backend`` itself, or what the factory builds for a hook of the running node."""
+    if is_backend(backend):
+        return backend  # type: ignore[no-any-return]
+    return resolve_backend(backend, hook_runtime(state, runtime))
 
 
 def _no_stream(_chunk: Any) -> None:

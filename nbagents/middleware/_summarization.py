@@ -4,7 +4,6 @@ folded messages saved to a file backend first (what LangChain lacks)."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,12 +39,15 @@ from nbagents.backends import (
     BackendProtocol,
     CompositeBackend,
     FileData,
+    FileDownloadResponse,
     FilesState,
     StateBackend,
+    WriteResult,
     check_backend,
     files_reducer,
     uses_state,
 )
+from nbagents.backends._protocol import takes_keyword
 from nbagents.middleware._runtime import backend_for_hook
 
 __all__ = [
@@ -79,18 +81,11 @@ class _SessionFilesState(FilesState):
 
 
 class _SessionHistoryState(AgentState[Any]):
-    """For an agent given no backend: the ``files`` key of the state backend the history goes
-    to, without a starting value (``| None`` makes LangGraph leave the channel empty), so the
-    key appears in the state, and in what sub-agents receive, only once a summary is made."""
+    """For an agent given no backend: the state backend's ``files`` key with no starting value
+    (``| None``), so it appears in the state (and sub-agents' input) only once a summary is made."""
 
     files: Annotated[NotRequired[dict[str, FileData] | None], files_reducer]
     _summarization_session_id: NotRequired[Annotated[str, PrivateStateAttr]]
-
-
-def _max_input_tokens(model: BaseChatModel) -> int | None:
-    profile = getattr(model, "profile", None)
-    value = profile.get("max_input_tokens") if isinstance(profile, dict) else None
-    return value if isinstance(value, int) else None
 
 
 def summarization_defaults(model: BaseChatModel) -> tuple[ContextSize, ContextSize]:
@@ -100,7 +95,8 @@ def summarization_defaults(model: BaseChatModel) -> tuple[ContextSize, ContextSi
     85% of it and keep the latest 10%. Without one: summarize past 170,000 tokens and keep the
     latest 6 messages.
     """
-    if _max_input_tokens(model) is not None:
+    profile = getattr(model, "profile", None)
+    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
         return PROFILE_TRIGGER, PROFILE_KEEP
     return TOKENS_TRIGGER, MESSAGES_KEEP
 
@@ -149,10 +145,8 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             **deprecated_kwargs,
         )
         # Read once: whether the counter can count the tools' schemas too.
-        self._counter_takes_tools = _takes_tools(self.token_counter)
-        self.backend: BackendLike = check_backend(
-            backend if backend is not None else StateBackend()
-        )
+        self._counter_takes_tools = takes_keyword(self.token_counter, "tools")
+        self.backend: BackendLike = check_backend(StateBackend if backend is None else backend)
         # A state backend writes to the ``files`` key, which the agent's state must then have,
         # even when the agent has no file tools.
         if backend is None:
@@ -180,32 +174,25 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> Any:
         messages = list(request.messages)
-        total = self._due(request, messages)
-        if total is None:
+        if (total := self._due(request, messages)) is None:
             return handler(request)
         done: list[dict[str, Any]] = []
 
         def fold(_: Any) -> dict[str, Any]:
-            cutoff = self._determine_cutoff_index(messages)
-            if cutoff <= 0:
+            if (parts := self._parts(request, messages)) is None:
                 return {"messages_folded": 0}
-            folded, kept = self._partition_messages(messages, cutoff)
-            session, path = self._session_path(request)
-            backend = backend_for_hook(self.backend, request.state, request.runtime)
+            folded, kept, session, backend = parts
             # The history is saved before the summary is asked for, as deepagents does.
-            saved = _append(backend, path, _section(_unsummarized(folded)))
+            saved = _append(backend, self.history_path(session), _section(_unsummarized(folded)))
             summary = self._create_summary(folded)
-            return self._finish(
-                summary, kept, session, path if saved else None, total, request, done
-            )
+            return self._finish(summary, kept, session, saved, total, request, done)
 
         RunnableLambda(fold, name=SUMMARIZATION_STEP).invoke(
-            self._step_input(messages, total), config=_STEP_CONFIG
+            {"messages": len(messages), "tokens": total}, config=_STEP_CONFIG
         )
         if not done:
             return handler(request)
-        response = handler(request.override(messages=done[0]["messages"][1:]))
-        return _extended(response, done[0])
+        return _extended(handler(request.override(messages=done[0]["messages"][1:])), done[0])
 
     async def awrap_model_call(
         self,
@@ -213,29 +200,23 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
         messages = list(request.messages)
-        total = self._due(request, messages)
-        if total is None:
+        if (total := self._due(request, messages)) is None:
             return await handler(request)
         done: list[dict[str, Any]] = []
 
         async def fold(_: Any) -> dict[str, Any]:
-            cutoff = self._determine_cutoff_index(messages)
-            if cutoff <= 0:
+            if (parts := self._parts(request, messages)) is None:
                 return {"messages_folded": 0}
-            folded, kept = self._partition_messages(messages, cutoff)
-            session, path = self._session_path(request)
-            backend = backend_for_hook(self.backend, request.state, request.runtime)
+            folded, kept, session, backend = parts
             # The history is saved while the summarizer works, as deepagents does.
             saved, summary = await asyncio.gather(
-                _aappend(backend, path, _section(_unsummarized(folded))),
+                _aappend(backend, self.history_path(session), _section(_unsummarized(folded))),
                 self._acreate_summary(folded),
             )
-            return self._finish(
-                summary, kept, session, path if saved else None, total, request, done
-            )
+            return self._finish(summary, kept, session, saved, total, request, done)
 
         await RunnableLambda(fold, name=SUMMARIZATION_STEP).ainvoke(
-            self._step_input(messages, total), config=_STEP_CONFIG
+            {"messages": len(messages), "tokens": total}, config=_STEP_CONFIG
         )
         if not done:
             return await handler(request)
@@ -249,11 +230,9 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         return f"{self.history_dir}/{session}.md"
 
     def _due(self, request: ModelRequest[Any], messages: list[AnyMessage]) -> int | None:
-        """The request's size in tokens when LangChain's thresholds ask for a summary now and
-        there is something to fold, else ``None``: checked before the step opens, so a model
-        call that needs none has no step in the trace. Counted once per model call, as
-        deepagents counts it: the messages with the system prompt and, for a counter that takes
-        them, the tools."""
+        """The request's size in tokens (the messages, the system prompt and, for a counter that
+        takes them, the tools, as deepagents counts) when a summary is due and there is something
+        to fold, else ``None``: a model call that needs none has no step in the trace."""
         self._ensure_message_ids(messages)
         total = self._count(request.system_message, messages, request.tools)
         if not self._should_summarize(messages, total):
@@ -276,28 +255,33 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
         except TypeError:
             return int(counter(counted))
 
-    def _step_input(self, messages: list[AnyMessage], total: int) -> dict[str, int]:
-        return {"messages": len(messages), "tokens": total}
-
-    def _session_path(self, request: ModelRequest[Any]) -> tuple[str, str]:
-        session = _session(request.state)
-        return session, self.history_path(session)
+    def _parts(
+        self, request: ModelRequest[Any], messages: list[AnyMessage]
+    ) -> tuple[list[AnyMessage], list[AnyMessage], str, BackendProtocol] | None:
+        """What a fold folds and keeps, its session and the backend; ``None``: nothing to fold."""
+        cutoff = self._determine_cutoff_index(messages)
+        if cutoff <= 0:
+            return None
+        folded, kept = self._partition_messages(messages, cutoff)
+        backend = backend_for_hook(self.backend, request.state, request.runtime)
+        return folded, kept, _session(request.state), backend
 
     def _finish(
         self,
         summary: str,
         kept: list[AnyMessage],
         session: str,
-        path: str | None,
+        saved: bool,
         total: int,
         request: ModelRequest[Any],
         done: list[dict[str, Any]],
     ) -> dict[str, Any]:
-        """Puts in ``done`` the state update with the summary naming ``path``, and returns the
-        fold's facts: the step's output, which the trace and the views show."""
+        """Puts in ``done`` the state update with the summary naming the history file (if
+        ``saved``), and returns the fold's facts: the step's output, which the trace shows."""
+        path = self.history_path(session)
         (made,) = self._build_new_messages(summary)
         folded = len(request.messages) - len(kept)
-        if path is None:
+        if not saved:
             where = "They could not be saved; only this summary of them remains."
         else:
             where = (
@@ -323,22 +307,9 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             "tokens_after": self._count(
                 request.system_message, [new_summary, *kept], request.tools
             ),
-            "history_path": path,
+            "history_path": path if saved else None,
             "summary": made.text,
         }
-
-
-def _takes_tools(counter: Any) -> bool | None:
-    """Whether ``counter`` takes a ``tools`` keyword; ``None`` when its signature is unknown."""
-    try:
-        parameters = inspect.signature(counter).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(
-        p.kind is inspect.Parameter.VAR_KEYWORD or (p.name == "tools" and p.kind in named)
-        for p in parameters
-    )
 
 
 def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:
@@ -370,50 +341,44 @@ def _section(messages: list[AnyMessage]) -> str:
     return f"## {len(messages)} messages summarized at {stamp}\n\n{body}\n\n"
 
 
-def _existing(backend: BackendProtocol, path: str) -> str:
-    try:
-        (response,) = backend.download_files([path])
-    except Exception:  # a backend that cannot tell: start the file
-        return ""
+def _text(responses: list[FileDownloadResponse]) -> str:
+    (response,) = responses
     if response.error is not None or response.content is None:
         return ""
     return response.content.decode("utf-8", errors="replace")
 
 
+def _kept(path: str, result: Any) -> bool:
+    if result.error:
+        log.warning("Could not save the summarized history to %s: %s", path, result.error)
+    return not result.error
+
+
 def _append(backend: BackendProtocol, path: str, section: str) -> bool:
-    old = _existing(backend, path)
+    try:
+        old = _text(backend.download_files([path]))
+    except Exception:  # a backend that cannot tell: start the file
+        old = ""
     try:
         result = backend.edit(path, old, old + section) if old else backend.write(path, section)
     except Exception as error:
-        log.warning("Could not save the summarized history to %s: %s", path, error)
-        return False
-    if result.error:
-        log.warning("Could not save the summarized history to %s: %s", path, result.error)
-        return False
-    return True
+        result = WriteResult(error=str(error))
+    return _kept(path, result)
 
 
 async def _aappend(backend: BackendProtocol, path: str, section: str) -> bool:
-    old = ""
     try:
-        (response,) = await backend.adownload_files([path])
-        if response.error is None and response.content is not None:
-            old = response.content.decode("utf-8", errors="replace")
+        old = _text(await backend.adownload_files([path]))
     except Exception:
         old = ""
     try:
-        result = (
-            await backend.aedit(path, old, old + section)
-            if old
-            else await backend.awrite(path, section)
-        )
+        if old:
+            result: Any = await backend.aedit(path, old, old + section)
+        else:
+            result = await backend.awrite(path, section)
     except Exception as error:
-        log.warning("Could not save the summarized history to %s: %s", path, error)
-        return False
-    if result.error:
-        log.warning("Could not save the summarized history to %s: %s", path, result.error)
-        return False
-    return True
+        result = WriteResult(error=str(error))
+    return _kept(path, result)
 
 
 def create_summarization_middleware(

@@ -1,24 +1,29 @@
-"""``CannedChatModel``: the base of chat models whose answer is complete before it streams.
-
-The scripted model and the recording/replaying model both know a reply as one ``AIMessage``
-(from a script, or from a cassette or the wrapped model); what differs is only how they get it.
-This base turns that one message into ``invoke``/``ainvoke`` results and ``stream``/``astream``
-chunks that merge back into exactly the same message.
-"""
+"""``CannedChatModel``: the base of chat models whose answer is complete before it streams
+(the scripted and the recording/replaying model), turning that one ``AIMessage`` into
+``invoke`` results and ``stream`` chunks that merge back into exactly the same message."""
 
 from __future__ import annotations
 
 import json
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolCallChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
-__all__ = ["CannedChatModel", "message_chunks"]
+__all__ = ["Call", "CannedChatModel", "message_chunks"]
+
+
+class Call(NamedTuple):
+    """One call of a canned model, as ``BaseChatModel`` passes it to ``_generate``."""
+
+    messages: list[BaseMessage]
+    stop: list[str] | None
+    run_manager: Any
+    kwargs: Mapping[str, Any]
 
 
 class CannedChatModel(BaseChatModel):
@@ -28,23 +33,11 @@ class CannedChatModel(BaseChatModel):
     """Size of the text pieces ``stream`` yields."""
 
     @abstractmethod
-    def _respond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: CallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        """The reply to ``messages`` (``kwargs`` are the call's, e.g. the bound ``tools``)."""
+    def _respond(self, call: Call) -> AIMessage:
+        """The reply to ``call.messages`` (``call.kwargs`` are the call's, e.g. bound ``tools``)."""
 
     @abstractmethod
-    async def _arespond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: AsyncCallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
+    async def _arespond(self, call: Call) -> AIMessage:
         """``_respond`` for async runs."""
 
     # -- BaseChatModel hooks -------------------------------------------------------------------
@@ -56,7 +49,7 @@ class CannedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = self._respond(messages, stop, run_manager, kwargs)
+        message = self._respond(Call(messages, stop, run_manager, kwargs))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
@@ -66,7 +59,7 @@ class CannedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        message = await self._arespond(messages, stop, run_manager, kwargs)
+        message = await self._arespond(Call(messages, stop, run_manager, kwargs))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
@@ -76,7 +69,7 @@ class CannedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        message = self._respond(messages, stop, run_manager, kwargs)
+        message = self._respond(Call(messages, stop, run_manager, kwargs))
         for chunk in message_chunks(message, self.stream_chunk_chars):
             if run_manager and chunk.text:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
@@ -89,7 +82,7 @@ class CannedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        message = await self._arespond(messages, stop, run_manager, kwargs)
+        message = await self._arespond(Call(messages, stop, run_manager, kwargs))
         for chunk in message_chunks(message, self.stream_chunk_chars):
             if run_manager and chunk.text:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)

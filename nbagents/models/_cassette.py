@@ -1,8 +1,5 @@
-"""The cassette file: recorded model responses keyed by request, as versioned JSON.
-
-``replay.RecordingChatModel`` decides what to record and what to replay; this module only keeps
-the file: reading it safely, merging concurrent writes, and naming what is wrong with it.
-"""
+"""The cassette file: recorded model responses keyed by request, as versioned JSON, read
+safely, merged across concurrent writes (what to record is ``replay``'s business)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""A cassette's entries: how a model call is keyed, how its response is stored and read back.
-
-A request is keyed by the calling agent's name, the bound tools' names and the conversation
-(message types, text, tool calls and tool results; not message or tool call ids, which
-providers draw at random). :func:`closest` explains a miss by the recording that agrees longest
-with the request.
-"""
+"""A cassette's entries: how a model call is keyed (see ``replay``'s docstring), how its
+response is stored and read back, and :func:`closest`, which explains a miss."""
 
 from __future__ import annotations
 
@@ -30,6 +25,12 @@ from nbagents.models._cassette import Cassette
 __all__ = ["Request", "closest", "count", "plain", "response_entry", "response_message"]
 
 _PREVIEW = 80
+_KINDS = (
+    (SystemMessage, "system"),
+    (HumanMessage, "human"),
+    (AIMessage, "ai"),
+    (ToolMessage, "tool"),
+)
 
 
 class Request:
@@ -66,16 +67,7 @@ class Request:
 
 
 def _canonical(message: BaseMessage) -> dict[str, Any]:
-    if isinstance(message, SystemMessage):
-        kind = "system"
-    elif isinstance(message, HumanMessage):
-        kind = "human"
-    elif isinstance(message, AIMessage):
-        kind = "ai"
-    elif isinstance(message, ToolMessage):
-        kind = "tool"
-    else:
-        kind = message.type
+    kind = next((name for cls, name in _KINDS if isinstance(message, cls)), message.type)
     item: dict[str, Any] = {"type": kind, "content": plain(message.content)}
     if isinstance(message, AIMessage) and message.tool_calls:
         item["tool_calls"] = [[c["name"], plain(c["args"])] for c in message.tool_calls]

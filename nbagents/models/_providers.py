@@ -1,10 +1,8 @@
 """A chat model from a ``"provider:model"`` string, with a missing API key named at build time.
 
-LangChain's ``init_chat_model`` builds the model. Without its key, OpenAI's and Google's models
-refuse to be built, each with its own exception; Anthropic's is built and fails at its first
-call, in the middle of a run (inside a sub-agent, as an error result the main agent reads). So
-for the providers in :data:`KEY_VARIABLES` a missing key is reported the same way, when the
-agent is built, naming the variable to set. Any other failure is left as the provider reports it.
+Without its key OpenAI's and Google's models refuse to be built, each with its own exception,
+and Anthropic's fails only at its first call, mid-run. For the providers in :data:`KEY_VARIABLES`
+a missing key is reported one way, when the agent is built; other failures are left as they are.
 """
 
 from __future__ import annotations

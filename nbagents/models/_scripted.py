@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
@@ -25,7 +24,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from nbagents._contract import FORK_TASK_ID_PREFIX
 from nbagents.models._caller import calling_agent
-from nbagents.models._canned import CannedChatModel
+from nbagents.models._canned import Call, CannedChatModel
 from nbagents.models._turns import Turn, to_turn
 
 __all__ = ["ScriptExhaustedError", "ScriptedChatModel", "estimate_tokens"]
@@ -119,7 +118,7 @@ class ScriptedChatModel(CannedChatModel):
     ) -> tuple[AIMessage, float]:
         agent = _agent_name(run_manager, self.script)
         own = _own_part(messages)
-        task = _task_of(own)
+        task = next((m.text for m in own if isinstance(m, HumanMessage)), "")
         turn_index = sum(isinstance(m, AIMessage) for m in own)
         turn = self._turn(agent, task, turn_index, messages)
         if turn.error is not None:
@@ -171,26 +170,14 @@ class ScriptedChatModel(CannedChatModel):
 
     # -- CannedChatModel hooks -----------------------------------------------------------------
 
-    def _respond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: CallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
+    def _respond(self, call: Call) -> AIMessage:
+        message, latency = self._reply(call.messages, call.run_manager, call.kwargs.get("tools"))
         if latency > 0:
             time.sleep(latency)
         return message
 
-    async def _arespond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: AsyncCallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        message, latency = self._reply(messages, run_manager, kwargs.get("tools"))
+    async def _arespond(self, call: Call) -> AIMessage:
+        message, latency = self._reply(call.messages, call.run_manager, call.kwargs.get("tools"))
         if latency > 0:
             await asyncio.sleep(latency)
         return message
@@ -202,13 +189,9 @@ _schemas_lock = threading.Lock()
 
 
 def _tool_schema(tool: Any) -> dict[str, Any]:
-    """``convert_to_openai_tool(tool)``, worked out once per tool object.
-
-    ``create_agent`` binds the tools again for every model call, and converting a tool's schema
-    costs about as much as the scripted reply itself: in a fan-out of hundreds of sub-agents it
-    was a visible part of every spawn. A tool whose name, description or argument schema is
-    replaced is converted again; anything that is not a tool object is converted every time.
-    """
+    """``convert_to_openai_tool(tool)``, once per tool object (again if its name, description
+    or schema changes): ``create_agent`` binds the tools for every model call, and converting
+    them costs about as much as the scripted reply itself."""
     if not isinstance(tool, BaseTool):
         return convert_to_openai_tool(tool)
     key = (tool.name, tool.description, tool.args_schema)
@@ -239,13 +222,6 @@ def _own_part(messages: list[BaseMessage]) -> list[BaseMessage]:
         if str(messages[index].id or "").startswith(FORK_TASK_ID_PREFIX):
             return messages[index:]
     return messages
-
-
-def _task_of(messages: Sequence[BaseMessage]) -> str:
-    for m in messages:
-        if isinstance(m, HumanMessage):
-            return m.text
-    return ""
 
 
 def _as_list(entry: Any) -> Sequence[Any]:

@@ -25,24 +25,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast, get_args
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.base import LangSmithParams
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from nbagents.models._caller import calling_agent
-from nbagents.models._canned import CannedChatModel
-from nbagents.models._cassette import (
-    Cassette,
-    CassetteMissError,
-)
+from nbagents.models._canned import Call, CannedChatModel
+from nbagents.models._cassette import Cassette, CassetteMissError
 from nbagents.models._entries import (
     Request,
     closest,
@@ -59,8 +52,6 @@ CassetteMode: TypeAlias = Literal["record", "replay", "auto"]
 MODE_ENV = "NBAGENTS_CASSETTE_MODE"
 
 _BIND_KEY = "nbagents_bind_tools"
-
-# -- the wrapper model -------------------------------------------------------------------------
 
 
 class RecordingChatModel(CannedChatModel):
@@ -170,7 +161,7 @@ class RecordingChatModel(CannedChatModel):
         options = kwargs.get(_BIND_KEY) or {}
         request = Request(
             messages,
-            _agent_name(run_manager),
+            calling_agent(run_manager) or "",
             _tool_names(kwargs.get("tools")),
             plain(options.get("tool_choice")),
         )
@@ -183,8 +174,8 @@ class RecordingChatModel(CannedChatModel):
             raise self._miss(request)
         return request, None
 
-    def _store(self, request: Request, message: BaseMessage) -> dict[str, Any]:
-        entry = response_entry(message)
+    def _store(self, request: Request, result: ChatResult) -> dict[str, Any]:
+        entry = response_entry(_final_message(result))
         self._cassette.record(request.key, request.summary(), entry, self.note)
         return entry
 
@@ -223,36 +214,6 @@ class RecordingChatModel(CannedChatModel):
                 )
             return self._model
 
-    def _record(
-        self,
-        request: Request,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: CallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> dict[str, Any]:
-        model, call = self._inner_call(request, kwargs)
-        if model.rate_limiter:
-            model.rate_limiter.acquire(blocking=True)
-        # The wrapped model answers inside this model's run (its tokens and metadata included),
-        # so a trace shows one model call whether it was recorded or replayed.
-        result = model._generate(messages, stop=stop, run_manager=run_manager, **call)
-        return self._store(request, _final_message(result))
-
-    async def _arecord(
-        self,
-        request: Request,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: AsyncCallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> dict[str, Any]:
-        model, call = self._inner_call(request, kwargs)
-        if model.rate_limiter:
-            await model.rate_limiter.aacquire(blocking=True)
-        result = await model._agenerate(messages, stop=stop, run_manager=run_manager, **call)
-        return self._store(request, _final_message(result))
-
     def _miss(self, request: Request, cause: Exception | None = None) -> CassetteMissError:
         if self._mode == "replay":
             why = f"mode is {self._mode!r}"
@@ -285,35 +246,36 @@ class RecordingChatModel(CannedChatModel):
             f"mode='auto' (records only missing requests) or mode='record' (records all), e.g. "
             f"{MODE_ENV}=auto."
         )
-        error = CassetteMissError(
+        return CassetteMissError(
             "\n".join(lines), key=request.key, agent=request.agent, path=self.cassette_path
         )
-        return error
 
     # -- CannedChatModel hooks -------------------------------------------------------------------
 
-    def _respond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: CallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        request, entry = self._lookup(messages, run_manager, kwargs)
+    def _respond(self, call: Call) -> AIMessage:
+        request, entry = self._lookup(call.messages, call.run_manager, call.kwargs)
         if entry is None:
-            entry = self._record(request, messages, stop, run_manager, kwargs)
+            model, options = self._inner_call(request, call.kwargs)
+            if model.rate_limiter:
+                model.rate_limiter.acquire(blocking=True)
+            # The wrapped model answers inside this model's run (its tokens and metadata
+            # included), so a trace shows one model call whether it was recorded or replayed.
+            result = model._generate(
+                call.messages, stop=call.stop, run_manager=call.run_manager, **options
+            )
+            entry = self._store(request, result)
         return response_message(entry)
 
-    async def _arespond(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None,
-        run_manager: AsyncCallbackManagerForLLMRun | None,
-        kwargs: Mapping[str, Any],
-    ) -> AIMessage:
-        request, entry = self._lookup(messages, run_manager, kwargs)
+    async def _arespond(self, call: Call) -> AIMessage:
+        request, entry = self._lookup(call.messages, call.run_manager, call.kwargs)
         if entry is None:
-            entry = await self._arecord(request, messages, stop, run_manager, kwargs)
+            model, options = self._inner_call(request, call.kwargs)
+            if model.rate_limiter:
+                await model.rate_limiter.aacquire(blocking=True)
+            result = await model._agenerate(
+                call.messages, stop=call.stop, run_manager=call.run_manager, **options
+            )
+            entry = self._store(request, result)
         return response_message(entry)
 
 
@@ -332,21 +294,14 @@ def recorded(
     return RecordingChatModel(model, cassette_path, mode, note=note)
 
 
-# -- helpers -----------------------------------------------------------------------------------
-
-
 def _resolve_mode(mode: CassetteMode | None) -> CassetteMode:
-    allowed = get_args(CassetteMode)
     if mode is not None:
         return mode  # pydantic has checked it against CassetteMode
+    allowed = get_args(CassetteMode)
     value = os.environ.get(MODE_ENV, "").strip().lower() or "auto"
     if value not in allowed:
         raise ValueError(f"{MODE_ENV}={value!r}; it must be one of {list(allowed)}.")
     return cast(CassetteMode, value)
-
-
-def _agent_name(run_manager: Any) -> str:
-    return calling_agent(run_manager) or ""
 
 
 def _tool_names(tools: Any) -> list[str]:

@@ -24,11 +24,6 @@ SKILL_TEMPLATE_FILE = BUILT_IN_SKILLS_DIR / SKILL_CREATOR / "assets" / "skill-te
 writes."""
 
 
-def skill_title(name: str) -> str:
-    """The heading of a new skill's ``SKILL.md``: ``pdf-tools`` is ``Pdf tools``."""
-    return name.replace("-", " ").capitalize()
-
-
 def skill_template(name: str) -> str:
     """The ``SKILL.md`` that ``nbagents skills create NAME`` writes, for a valid ``name``."""
     problem = name_problem(name)
@@ -36,8 +31,10 @@ def skill_template(name: str) -> str:
         raise ValueError(f"invalid skill name: {problem}")
     template = SKILL_TEMPLATE_FILE.read_text(encoding="utf-8")
     # Plain replacement, not str.format: it is what skill-creator tells an agent to do, so the
-    # two cannot differ, and braces elsewhere in the template would not break it.
-    return template.replace("{name}", name).replace("{title}", skill_title(name))
+    # two cannot differ, and braces elsewhere in the template would not break it. The title of
+    # ``pdf-tools`` is ``Pdf tools``.
+    title = name.replace("-", " ").capitalize()
+    return template.replace("{name}", name).replace("{title}", title)
 
 
 def built_in_skills_backend() -> DiskBackend:

@@ -29,11 +29,7 @@ def as_source(source: str | SkillSource | tuple[str, str]) -> SkillSource:
         return source
     if isinstance(source, str):
         return SkillSource(source)
-    if (
-        isinstance(source, tuple)
-        and len(source) == 2
-        and all(isinstance(part, str) for part in source)
-    ):
+    if isinstance(source, tuple) and len(source) == 2 and all(isinstance(p, str) for p in source):
         return SkillSource(source[0], source[1])
     raise TypeError(
         f"A skill source is a directory path, a (path, label) pair or a SkillSource: expected "
@@ -49,66 +45,48 @@ Loaded = tuple[str, list[SkillMetadata], list[SkillWarning]]
 """One source's label, its valid skills, and warnings for the rest."""
 
 # Discovery is written once, as steps that name the backend call they need (``ls``,
-# ``download_files`` or ``read``, with its argument) and receive its answer; ``load_source``
-# answers them with the sync methods and ``aload_source`` with the async twins.
+# ``download_files`` or ``read``, with its argument) and receive its answer; ``_drive`` answers
+# them with the sync methods and ``_adrive`` with the async twins.
 _Steps = Generator[tuple[str, Any], Any, _T]
-
-
-def load_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
-    """The valid skills of one source, and warnings for the rest. A missing source is empty.
-
-    ``backend`` needs ``ls`` and ``download_files`` only.
-    """
-    return _drive(backend, _source_steps(as_source(source)))
-
-
-async def aload_source(backend: Any, source: str | SkillSource | tuple[str, str]) -> Loaded:
-    """``load_source`` with the backend's async methods (``als``, ``adownload_files``), or
-    its sync ones in a worker thread where it has no async twin."""
-    return await _adrive(backend, _source_steps(as_source(source)))
 
 
 def _drive(backend: Any, steps: _Steps[_T]) -> _T:
     """Answers ``steps`` with the backend's sync methods."""
+    answer = None
     try:
-        method, argument = next(steps)
         while True:
-            call = getattr(backend, method, None)
-            if not callable(call):
-                if method == "read":  # only to word an error better
-                    method, argument = steps.send(None)
-                    continue
-                raise TypeError(
-                    f"The skills backend {type(backend).__name__} has no {method}(): skills are "
-                    "found with ls() and download_files() (als() and adownload_files() in async "
-                    "runs)."
-                )
-            method, argument = steps.send(call(argument))
+            method, argument = steps.send(answer)
+            call = _method(backend, method)
+            answer = None if call is None else call(argument)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
 
 async def _adrive(backend: Any, steps: _Steps[_T]) -> _T:
     """Answers ``steps`` with the backend's async methods, else its sync ones in a thread."""
+    answer = None
     try:
-        method, argument = next(steps)
         while True:
-            twin = getattr(backend, "a" + method, None)
-            call = getattr(backend, method, None)
-            if callable(twin):
-                answer = await twin(argument)
-            elif callable(call):
-                answer = await asyncio.to_thread(call, argument)
-            elif method == "read":
-                answer = None
-            else:
-                raise TypeError(
-                    f"The skills backend {type(backend).__name__} has neither a{method}() nor "
-                    f"{method}(): skills are found with ls() and download_files()."
-                )
             method, argument = steps.send(answer)
+            if callable(twin := getattr(backend, "a" + method, None)):
+                answer = await twin(argument)
+            elif (call := _method(backend, method)) is not None:
+                answer = await asyncio.to_thread(call, argument)
+            else:
+                answer = None
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+def _method(backend: Any, method: str) -> Any:
+    """The backend's ``method``; ``None`` for a missing ``read``, which only words errors better."""
+    call = getattr(backend, method, None)
+    if not callable(call) and method != "read":
+        raise TypeError(
+            f"The skills backend {type(backend).__name__} has no {method}(): skills are found "
+            "with ls() and download_files() (als() and adownload_files() in async runs)."
+        )
+    return call if callable(call) else None
 
 
 def _source_steps(source: SkillSource) -> _Steps[Loaded]:
@@ -236,14 +214,14 @@ def discover_skills(
     backend: BackendProtocol, sources: Sequence[str | SkillSource | tuple[str, str]]
 ) -> SkillsDiscovery:
     """Skills of ``sources`` (directories in ``backend``), later sources overriding earlier ones."""
-    return merge_sources(load_source(backend, source) for source in sources)
+    return merge_sources(_drive(backend, _source_steps(as_source(s))) for s in sources)
 
 
 async def adiscover_skills(
     backend: BackendProtocol, sources: Sequence[str | SkillSource | tuple[str, str]]
 ) -> SkillsDiscovery:
     """``discover_skills`` with the backend's async methods."""
-    return merge_sources([await aload_source(backend, source) for source in sources])
+    return merge_sources([await _adrive(backend, _source_steps(as_source(s))) for s in sources])
 
 
 def discover_skill_dirs(
@@ -258,7 +236,8 @@ def discover_skill_dirs(
         root = Path(directory)
         if not root.is_dir():
             continue
-        label, skills, warnings = load_source(DiskBackend(root), SkillSource("/", label))
+        steps = _source_steps(SkillSource("/", label))
+        label, skills, warnings = _drive(DiskBackend(root), steps)
         for skill in skills:
             skill["path"] = str(root / skill["path"].lstrip("/"))
         for warning in warnings:

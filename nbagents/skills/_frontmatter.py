@@ -45,10 +45,8 @@ def name_problem(name: object) -> str | None:
 def split_frontmatter(text: str) -> str:
     """The YAML between the opening and closing ``---`` lines."""
     text = text.removeprefix("\ufeff")
-    if not text.startswith("---"):
-        raise SkillFormatError("SKILL.md must start with a '---' line opening the YAML frontmatter")
     first_newline = text.find("\n")
-    if first_newline < 0 or text[:first_newline].strip() != "---":
+    if first_newline < 0 or not text.startswith("---") or text[:first_newline].strip() != "---":
         raise SkillFormatError("SKILL.md must start with a '---' line opening the YAML frontmatter")
     match = re.compile(r"^---[ \t]*\r?$", re.MULTILINE).search(
         text, first_newline + 1, first_newline + 2 + MAX_FRONTMATTER_BYTES

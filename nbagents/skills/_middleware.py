@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired, Optional
 
 from langchain.agents import AgentState
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain.tools import ToolRuntime
 from langchain_core.runnables import RunnableConfig
-from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from nbagents._contract import SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
 from nbagents.backends import BackendLike, BackendProtocol, check_backend, is_backend
-from nbagents.backends.prompts import with_prompt_section
+from nbagents.backends.prompts import RequestEditor, with_prompt_section
+from nbagents.middleware._runtime import hook_runtime
 from nbagents.skills._discovery import adiscover_skills, as_source, discover_skills
 from nbagents.skills._prompt import (
     SKILLS_PROMPT_SECTION,
@@ -32,7 +31,7 @@ class SkillsState(AgentState):
     skills_load_errors: NotRequired[Annotated[list[str], PrivateStateAttr]]
 
 
-class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
+class SkillsMiddleware(RequestEditor, AgentMiddleware[SkillsState, Any]):
     """Discovers skills in ``sources`` of ``backend`` once per run and lists them in the prompt.
 
     Discovery runs in ``before_agent`` unless the state already holds ``skills_metadata`` (a
@@ -75,20 +74,7 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
     ) -> BackendProtocol:
         if self._readonly or is_backend(self.backend):
             return self.backend  # type: ignore[no-any-return]
-        if config is None:
-            try:
-                config = get_config()
-            except RuntimeError:
-                config = {}
-        tool_runtime = ToolRuntime(
-            state=state,
-            context=getattr(runtime, "context", None),
-            config=config,
-            stream_writer=getattr(runtime, "stream_writer", None) or _no_stream,
-            tool_call_id=None,
-            store=getattr(runtime, "store", None),
-        )
-        return self.backend(tool_runtime)  # type: ignore[no-any-return]
+        return self.backend(hook_runtime(state, runtime, config))  # type: ignore[no-any-return]
 
     @staticmethod
     def _update(found: SkillsDiscovery) -> dict[str, Any]:
@@ -126,27 +112,12 @@ class SkillsMiddleware(AgentMiddleware[SkillsState, Any]):
     def modify_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """``request`` with the skills section added to its system message (as is, when
         ``system_prompt`` is None)."""
-        state: Mapping[str, Any] = request.state or {}
-        skills = state.get(SKILLS_METADATA_KEY) or []
-        problems = state.get(SKILLS_ERRORS_KEY) or []
         if self.system_prompt is None:
             return request
+        state: Mapping[str, Any] = request.state or {}
+        skills, problems = state.get(SKILLS_METADATA_KEY) or [], state.get(SKILLS_ERRORS_KEY) or []
         section = skills_section(skills, problems, self.system_prompt, self._skill_sources)
         return with_prompt_section(request, section)
-
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
-        return handler(self.modify_request(request))
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
-        return await handler(self.modify_request(request))
 
 
 def _reads_skills(backend: object) -> bool:
@@ -155,7 +126,3 @@ def _reads_skills(backend: object) -> bool:
         all(callable(getattr(backend, name, None)) for name in names)
         for names in (("ls", "download_files"), ("als", "adownload_files"))
     )
-
-
-def _no_stream(_chunk: Any) -> None:
-    return None

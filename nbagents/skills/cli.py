@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
 
 from nbagents._contract import SKILL_FILE
 from nbagents.skills._built_in import skill_template
@@ -60,12 +59,6 @@ def _overrides(found: SkillsDiscovery, skill: SkillMetadata) -> list[str]:
     return [found.source_of(s) for s in found.overridden if s["name"] == skill["name"]]
 
 
-def _print_warnings(found: SkillsDiscovery, out: TextIO) -> None:
-    for warning in found.warnings:
-        skipped = " (skill skipped)" if warning["skipped"] else ""
-        print(f"warning: {warning['path']}: {warning['message']}{skipped}", file=out)
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     sources = _sources(args)
     found = discover_skill_dirs(sources)
@@ -84,7 +77,9 @@ def cmd_list(args: argparse.Namespace) -> int:
             overrides = _overrides(found, skill)
             note = f"  [overrides {', '.join(overrides)}]" if overrides else ""
             print(f"{skill['name']:<{width}}  {found.source_of(skill):<7}  {description}{note}")
-    _print_warnings(found, sys.stderr)
+    for warning in found.warnings:
+        skipped = " (skill skipped)" if warning["skipped"] else ""
+        print(f"warning: {warning['path']}: {warning['message']}{skipped}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -217,5 +212,4 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "run", None) is None:
         args.parser.print_help(sys.stderr)
         return EXIT_USAGE
-    result: int = args.run(args)
-    return result
+    return int(args.run(args))
