@@ -34,7 +34,8 @@ class VisibleTree:
     def __init__(self) -> None:
         self.spans: dict[str, Span] = {}
         self.key: dict[str, str] = {}
-        """Node id of each visible span."""
+        """Node id of each visible span: its place in ``ids``."""
+        self.ids: list[str] = []
         self.parent: dict[str, str | None] = {}
         """Nearest visible ancestor of each span (hidden ones too); ``None`` for a root."""
         self.kids: dict[str | None, list[str]] = {None: []}
@@ -75,7 +76,8 @@ class VisibleTree:
         self.parent[sid] = parent
         if span.hidden:
             return
-        self.key[sid] = str(len(self.key))
+        self.key[sid] = str(len(self.ids))
+        self.ids.append(sid)
         self.kids.setdefault(parent, []).append(sid)
         self._unordered.add(parent)
         self.depth[sid] = 0 if parent is None else self.depth[parent] + 1
