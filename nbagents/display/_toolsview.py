@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 
+from nbagents.display._detailshtml import field_html
 from nbagents.display._format import truncate
 from nbagents.display._htmlparts import Columns, dot, e, status_cls, t
 from nbagents.display._records import DetailField, KeptNode, ToolRow, ToolsView, View
@@ -53,12 +54,11 @@ def tools_html(
     view: View,
     entry: Callable[[str], KeptNode],
     paths: Mapping[str, str],
-    field: Callable[[DetailField], str],
 ) -> str:
     """The Tools section of the snapshot, or ``""`` when the run called no tool.
 
     ``paths``: the tree position of each call the call tree drew (its ``<li>`` has the id a
-    call's link names); ``field`` draws a details field, as the tree's details pane does.
+    call's link names).
     """
     tools = view.get("tools")
     if not tools or not tools["order"]:
@@ -74,7 +74,7 @@ def tools_html(
         if row is None:
             continue
         body.append(columns.row(row["status"], row["glyph"], 0, row["cells"], f' data-row="{n}"'))
-        calls = _calls(row, tools, entry, paths, field, budget)
+        calls = _calls(row, tools, entry, paths, budget)
         cell = f'<td colspan="{len(names)}" style="{CALLS_CELL}">{calls}</td>'
         body.append(f'<tr class="nba-tool-calls">{cell}</tr>')
     body.append(columns.total(tools["totals"]))
@@ -97,7 +97,6 @@ def _calls(
     tools: ToolsView,
     entry: Callable[[str], KeptNode],
     paths: Mapping[str, str],
-    field: Callable[[DetailField], str],
     budget: list[int],
 ) -> str:
     """A tool's calls, folded under its row: each call's line, its link into the tree, and its
@@ -121,7 +120,7 @@ def _calls(
         )
         info = ""
         if budget[0] > 0:
-            info = "".join(field(_cut(f)) for f in node.get("details", ()))
+            info = "".join(field_html(_cut(f)) for f in node.get("details", ()))
             budget[0] -= len(info)
         items.append(f'<div class="nba-tool-call {status_cls(node["status"])}">{head}{info}</div>')
     more = ""
