@@ -32,10 +32,11 @@ from nbagents.display._records import (
     View,
     ViewNode,
 )
+from nbagents.display._rows import COST_COLUMNS, COST_LABEL
 from nbagents.display._textbar import LEGEND, text_bar
 from nbagents.display._timelineview import timeline_html
 from nbagents.display._toolsview import node_anchor, plain_tools, tool_targets, tools_html
-from nbagents.display._viewmodel import COST_COLUMNS, COST_LABEL, build_view
+from nbagents.display._viewmodel import build_view
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace

@@ -18,37 +18,27 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, cast
 
-from nbagents._tokens import TokenUsage
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
 from nbagents.display._fingerprints import SpanFingerprints
-from nbagents.display._format import format_duration, format_tokens, short
+from nbagents.display._format import format_tokens, short
 from nbagents.display._records import (
-    GLYPHS,
-    KINDS,
-    STATUSES,
     VIEW_VERSION,
     AgentRow,
     ConversationPage,
-    Header,
     NodeTexts,
-    Segment,
-    Stat,
     Texts,
-    TimelineRow,
     View,
-    ViewNode,
     ViewPatch,
     ViewSummary,
 )
 from nbagents.display._rollups import UsageRollups
+from nbagents.display._rows import agent_row, columns, header, node_head, status_of, timeline_row
 from nbagents.display._sharedtext import SharedTexts, fill_view
-from nbagents.display._spanview import details, label, pending_view, state_diff
-from nbagents.display._stackview import plan_marks
+from nbagents.display._spanview import details, state_diff
 from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
 from nbagents.tracing.model import count_failures
-from nbagents.tracing.pending import PENDING
 
 if TYPE_CHECKING:
     from nbagents.tracing import Transcript
@@ -56,10 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ViewBuilder", "build_view"]
 
-COLUMNS = ["agent", "task", "status", "time", "in", "out", "own total", "incl. sub-agents"]
-COST_COLUMNS = ["own cost", "cost incl. sub-agents"]
-COST_LABEL = "cost"
-"""The header's cost stat: the static HTML marks its value, which varies with the price table."""
 _PARTS = ("details", "diff", "conversation")
 
 
@@ -87,14 +73,6 @@ def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
 
 def _array(texts: Iterable[str]) -> str:
     return "[" + ",".join(texts) + "]"
-
-
-def _status(value: str) -> str:
-    return value if value in STATUSES else "running"
-
-
-def _time(span: Span) -> str:
-    return "running…" if span.end is None else format_duration(max(span.end - span.start, 0.0))
 
 
 class _TextCache(dict[str, str]):
@@ -172,10 +150,12 @@ class ViewBuilder:
         """Each visible span's typed attributes, read once per take of the span."""
         # Records as JSON text, dropped when they change: a node's without its children and
         # parts (a patch and the next whole view share it), whole nodes, agent and timeline rows.
-        self._heads = _TextCache(lambda sid: _dumps(self._head(sid)))
+        self._heads = _TextCache(
+            lambda sid: _dumps(node_head(self._tree, self._usage, sid, self._attrs[sid]))
+        )
         self._nodes = _TextCache(lambda sid: self._node(sid, _PARTS, True))
         self._rows = _TextCache(lambda sid: _dumps(self._agent_row(sid)))
-        self._bars = _TextCache(lambda sid: _dumps(self._timeline_row(sid)))
+        self._bars = _TextCache(lambda sid: _dumps(timeline_row(self._tree, sid, self._attrs[sid])))
         self._talking: set[str] = set()
         """Agents whose own steps changed in the update under way."""
         self._errors: set[str] = set()
@@ -202,7 +182,7 @@ class ViewBuilder:
         trace = self.trace
         with trace.lock:
             dirty = self._fingerprints.changed(trace)
-            self._status = _status(trace.status)
+            self._status = status_of(trace.status)
             self._finished = bool(trace.finished)
             self._title = trace.title
         changes = _Changes()
@@ -333,6 +313,10 @@ class ViewBuilder:
 
     # -- the records ---------------------------------------------------------------------------
 
+    def _agent_row(self, sid: str) -> AgentRow:
+        task = self._attrs[sid].get("description")
+        return agent_row(self._tree, self._usage, sid, task, self._reasoning, self._priced)
+
     def _node(self, sid: str, parts: Iterable[str], with_children: bool) -> str:
         """A :class:`ViewNode` as JSON text, with the ``parts`` it has of :data:`_PARTS`."""
         extra: list[tuple[str, str]] = []
@@ -341,144 +325,35 @@ class ViewBuilder:
         extra += [(p, self._parts[p][sid]) for p in parts if sid in self._parts[p]]
         return _object(self._heads[sid], extra)
 
-    def _head(self, sid: str) -> ViewNode:
-        """The node's record but its children and parts."""
-        span = self._tree.spans[sid]
-        attrs = self._attrs[sid]
-        name, preview = label(span, attrs)
-        tokens = self._usage.including(sid)
-        status = _status(span.status)
-        parent = self._tree.parent[sid]
-        node: ViewNode = {
-            "id": self._tree.key[sid],
-            "parent": None if parent is None else self._tree.key[parent],
-            "depth": self._tree.depth[sid],
-            "kind": span.kind if span.kind in KINDS else "chain",
-            "kind_label": span.kind if span.kind in KINDS and span.kind != "chain" else "step",
-            "status": status,
-            "glyph": GLYPHS[status],
-            "name": name,
-            "preview": preview,
-            "failed": status == "error",
-            "time": _time(span),
-            "tokens": f"{format_tokens(tokens.total)} tok" if tokens.total else "",
-            "token_table": _token_pairs(tokens),
-            "start": span.start,
-            "end": span.end,
-        }
-        pending = attrs.get(PENDING)
-        if pending:
-            node["pending"] = [pending_view(r) for r in pending]
-        return node
-
-    def _agent_row(self, sid: str) -> AgentRow:
-        span = self._tree.spans[sid]
-        own, total = self._usage.own(sid), self._usage.including(sid)
-        status = _status(span.status)
-        cells = [
-            short(span.name, 40),
-            short(self._attrs[sid].get("description")),
-            status,
-            _time(span),
-            format_tokens(own.input),
-            format_tokens(own.output),
-            *([format_tokens(own.reasoning)] if self._reasoning else []),
-            format_tokens(own.total),
-            format_tokens(total.total),
-        ]
-        if self._priced:
-            costs = self._usage.costs
-            cells += [format_cost(costs.own(sid)), format_cost(costs.total(sid))]
-        depth = self._tree.agent_depth[sid]
-        key = self._tree.key[sid]
-        return {
-            "id": key,
-            "depth": depth,
-            "status": status,
-            "glyph": GLYPHS[status],
-            "cells": cells,
-        }
-
-    def _timeline_row(self, sid: str) -> TimelineRow:
-        span = self._tree.spans[sid]
-        status = _status(span.status)
-        calls = [self._tree.spans[c] for c in self._tree.calls.get(sid, ())]
-        segments: list[Segment] = [
-            {
-                "id": self._tree.key[c.id],
-                "kind": "model" if c.kind == "model" else "tool",
-                "start": c.start,
-                "end": c.end,
-            }
-            for c in calls
-        ]
-        row: TimelineRow = {
-            "id": self._tree.key[sid],
-            "name": short(span.name, 40),
-            "depth": self._tree.agent_depth[sid],
-            "status": status,
-            "glyph": GLYPHS[status],
-            "time": f"{format_duration(span.start)} → {format_duration(span.end)}",
-            "start": span.start,
-            "end": span.end,
-            "segments": segments,
-        }
-        marks = plan_marks(self._attrs[sid])
-        if marks:
-            row["marks"] = marks
-        return row
-
-    def _header(self) -> Header:
-        total = self._usage.total
-        stats: list[Stat] = [
-            _stat("time", format_duration(self._horizon), varies=True),
-            _stat("agents", str(len(self._tree.agent_names))),
-            _stat("sub-agent spawns", str(self._tree.spawns)),
-            _stat(
-                "tokens",
-                format_tokens(total.total),
-                note=f"({format_tokens(total.input)} in, {format_tokens(total.output)} out)",
-            ),
-        ]
-        if self.waiting:
-            stats.append(_stat("", "waiting for a decision", emphasis="waiting"))
-        if self._priced:
-            stats.append(_stat(COST_LABEL, format_cost(self._usage.costs.trace())))
-        if self._errors:
-            stats.append(_stat("failed", str(self._failures()), emphasis="error"))
-        return {"status": self._status, "title": short(self._title, 120), "stats": stats}
-
-    def _failures(self) -> int:
-        return count_failures(
+    def _summary(self) -> ViewSummary:
+        total, priced = self._usage.total, self._priced
+        reasoning = [total.reasoning] if self._reasoning else []
+        tokens = [total.input, total.output, *reasoning, total.total, total.total]
+        cost = format_cost(self._usage.costs.trace()) if priced else None
+        totals = ["all", "", "", "", *map(format_tokens, tokens)]
+        failures = count_failures(
             {sid: self._tree.spans[sid].error for sid in self._errors},
             {sid: self._tree.parent[sid] for sid in self._errors},
         )
-
-    def _columns(self) -> list[str]:
-        columns = COLUMNS + COST_COLUMNS if self._priced else list(COLUMNS)
-        if self._reasoning:  # part of "out"
-            columns.insert(columns.index("out") + 1, "reasoning")
-        return columns
-
-    def _summary(self) -> ViewSummary:
-        total = self._usage.total
-        reasoning = [total.reasoning] if self._reasoning else []
-        tokens = [total.input, total.output, *reasoning, total.total, total.total]
-        totals = ["all", "", "", "", *(format_tokens(n) for n in tokens)]
-        cost = format_cost(self._usage.costs.trace()) if self._priced else None
-        if cost is not None:
-            totals += [cost, cost]
+        stats = header(
+            self._tree,
+            self._usage,
+            self._horizon,
+            self.waiting,
+            cost,
+            failures if self._errors else None,
+        )
         return {
             "version": VIEW_VERSION,
             "rev": self.rev,
             "status": self._status,
             "finished": self._finished,
             "waiting": self.waiting,
-            "errors": self._failures(),
+            "errors": failures,
             "cost": cost,
             "duration": self._horizon,
-            "header": self._header(),
-            "totals": totals,
+            "header": {"status": self._status, "title": short(self._title, 120), "stats": stats},
+            "totals": totals if cost is None else [*totals, cost, cost],
         }
 
     def view_json(self) -> str:
@@ -486,7 +361,7 @@ class ViewBuilder:
         return _object(
             _dumps(self._summary()),
             [
-                ("columns", _dumps(self._columns())),
+                ("columns", _dumps(columns(self._priced, self._reasoning))),
                 ("roots", _dumps(self._tree.keys(self._tree.kids[None]))),
                 ("nodes", _array(self._nodes[s] for s in self._tree.walk())),
                 ("agents", _dumps(self._tree.keys(self._tree.agents))),
@@ -509,7 +384,7 @@ class ViewBuilder:
         """:meth:`view` with its nodes and rows parsed only when read: what the bounded
         snapshot needs of a wide run, without parsing the whole view."""
         view = cast(View, dict(self._summary()))
-        view["columns"] = self._columns()
+        view["columns"] = columns(self._priced, self._reasoning)
         view["roots"] = self._tree.keys(self._tree.kids[None])
         texts = {self._tree.key[s]: self._nodes[s] for s in self._tree.walk()}
         view["nodes"] = NodeTexts(texts, self._shared.table)
@@ -547,7 +422,7 @@ class ViewBuilder:
         if changes.agents:
             parts.append(("agents", _dumps(self._tree.keys(self._tree.agents))))
         if changes.columns:
-            parts.append(("columns", _dumps(self._columns())))
+            parts.append(("columns", _dumps(columns(self._priced, self._reasoning))))
         if changes.tools or changes.columns:  # a new column: every row again
             parts.append(("tools", self._tools_part(None if changes.columns else changes.tools)))
         if changes.texts:
@@ -558,21 +433,3 @@ class ViewBuilder:
     def patch(self, changes: _Changes) -> ViewPatch:
         """:meth:`patch_json`, parsed, its long texts in place."""
         return cast(ViewPatch, self._filled(self.patch_json(changes)))
-
-
-def _stat(
-    label: str, value: str, *, note: str = "", emphasis: Any = "", varies: bool = False
-) -> Stat:
-    return {"label": label, "value": value, "note": note, "emphasis": emphasis, "varies": varies}
-
-
-def _token_pairs(tokens: TokenUsage) -> list[tuple[str, str]]:
-    if not tokens:
-        return []
-    pairs = [("input", tokens.input), ("output", tokens.output)]
-    pairs += [("reasoning", tokens.reasoning), ("total", tokens.total)]
-    pairs += [("cache read", tokens.cache_read), ("cache write", tokens.cache_write)]
-    return [(name, format_tokens(n)) for name, n in pairs if n or name in _ALWAYS]
-
-
-_ALWAYS = ("input", "output", "total")
