@@ -90,16 +90,12 @@ def dot_label(*lines: str) -> str:
     Control characters are shown as their Unicode pictures (NUL as ``␀``): Graphviz rejects a
     NUL byte as a syntax error, and the others would be invisible.
     """
-    escaped = [_visible_controls(" ".join(line.split())).replace("\\", "\\\\") for line in lines]
+    escaped = [" ".join(x.split()).translate(_PICTURES).replace("\\", "\\\\") for x in lines]
     # ``\n`` is DOT's centred line break; nohtml keeps a label like "<b>" from becoming HTML.
     return graphviz.nohtml("\\n".join(escaped))  # type: ignore[no-any-return]
 
 
-_CONTROL_PICTURES = {c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421}
-
-
-def _visible_controls(text: str) -> str:
-    return text.translate(_CONTROL_PICTURES)
+_PICTURES = {c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421}
 
 
 def trace_graphviz(trace: Trace) -> TraceGraph:

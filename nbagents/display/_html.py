@@ -348,7 +348,7 @@ def _token_table(view: View) -> str:
     names = view["columns"]
     costs = {i for i, c in enumerate(names) if c in COST_COLUMNS}
     # the agent's name and its task can be of any length
-    columns = Columns(names, numeric_from=4, times={3}, costs=costs, breaking={0, 1})
+    columns = Columns(names, numeric_from=4, times={3}, costs=costs)
     rows = [
         columns.row(row["status"], row["glyph"], row["depth"], row["cells"], f' data-row="{n}"')
         for n, row in enumerate(view["agent_rows"][:ROW_LIMIT])

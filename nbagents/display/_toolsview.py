@@ -65,7 +65,7 @@ def tools_html(
         return ""
     names = tools["columns"]
     costs = {i for i, c in enumerate(names) if c == COST_COLUMN}
-    columns = Columns(names, numeric_from=2, times={4}, costs=costs, breaking={0, 1})
+    columns = Columns(names, numeric_from=2, times={4}, costs=costs)
     rows = {row["id"]: row for row in tools["rows"]}
     budget = [CALLS_BUDGET]
     body: list[str] = []

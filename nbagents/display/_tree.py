@@ -1,9 +1,8 @@
 """The tree the views draw: a trace's visible spans, their node ids, depths and agents' calls.
 
-A hidden span is left out and its children hang from its nearest visible ancestor. Node ids
-are handed out in the order spans are first seen and never change, so a late parallel sibling
-never shifts the ids of the others; the order of children is the call order
-(:func:`nbagents.tracing.model.call_order`), settled once per update rather than per span.
+A hidden span's children hang from its nearest visible ancestor. Node ids are handed out in the
+order spans are first seen and never change; children are in call order, settled once per
+update.
 """
 
 from __future__ import annotations
