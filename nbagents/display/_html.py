@@ -17,7 +17,7 @@ rules nbagents ships for nbval recognise (``pytest_nbagents``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -26,7 +26,6 @@ from nbagents.display._detailshtml import MINUS, details_html
 from nbagents.display._htmlparts import Columns, cost, dot, e, kind_cls, status_cls, t
 from nbagents.display._records import (
     Header,
-    KeptNode,
     NodeTexts,
     Stat,
     View,
@@ -112,9 +111,8 @@ def render_view(view: View) -> str:
         f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
         stylesheet(),
     ]
-    nodes = view["nodes"]
-    entry = _entries(nodes)
-    out.append(_plain(view, entry))
+    nodes = _by_id(view["nodes"])
+    out.append(_plain(view, nodes))
     # Shown by its inline style, which outranks the classes that hide it where every inline
     # style is dropped (see `_plain`); JupyterLab's sanitizer keeps both declarations.
     out.append(
@@ -125,14 +123,15 @@ def render_view(view: View) -> str:
     out.append('<details class="nba-sec" open><summary>Call tree</summary>')
     paths: dict[str, str] = {}
     if view["roots"]:
-        budget = _tree(view, entry, out)
-        paths = budget.paths
-        if budget.left_out:
-            out.append(_left_out(budget.left_out, len(nodes), "steps"))
-        if budget.without_details:
+        tree = _Tree(view, nodes)
+        out += tree.out
+        paths = tree.paths
+        if tree.left_out:
+            out.append(_left_out(tree.left_out, len(view["nodes"]), "steps"))
+        if tree.without_details:
             out.append(
                 '<div class="nba-empty">'
-                f"{budget.without_details:,} steps are shown without their details to keep "
+                f"{tree.without_details:,} steps are shown without their details to keep "
                 "this snapshot small; the live view and <code>trace.to_dataframe()</code> "
                 "have them.</div>"
             )
@@ -143,7 +142,7 @@ def render_view(view: View) -> str:
         out.append('<details class="nba-sec" open><summary>Tokens per agent</summary>')
         out.append(_token_table(view))
         out.append("</details>")
-    out.append(tools_html(view, entry, paths))
+    out.append(tools_html(view, nodes, paths))
     timeline = view["timeline"]
     if timeline:
         out.append('<details class="nba-sec" open><summary>Timeline</summary>')
@@ -155,26 +154,12 @@ def render_view(view: View) -> str:
     return "\n".join(out)
 
 
-def _entries(nodes: Sequence[ViewNode]) -> Callable[[str], KeptNode]:
-    """The view's nodes by id, with what was drawn of them (kept by the builder when the
-    nodes are its texts)."""
-    if isinstance(nodes, NodeTexts):
-        return nodes.entry
-    kept = {n["id"]: KeptNode("", n) for n in nodes}
-    return kept.__getitem__
+def _by_id(nodes: Sequence[ViewNode]) -> Mapping[str, ViewNode]:
+    """The view's nodes by id (parsed when read, when they are the builder's texts)."""
+    return nodes.by_id if isinstance(nodes, NodeTexts) else {n["id"]: n for n in nodes}
 
 
-def _tree(view: View, entry: Callable[[str], KeptNode], out: list[str]) -> _Budget:
-    """The call tree's list into ``out``; what its budget left out."""
-    budget = _Budget(len(view["nodes"]), *tool_targets(view))
-    out.append('<ul class="nba-tree">')
-    for i, root in enumerate(view["roots"]):
-        _node(entry(root), str(i), entry, out, budget)
-    out.append("</ul>")
-    return budget
-
-
-def _plain(view: View, entry: Callable[[str], KeptNode]) -> str:
+def _plain(view: View, nodes: Mapping[str, ViewNode]) -> str:
     """The run as plain lines (header, call tree, timeline drawn in characters) for pages that
     drop every inline style: ``nbconvert --sanitize-html`` also escapes ``<details>``,
     ``<summary>`` and ``<th>`` into visible text, so there the rich snapshot is hidden by the
@@ -187,7 +172,7 @@ def _plain(view: View, entry: Callable[[str], KeptNode]) -> str:
     stack = [(root, 0) for root in reversed(view["roots"])]
     while stack and len(lines) < PLAIN_LINES:
         key, level = stack.pop()
-        node = entry(key).node
+        node = nodes[key]
         stack.extend((kid, level + 1) for kid in reversed(node.get("children", [])))
         preview = f" {node['preview'][:80]}" if node["preview"] else ""
         tokens = f" · {node['tokens']}" if node["tokens"] else ""
@@ -224,19 +209,6 @@ def _plain(view: View, entry: Callable[[str], KeptNode]) -> str:
 def _bar_text(text: str) -> str:
     # The markup the sanitize rule "nbagents-timeline-text" masks: bars follow wall times.
     return f'<code class="nba-tl-text" style="display:none">{e(text)}</code>'
-
-
-class _Budget:
-    """How much of a large trace the snapshot still draws."""
-
-    def __init__(self, total: int, anchor: str = "", targets: Container[str] = ()) -> None:
-        self.nodes = NODE_LIMIT
-        self.details = DETAILS_BUDGET
-        self.left_out = total
-        self.without_details = 0
-        self.anchor, self.targets = anchor, targets
-        self.paths: dict[str, str] = {}
-        """Where the tree drew each of ``targets``, the calls the Tools pane links to."""
 
 
 def _left_out(count: int, total: int, what: str) -> str:
@@ -294,54 +266,61 @@ def _line(node: ViewNode) -> str:
     return " ".join(parts) + "</span>"
 
 
-def _node(
-    kept: KeptNode,
-    path: str,
-    entry: Callable[[str], KeptNode],
-    out: list[str],
-    budget: _Budget,
-) -> None:
-    node = kept.node
-    budget.nodes -= 1
-    budget.left_out -= 1
-    classes = f"nba-node {kind_cls(node['kind'])} {status_cls(node['status'])}"
-    # data-node is the position in the tree: the same for equal runs, unlike the view's ids
-    anchor = ""
-    if node["id"] in budget.targets:
-        budget.paths[node["id"]] = path
-        anchor = f' id="{e(node_anchor(budget.anchor, path))}"'
-    out.append(f'<li class="{classes}" data-node="{path}"{anchor}>')
-    info = ""
-    if budget.details > 0:
-        if kept.info is None:
-            kept.info = details_html(node)
-        info = kept.info
-        budget.details -= len(info)
-    elif node.get("details") or "diff" in node:
-        budget.without_details += 1
-    if kept.line is None:
-        kept.line = _line(node)
-    line = kept.line
-    kids = node["children"] if budget.nodes > 0 else []
-    if kids:
-        opened = " open" if node["kind"] in ("agent", "subagent", "task") else ""
-        out.append(f"<details{opened}><summary>{line}</summary>")
-        if info:
-            out.append(f'<details class="nba-info"><summary>details</summary>{info}</details>')
-        out.append("<ul>")
-        for i, kid in enumerate(kids):
-            if budget.nodes <= 0:
-                break
-            # Read (parsed, in a snapshot of a builder) only when drawn: past the budget, a
-            # wide step's hundreds of children are not.
-            _node(entry(kid), f"{path}.{i}", entry, out, budget)
-        out.append("</ul></details>")
-    elif info:
-        out.append(f"<details><summary>{line}</summary>")
-        out.append(f'<div class="nba-info">{info}</div></details>')
-    else:
-        out.append(line)
-    out.append("</li>")
+class _Tree:
+    """The call tree's list (``out``), drawn within the snapshot's budgets."""
+
+    def __init__(self, view: View, nodes: Mapping[str, ViewNode]) -> None:
+        self.nodes = nodes
+        self.budget = NODE_LIMIT
+        self.details = DETAILS_BUDGET
+        self.left_out = len(view["nodes"])
+        self.without_details = 0
+        self.anchor, self.targets = tool_targets(view)
+        self.paths: dict[str, str] = {}
+        """Where the tree drew each of ``targets``, the calls the Tools pane links to."""
+        self.out = ['<ul class="nba-tree">']
+        for i, root in enumerate(view["roots"]):
+            self._node(nodes[root], str(i))
+        self.out.append("</ul>")
+
+    def _node(self, node: ViewNode, path: str) -> None:
+        out = self.out
+        self.budget -= 1
+        self.left_out -= 1
+        classes = f"nba-node {kind_cls(node['kind'])} {status_cls(node['status'])}"
+        # data-node is the position in the tree: the same for equal runs, unlike the view's ids
+        anchor = ""
+        if node["id"] in self.targets:
+            self.paths[node["id"]] = path
+            anchor = f' id="{e(node_anchor(self.anchor, path))}"'
+        out.append(f'<li class="{classes}" data-node="{path}"{anchor}>')
+        info = ""
+        if self.details > 0:
+            info = details_html(node)
+            self.details -= len(info)
+        elif node.get("details") or "diff" in node:
+            self.without_details += 1
+        line = _line(node)
+        kids = node["children"] if self.budget > 0 else []
+        if kids:
+            opened = " open" if node["kind"] in ("agent", "subagent", "task") else ""
+            out.append(f"<details{opened}><summary>{line}</summary>")
+            if info:
+                out.append(f'<details class="nba-info"><summary>details</summary>{info}</details>')
+            out.append("<ul>")
+            for i, kid in enumerate(kids):
+                if self.budget <= 0:
+                    break
+                # Read (parsed, from a builder's texts) only when drawn: past the budget, a wide
+                # step's hundreds of children are not.
+                self._node(self.nodes[kid], f"{path}.{i}")
+            out.append("</ul></details>")
+        elif info:
+            out.append(f"<details><summary>{line}</summary>")
+            out.append(f'<div class="nba-info">{info}</div></details>')
+        else:
+            out.append(line)
+        out.append("</li>")
 
 
 def _token_table(view: View) -> str:

@@ -13,12 +13,12 @@ stays folded). Every text from the run is escaped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 
 from nbagents.display._detailshtml import field_html
 from nbagents.display._format import truncate
 from nbagents.display._htmlparts import Columns, dot, e, status_cls, t
-from nbagents.display._records import DetailField, KeptNode, ToolRow, ToolsView, View
+from nbagents.display._records import DetailField, ToolRow, ToolsView, View, ViewNode
 from nbagents.display._toolbook import CALL_LIMIT, COST_COLUMN
 
 __all__ = ["LEGEND", "node_anchor", "plain_tools", "tool_targets", "tools_html"]
@@ -52,7 +52,7 @@ def tool_targets(view: View) -> tuple[str, Collection[str]]:
 
 def tools_html(
     view: View,
-    entry: Callable[[str], KeptNode],
+    nodes: Mapping[str, ViewNode],
     paths: Mapping[str, str],
 ) -> str:
     """The Tools section of the snapshot, or ``""`` when the run called no tool.
@@ -74,7 +74,7 @@ def tools_html(
         if row is None:
             continue
         body.append(columns.row(row["status"], row["glyph"], 0, row["cells"], f' data-row="{n}"'))
-        calls = _calls(row, tools, entry, paths, budget)
+        calls = _calls(row, tools, nodes, paths, budget)
         cell = f'<td colspan="{len(names)}" style="{CALLS_CELL}">{calls}</td>'
         body.append(f'<tr class="nba-tool-calls">{cell}</tr>')
     body.append(columns.total(tools["totals"]))
@@ -95,7 +95,7 @@ def tools_html(
 def _calls(
     row: ToolRow,
     tools: ToolsView,
-    entry: Callable[[str], KeptNode],
+    nodes: Mapping[str, ViewNode],
     paths: Mapping[str, str],
     budget: list[int],
 ) -> str:
@@ -105,7 +105,7 @@ def _calls(
     refs = sorted(row["calls"], key=lambda c: _position(paths.get(c["id"])))
     items: list[str] = []
     for ref in refs:
-        node = entry(ref["id"]).node
+        node = nodes[ref["id"]]
         where = paths.get(ref["id"])
         if where is not None:
             href = e(f"#{node_anchor(tools['anchor'], where)}")
