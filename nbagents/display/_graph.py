@@ -1,11 +1,8 @@
 """A graphviz call graph of a trace: one node per agent run, one edge per spawn.
 
-Edges carry the task (truncated) and the tokens the spawn used, including its own sub-agents.
-Node names come from the position in the tree, so equal traces give the same DOT source.
-Labels are escaped for DOT (no HTML labels, backslashes and quotes escaped).
-
-If Graphviz's ``dot`` program is missing, displaying the graph in a notebook shows how to
-install it, with the DOT source, instead of a traceback.
+Edges carry the task and the tokens the spawn used, including its own sub-agents. Node names
+come from the position in the tree, so equal traces give the same DOT source. Without Graphviz's
+``dot`` program, a notebook shows how to install it and the DOT source, not a traceback.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """What the snapshot's panes draw alike: escaped text, the marks the sanitize rules look for,
-status dots, and a table of formatted rows.
-
-:mod:`nbagents.display._html` draws the call tree, the token table and the timeline with these,
-and :mod:`nbagents.display._toolsview` the Tools pane: one table renderer for both tables, and
-no pane that could forget to escape or to mark a time. Every text goes through
-``html.escape(…, quote=True)``; class names come from fixed sets.
+status dots, and a table of formatted rows (the token table's and the Tools pane's). Every text
+goes through ``html.escape(…, quote=True)``; class names come from fixed sets.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""The Tools pane of the snapshot: the table of :mod:`nbagents.display._toolbook`, drawn with the
-renderer the token table uses, each row opening its calls with their arguments and results,
-each call linked to its step in the call tree.
+"""The Tools pane of the snapshot: the table of :mod:`nbagents.display._toolbook`, each row
+opening its calls with their arguments and results, each call linked to its step in the tree.
 
-A call's link is a fragment link to its row of the call tree: that ``<li>`` has an id made of
-the view's ``anchor`` (a UUID the sanitize rules mask, one per run) and the row's place in the
-tree, so it needs no script. Where the page keeps ids (a page of its own, nbviewer, an exported
-notebook) the browser follows it and opens the folded ``<details>`` on the way. JupyterLab's
-sanitizer renames the id ``data-jupyter-id``, which JupyterLab's own handling of a ``#…`` link
-looks up: an untrusted output scrolls to the step (a step inside a section the user folded
-stays folded). Every text from the run is escaped.
+A call's link is a fragment link (no script) to an id made of the view's ``anchor`` (a UUID the
+sanitize rules mask) and the step's place in the tree. JupyterLab's sanitizer renames the id
+``data-jupyter-id``, which JupyterLab's own handling of a ``#…`` link looks up.
 """
 
 from __future__ import annotations

@@ -66,8 +66,6 @@ def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
     for key, text in parts:
         pieces += (f',"{key}":', text)
     pieces.append("}")
-    if head == "{}" and len(pieces) > 2:
-        pieces[1] = pieces[1][1:]
     return "".join(pieces)
 
 
