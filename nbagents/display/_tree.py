@@ -8,7 +8,7 @@ update.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from nbagents.tracing.model import call_order
@@ -105,7 +105,10 @@ class VisibleTree:
             self.kids[parent] = [k.id for k in kids]
         if self._new_agent:
             self._new_agent = False
-            self.agents = self._agents_in_order()
+            # Walking only the branches that lead to an agent.
+            self.agents = [
+                s for s in self.walk(self._agentful) if self.spans[s].kind in AGENT_KINDS
+            ]
         return reordered
 
     def keys(self, ids: Iterable[str]) -> list[str]:
@@ -119,24 +122,13 @@ class VisibleTree:
             yield span
             parent = span.parent_id
 
-    def walk(self) -> list[str]:
-        """Visible spans in tree order."""
+    def walk(self, within: Container[str] | None = None) -> list[str]:
+        """Visible spans in tree order (only those in ``within``, when given)."""
         out: list[str] = []
-        stack = list(reversed(self.kids[None]))
+        stack = [r for r in reversed(self.kids[None]) if within is None or r in within]
         while stack:
             sid = stack.pop()
             out.append(sid)
-            stack.extend(reversed(self.kids.get(sid, ())))
-        return out
-
-    def _agents_in_order(self) -> list[str]:
-        """Agent spans in tree order, walking only the branches that lead to one."""
-        within = self._agentful
-        out: list[str] = []
-        stack = [r for r in reversed(self.kids[None]) if r in within]
-        while stack:
-            sid = stack.pop()
-            if self.spans[sid].kind in AGENT_KINDS:
-                out.append(sid)
-            stack.extend(k for k in reversed(self.kids.get(sid, ())) if k in within)
+            kids = reversed(self.kids.get(sid, ()))
+            stack.extend(kids if within is None else (k for k in kids if k in within))
         return out

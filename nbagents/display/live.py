@@ -94,7 +94,8 @@ class LiveView:
         self._saved = False
         """The run is over and not waiting for the view: the output is the saved HTML."""
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
-        self._unregister_cell_hook: Callable[[], None] | None = None
+        self._hooked: Any = None
+        """The shell whose cells' ends the view is following (``auto_finish``)."""
         self._paused_agent: Any = None
         approvals.follow(trace, self)
 
@@ -332,7 +333,8 @@ class LiveView:
             self.display_id = uuid.uuid4().hex
             ipy_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
             if auto_finish:
-                self._unregister_cell_hook = _on_cell_end(shell, self._cell_ended)
+                shell.events.register("post_run_cell", self._cell_ended)
+                self._hooked = shell
 
         self._guard(display)
         return self
@@ -348,8 +350,9 @@ class LiveView:
             self._unsubscribe()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
-        if self._unregister_cell_hook is not None:
-            self._unregister_cell_hook()
+        if self._hooked is not None:
+            with contextlib.suppress(ValueError):
+                self._hooked.events.unregister("post_run_cell", self._cell_ended)
         self._guard(self._last_update)
         if not self.widget.answerable:
             self._saved = True
@@ -365,7 +368,7 @@ class LiveView:
 
         update_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
 
-    def _cell_ended(self) -> None:
+    def _cell_ended(self, *_: Any) -> None:
         # A cell is over; once the run is too, the snapshot gets its final state (finish()
         # unregisters this hook). A run still going on is checked again after the next cell.
         if self.trace.status != "running" or self.trace.finished:
@@ -433,17 +436,3 @@ def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:
         return None
     guard = Guard("The nbagents live view could not be shown; the run goes on without it.")
     return guard.run(lambda: LiveView(trace).show(auto_finish=auto_finish))
-
-
-def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:
-    """Call ``callback`` after every cell until unregistered; returns the unregister function."""
-
-    def hook(*_: Any) -> None:
-        callback()
-
-    def unregister() -> None:
-        with contextlib.suppress(ValueError):
-            shell.events.unregister("post_run_cell", hook)
-
-    shell.events.register("post_run_cell", hook)
-    return unregister
