@@ -359,7 +359,7 @@ def test_real_runs_render_identically_after_sanitizing() -> None:
     ],
 )
 def test_durations_never_show_60_seconds(seconds: float | None, shown: str) -> None:
-    from nbagents.display._viewmodel import format_duration
+    from nbagents.display._format import format_duration
 
     assert format_duration(seconds) == shown
 

@@ -41,42 +41,36 @@ KeyOf = Callable[[str | None], str | None]
 def conversation_view(
     transcript: Transcript, key_of: KeyOf, title_of: Callable[[str], str]
 ) -> ConversationView:
-    """``transcript`` as a :class:`ConversationView`: at most ``CONVERSATION_TURNS`` entries,
-    each text cut at ``CONVERSATION_TEXT`` characters (the cut said). ``title_of`` names the
-    sub-agent a ``task`` result links to."""
-    entries = transcript.entries
-    shown = entries[:CONVERSATION_TURNS]
+    """``transcript`` as a :class:`ConversationView`: its first page of ``CONVERSATION_TURNS``
+    entries, each text cut at ``CONVERSATION_TEXT`` characters (the cut said). ``title_of``
+    names the sub-agent a ``task`` result links to."""
+    turns = conversation_page(transcript, 0, key_of, title_of)["turns"]
     return {
-        "turns": [_turn(e, key_of, title_of, transcript.kind == "subagent") for e in shown],
-        "left_out": len(entries) - len(shown),
+        "turns": turns,
+        "left_out": len(transcript.entries) - len(turns),
         "messages": len(transcript),
         "model_calls": transcript.turns,
-        "entries": len(entries),
+        "entries": len(transcript.entries),
         "page_size": CONVERSATION_TURNS,
     }
 
 
 def page_count(entries: int) -> int:
-    """How many pages of ``CONVERSATION_TURNS`` a transcript of ``entries`` entries fills (one,
-    empty, for none)."""
+    """How many pages a transcript of ``entries`` entries fills (one, empty, for none)."""
     return max(1, -(-entries // CONVERSATION_TURNS))
 
 
 def conversation_page(
     transcript: Transcript, page: int, key_of: KeyOf, title_of: Callable[[str], str]
 ) -> ConversationPage:
-    """Page ``page`` (from 0) of ``transcript``'s entries, as :func:`conversation_view` shows
-    its first: a page past the end is empty, and says how many entries there are."""
+    """Page ``page`` (from 0) of ``transcript``'s entries: a page past the end is empty, and
+    says how many entries there are."""
     entries = transcript.entries
-    start = max(page, 0) * CONVERSATION_TURNS
+    page = max(page, 0)
     sub = transcript.kind == "subagent"
-    return {
-        "page": max(page, 0),
-        "turns": [
-            _turn(e, key_of, title_of, sub) for e in entries[start : start + CONVERSATION_TURNS]
-        ],
-        "entries": len(entries),
-    }
+    shown = entries[page * CONVERSATION_TURNS : (page + 1) * CONVERSATION_TURNS]
+    turns = [_turn(e, key_of, title_of, sub) for e in shown]
+    return {"page": page, "turns": turns, "entries": len(entries)}
 
 
 def _turn(

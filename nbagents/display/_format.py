@@ -15,7 +15,6 @@ __all__ = [
     "LABEL_LIMIT",
     "MESSAGE_LIMIT",
     "SYSTEM_LIMIT",
-    "Json",
     "as_text",
     "compact_json",
     "format_duration",
@@ -45,9 +44,6 @@ the rest; the live view asks the kernel for them a page at a time, and a saved v
 FOLD_CHARS = 400
 """A conversation text longer than this (or of more than ``FOLD_LINES`` lines) is folded."""
 FOLD_LINES = 8
-
-Json = dict[str, Any]
-
 
 # -- formatting -------------------------------------------------------------------------------
 

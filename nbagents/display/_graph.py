@@ -1,11 +1,8 @@
 """A graphviz call graph of a trace: one node per agent run, one edge per spawn.
 
-Edges carry the task (truncated) and the tokens the spawn used, including its own sub-agents.
-Node names come from the position in the tree, so equal traces give the same DOT source.
-Labels are escaped for DOT (no HTML labels, backslashes and quotes escaped).
-
-If Graphviz's ``dot`` program is missing, displaying the graph in a notebook shows how to
-install it, with the DOT source, instead of a traceback.
+Edges carry the task and the tokens the spawn used, including its own sub-agents. Node names
+come from the position in the tree, so equal traces give the same DOT source. Without Graphviz's
+``dot`` program, a notebook shows how to install it and the DOT source, not a traceback.
 """
 
 from __future__ import annotations
@@ -90,16 +87,12 @@ def dot_label(*lines: str) -> str:
     Control characters are shown as their Unicode pictures (NUL as ``␀``): Graphviz rejects a
     NUL byte as a syntax error, and the others would be invisible.
     """
-    escaped = [_visible_controls(" ".join(line.split())).replace("\\", "\\\\") for line in lines]
+    escaped = [" ".join(x.split()).translate(_PICTURES).replace("\\", "\\\\") for x in lines]
     # ``\n`` is DOT's centred line break; nohtml keeps a label like "<b>" from becoming HTML.
     return graphviz.nohtml("\\n".join(escaped))  # type: ignore[no-any-return]
 
 
-_CONTROL_PICTURES = {c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421}
-
-
-def _visible_controls(text: str) -> str:
-    return text.translate(_CONTROL_PICTURES)
+_PICTURES = {c: 0x2400 + c for c in range(0x20)} | {0x7F: 0x2421}
 
 
 def trace_graphviz(trace: Trace) -> TraceGraph:

@@ -1,10 +1,6 @@
 """What the snapshot's panes draw alike: escaped text, the marks the sanitize rules look for,
-status dots, and a table of formatted rows.
-
-:mod:`nbagents.display._html` draws the call tree, the token table and the timeline with these,
-and :mod:`nbagents.display._toolsview` the Tools pane: one table renderer for both tables, and
-no pane that could forget to escape or to mark a time. Every text goes through
-``html.escape(…, quote=True)``; class names come from fixed sets.
+status dots, and a table of formatted rows (the token table's and the Tools pane's). Every text
+goes through ``html.escape(…, quote=True)``; class names come from fixed sets.
 """
 
 from __future__ import annotations
@@ -59,12 +55,12 @@ def dot(status: str, glyph: str) -> str:
 
 
 class Columns:
-    """A table of rows of formatted texts (the records of ``_records`` decide every text):
-    its head, its rows (the first cell indented, with the row's status dot) and its total.
+    """A table of rows of formatted texts: its head, its rows (the first cell indented, with the
+    row's status dot) and its total.
 
     Cells from ``numeric_from`` on are right-aligned figures; those in ``times`` and ``costs``
-    are wrapped for the sanitize rules; those in ``breaking`` may break anywhere (a name, a
-    task: any length).
+    are wrapped for the sanitize rules; in a row, the first two (a name, a task: any length)
+    may break anywhere.
     """
 
     def __init__(
@@ -72,54 +68,42 @@ class Columns:
         names: Sequence[str],
         *,
         numeric_from: int,
-        times: Collection[int] = (),
-        costs: Collection[int] = (),
-        breaking: Collection[int] = (),
+        times: Collection[int],
+        costs: Collection[int],
     ) -> None:
         self.names = names
         self._numeric_from = numeric_from
         self._times = times
         self._costs = costs
-        self._breaking = breaking
 
-    def _attr(self, i: int) -> str:
+    def _attr(self, i: int, in_row: bool = False) -> str:
         if i >= self._numeric_from:
             return ' class="nba-num"'
-        return BREAK_ANYWHERE if i in self._breaking else ""
+        return BREAK_ANYWHERE if in_row and i < 2 else ""
 
     def _value(self, i: int, text: str) -> str:
         if i in self._costs:
             return cost(text)
         return t(text) if i in self._times and text else e(text)
 
-    def head(self) -> str:
-        numeric = ' class="nba-num"'
-        return "".join(
-            f"<th{numeric if i >= self._numeric_from else ''}>{e(c)}</th>"
-            for i, c in enumerate(self.names)
-        )
-
     def row(
         self, status: str, glyph: str, depth: int, cells: Sequence[str], attrs: str = ""
     ) -> str:
         """A ``<tr>``; ``attrs`` are more attributes of it, of our making."""
         indent = "\u2003" * depth
-        first = f"<td{self._attr(0)}>{indent}{dot(status, glyph)} {e(cells[0])}</td>"
+        first = f"<td{BREAK_ANYWHERE}>{indent}{dot(status, glyph)} {e(cells[0])}</td>"
         rest = "".join(
-            f"<td{self._attr(i)}>{self._value(i, c)}</td>" for i, c in enumerate(cells) if i
+            f"<td{self._attr(i, True)}>{self._value(i, c)}</td>" for i, c in enumerate(cells) if i
         )
         return f'<tr class="{status_cls(status)}"{attrs}>{first}{rest}</tr>'
 
     def total(self, cells: Sequence[str]) -> str:
-        numeric = ' class="nba-num"'
-        tds = "".join(
-            f"<td{numeric if i >= self._numeric_from else ''}>{self._value(i, c)}</td>"
-            for i, c in enumerate(cells)
-        )
+        tds = "".join(f"<td{self._attr(i)}>{self._value(i, c)}</td>" for i, c in enumerate(cells))
         return f'<tr class="nba-total">{tds}</tr>'
 
     def table(self, cls: str, rows: Sequence[str]) -> str:
+        head = "".join(f"<th{self._attr(i)}>{e(c)}</th>" for i, c in enumerate(self.names))
         return (
-            f'<table class="{cls}"><thead><tr>{self.head()}</tr></thead>'
+            f'<table class="{cls}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )

@@ -52,7 +52,7 @@ class UsageRollups:
         before = self._running.pop(call.id, ZERO) if final else self._running.get(call.id, ZERO)
         if call.usage == before:
             return False
-        delta = _minus(call.usage, before)
+        delta = call.usage - before
         if not final:
             self._running[call.id] = call.usage
         self.total = self.total + delta
@@ -63,7 +63,3 @@ class UsageRollups:
         if agents:
             self._own[agents[0]] = self._own.get(agents[0], ZERO) + delta
         return True
-
-
-def _minus(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return a - b

@@ -1,23 +1,19 @@
 """A trace's view as an output that needs no kernel: the snapshot, and the view drawn from it
 where the output is trusted.
 
-A widget output only draws while its widget's model is in the page. A notebook saved without
-widget state (JupyterLab's default) and reopened showed "Error displaying widget: model not
-found" where the run had been. So when a run ends, :class:`~nbagents.display.live.LiveView`
-replaces its widget output with this HTML, and a displayed trace (``t``) shows as it too:
+A widget output draws only while its widget's model is in the page: a notebook saved without
+widget state showed "model not found" where the run had been. So when a run ends, the live view
+replaces its output with this HTML, and a displayed trace shows as it too:
 
 - the static snapshot (:func:`~nbagents.display._html.render_view`), which untrusted notebooks,
   GitHub and sanitizing exports show;
-- the final view and the viewer's code, each deflated and base64-encoded in an HTML comment:
-  every sanitizer drops comments, so neither shows as text anywhere, and deflated, a wide
-  run's view takes a twentieth of its size in the notebook;
-- a short script, ``static/saved.js``. Where the output is trusted (the session that ran it, the
-  user's own notebook reopened, an exported page) it imports the viewer, which is ``live.js``,
-  the widget's own code, and draws the run from the saved view as the widget drew it, with no
-  kernel. Where scripts do not run, the snapshot stays.
+- the final view and the viewer's code, each deflated and base64-encoded in an HTML comment,
+  which every sanitizer drops;
+- ``static/saved.js``, which, where the output is trusted, imports the viewer (``live.js``, the
+  widget's own code) and draws the run from the saved view with no kernel.
 
-A comment ends at the first ``>`` that follows ``--``; base64 has neither ``-`` nor ``>``, so
-nothing from the run can close the comment, the output or the nbval markers around it.
+A comment ends at the first ``>`` after ``--``; base64 has neither, so nothing from the run can
+close the comment, the output or the nbval markers around it.
 """
 
 from __future__ import annotations
@@ -48,17 +44,13 @@ SAVED_VIEW_LIMIT = 16_000_000
 """Characters of view JSON saved with the output; past it the output holds the snapshot only."""
 SAVED_PAGES_LIMIT = 4_000_000
 """Characters of conversation pages past the first (which the view holds) saved with the
-output: the saved view has no kernel to ask for them. Past it, the rest are left out and the
-view says so."""
+output, which has no kernel to ask for them."""
 
 
 def saved_html(builder: ViewBuilder, uid: str = "") -> str:
     """The static snapshot of ``builder``'s whole view plus the view itself, as of its last
-    update.
-
-    ``uid`` is the widget's whose output this replaces (its view hands what the user chose to
-    the saved one), or ``""``.
-    """
+    update. ``uid``: the widget's whose output this replaces (its view hands what the user chose
+    to the saved one), or ``""``."""
     view_json = builder.view_json()
     if len(view_json) > SAVED_VIEW_LIMIT:
         return render_view(builder.snapshot_view()) + (
@@ -69,8 +61,7 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
     pages = conversation_pages(builder, SAVED_PAGES_LIMIT)
     if pages != "{}":
         view_json = view_json[:-1] + f',"pages":{pages}}}'
-    # zlib lets go of the GIL while it deflates: the view is packed on another core while
-    # this thread draws the snapshot.
+    # zlib lets go of the GIL: the view is packed on another core while the snapshot is drawn.
     packing: list[str] = []
     packer = threading.Thread(target=lambda: packing.append(packed(view_json)), daemon=True)
     packer.start()

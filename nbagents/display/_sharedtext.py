@@ -1,14 +1,10 @@
 """Long texts of a view sent once: messages and conversation turns point to a table of them.
 
-The same text comes back again and again in a run's view: a sub-agent's system prompt is in
-its conversation and in every one of its model calls' inputs, a tool's result in the next
-call's input and in the conversation, and the kernel would send and the page parse each copy
-(in a wide run the system prompts alone are a large share of what a view sends). So a
-message or turn whose ``content`` is at least :data:`SHARED_CHARS` long holds ``content_ref``
-instead, the key of its text in the view's ``texts`` table: a whole view carries the table, a
-patch the texts new since the last update.
-
-Readers in Python get plain content (:func:`fill_view`); ``static/live.js`` fills it on intake.
+The same text comes back again and again in a run's view (a sub-agent's system prompt is in its
+conversation and in every one of its model calls' inputs). So a message or turn whose
+``content`` is at least :data:`SHARED_CHARS` long holds ``content_ref`` instead, the key of its
+text in the view's ``texts`` table: a whole view carries the table, a patch the texts new since
+the last update. :func:`fill_view` puts them back; ``static/live.js`` does on intake.
 """
 
 from __future__ import annotations

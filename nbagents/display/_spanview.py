@@ -253,40 +253,35 @@ def state_diff(attrs: SpanAttributes) -> StateDiffView:
 def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
     """The node's name and a one-line preview of what it did (``attrs``: as for
     :func:`details`)."""
+    name = short(span.name, 40)
     if span.kind == "task":
         kind = attrs.get("subagent_type") or GENERAL_PURPOSE
         return f"task → {short(kind, 40)}", short(attrs.get("description"))
     if span.kind == "subagent":
         result = attrs.get("result")
-        return short(span.name, 40), short("→ " + as_text(result)) if result else ""
+        return name, short("→ " + as_text(result)) if result else ""
     if span.kind == "model":
         # The last reply's tool names or text, read as stored: its arguments are not shown.
         outputs = stored_messages(span.outputs)[0]
         preview = ""
         if outputs:
-            last = outputs[-1]
-            names = [short(call_parts(c)[0], 60) for c in tool_calls(last)]
+            names = [short(call_parts(c)[0], 60) for c in tool_calls(outputs[-1])]
             if names:
                 preview = "calls " + ", ".join(
                     f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
                     for n in dict.fromkeys(names)
                 )
             else:
-                preview = short(content_text(last.get("content"), pretty_json))
+                preview = short(content_text(outputs[-1].get("content"), pretty_json))
         elif streamed := attrs.get(STREAMED):
-            # the text is growing at its end: show the end
-            preview = _tail(streamed)
+            preview = _tail(streamed)  # the text is growing at its end: show the end
         return short(span.model or span.name, 40), preview
     if span.kind == "skill":
-        return short(span.name, 40), short(attrs.get("path"))
+        return name, short(attrs.get("path"))
     if span.kind == "tool":
-        args = tool_arguments(span)
-        if not args:  # called with no arguments: nothing to preview (it read "null")
-            return short(span.name, 40), ""
-        return short(span.name, 40), short(args if isinstance(args, str) else compact_json(args))
-    return short(span.name, 40), summarization_preview(attrs) or short(
-        attrs.get("rubric_explanation")
-    )
+        args = tool_arguments(span)  # none: no preview (it read "null")
+        return name, short(args if isinstance(args, str) else compact_json(args)) if args else ""
+    return name, summarization_preview(attrs) or short(attrs.get("rubric_explanation"))
 
 
 def _tail(text: Any) -> str:

@@ -1,14 +1,9 @@
 """The Tools table of a view: one row per tool (its calls, who made them, failures, time, and the
-tokens and cost of the model turns that asked for it) and its first calls, kept up to date one
-changed span at a time.
+tokens and cost of the model turns that asked for it) and its first calls.
 
-The view builder hands :class:`ToolBook` each span that changed (a tool call, or a model turn
-whose tokens changed); it keeps each tool's figures by differences, so an update costs what
-changed, not the size of the run. What is a tool call, which turn asked for it, what is a
-failure and how a turn counts (once per tool it asked for) are :mod:`nbagents.tracing.tools`'
-rules, which ``Trace.tool_usage()`` follows too: the pane and the DataFrame agree.
-:mod:`nbagents.display._toolsview` draws the table in the snapshot, ``static/live.js`` in the
-live view.
+Kept by differences, one changed span at a time, so an update costs what changed, not the size
+of the run. What counts is :mod:`nbagents.tracing.tools`' rules, which ``Trace.tool_usage()``
+follows too: the pane and the DataFrame agree.
 """
 
 from __future__ import annotations
@@ -79,11 +74,8 @@ class _Turn:
 
 
 class _Figures:
-    """A tool's figures (or all tools'), kept by differences as its calls change.
-
-    ``turns`` counts, per turn, the calls it made here: a turn's tokens are added when its
-    first call comes and taken away when its last goes, so each turn counts once.
-    """
+    """A tool's figures (or all tools'). ``turns`` counts, per turn, the calls it made here: a
+    turn's tokens are added when its first call comes and taken away when its last goes."""
 
     def __init__(self) -> None:
         self.calls = 0

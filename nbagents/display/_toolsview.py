@@ -1,23 +1,19 @@
-"""The Tools pane of the snapshot: the table of :mod:`nbagents.display._toolbook`, drawn with the
-renderer the token table uses, each row opening its calls with their arguments and results,
-each call linked to its step in the call tree.
+"""The Tools pane of the snapshot: the table of :mod:`nbagents.display._toolbook`, each row
+opening its calls with their arguments and results, each call linked to its step in the tree.
 
-A call's link is a fragment link to its row of the call tree: that ``<li>`` has an id made of
-the view's ``anchor`` (a UUID the sanitize rules mask, one per run) and the row's place in the
-tree, so it needs no script. Where the page keeps ids (a page of its own, nbviewer, an exported
-notebook) the browser follows it and opens the folded ``<details>`` on the way. JupyterLab's
-sanitizer renames the id ``data-jupyter-id``, which JupyterLab's own handling of a ``#…`` link
-looks up: an untrusted output scrolls to the step (a step inside a section the user folded
-stays folded). Every text from the run is escaped.
+A call's link is a fragment link (no script) to an id made of the view's ``anchor`` (a UUID the
+sanitize rules mask) and the step's place in the tree. JupyterLab's sanitizer renames the id
+``data-jupyter-id``, which JupyterLab's own handling of a ``#…`` link looks up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 
+from nbagents.display._detailshtml import field_html
 from nbagents.display._format import truncate
 from nbagents.display._htmlparts import Columns, dot, e, status_cls, t
-from nbagents.display._records import DetailField, KeptNode, ToolRow, ToolsView, View
+from nbagents.display._records import DetailField, ToolRow, ToolsView, View, ViewNode
 from nbagents.display._toolbook import CALL_LIMIT, COST_COLUMN
 
 __all__ = ["LEGEND", "node_anchor", "plain_tools", "tool_targets", "tools_html"]
@@ -51,21 +47,20 @@ def tool_targets(view: View) -> tuple[str, Collection[str]]:
 
 def tools_html(
     view: View,
-    entry: Callable[[str], KeptNode],
+    nodes: Mapping[str, ViewNode],
     paths: Mapping[str, str],
-    field: Callable[[DetailField], str],
 ) -> str:
     """The Tools section of the snapshot, or ``""`` when the run called no tool.
 
     ``paths``: the tree position of each call the call tree drew (its ``<li>`` has the id a
-    call's link names); ``field`` draws a details field, as the tree's details pane does.
+    call's link names).
     """
     tools = view.get("tools")
     if not tools or not tools["order"]:
         return ""
     names = tools["columns"]
     costs = {i for i, c in enumerate(names) if c == COST_COLUMN}
-    columns = Columns(names, numeric_from=2, times={4}, costs=costs, breaking={0, 1})
+    columns = Columns(names, numeric_from=2, times={4}, costs=costs)
     rows = {row["id"]: row for row in tools["rows"]}
     budget = [CALLS_BUDGET]
     body: list[str] = []
@@ -74,7 +69,7 @@ def tools_html(
         if row is None:
             continue
         body.append(columns.row(row["status"], row["glyph"], 0, row["cells"], f' data-row="{n}"'))
-        calls = _calls(row, tools, entry, paths, field, budget)
+        calls = _calls(row, tools, nodes, paths, budget)
         cell = f'<td colspan="{len(names)}" style="{CALLS_CELL}">{calls}</td>'
         body.append(f'<tr class="nba-tool-calls">{cell}</tr>')
     body.append(columns.total(tools["totals"]))
@@ -95,9 +90,8 @@ def tools_html(
 def _calls(
     row: ToolRow,
     tools: ToolsView,
-    entry: Callable[[str], KeptNode],
+    nodes: Mapping[str, ViewNode],
     paths: Mapping[str, str],
-    field: Callable[[DetailField], str],
     budget: list[int],
 ) -> str:
     """A tool's calls, folded under its row: each call's line, its link into the tree, and its
@@ -106,7 +100,7 @@ def _calls(
     refs = sorted(row["calls"], key=lambda c: _position(paths.get(c["id"])))
     items: list[str] = []
     for ref in refs:
-        node = entry(ref["id"]).node
+        node = nodes[ref["id"]]
         where = paths.get(ref["id"])
         if where is not None:
             href = e(f"#{node_anchor(tools['anchor'], where)}")
@@ -121,7 +115,7 @@ def _calls(
         )
         info = ""
         if budget[0] > 0:
-            info = "".join(field(_cut(f)) for f in node.get("details", ()))
+            info = "".join(field_html(_cut(f)) for f in node.get("details", ()))
             budget[0] -= len(info)
         items.append(f'<div class="nba-tool-call {status_cls(node["status"])}">{head}{info}</div>')
     more = ""

@@ -1,15 +1,14 @@
 """The tree the views draw: a trace's visible spans, their node ids, depths and agents' calls.
 
-A hidden span is left out and its children hang from its nearest visible ancestor. Node ids
-are handed out in the order spans are first seen and never change, so a late parallel sibling
-never shifts the ids of the others; the order of children is the call order
-(:func:`nbagents.tracing.model.call_order`), settled once per update rather than per span.
+A hidden span's children hang from its nearest visible ancestor. Node ids are handed out in the
+order spans are first seen and never change; children are in call order, settled once per
+update.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from nbagents.tracing.model import call_order
@@ -34,7 +33,8 @@ class VisibleTree:
     def __init__(self) -> None:
         self.spans: dict[str, Span] = {}
         self.key: dict[str, str] = {}
-        """Node id of each visible span."""
+        """Node id of each visible span: its place in ``ids``."""
+        self.ids: list[str] = []
         self.parent: dict[str, str | None] = {}
         """Nearest visible ancestor of each span (hidden ones too); ``None`` for a root."""
         self.kids: dict[str | None, list[str]] = {None: []}
@@ -75,7 +75,8 @@ class VisibleTree:
         self.parent[sid] = parent
         if span.hidden:
             return
-        self.key[sid] = str(len(self.key))
+        self.key[sid] = str(len(self.ids))
+        self.ids.append(sid)
         self.kids.setdefault(parent, []).append(sid)
         self._unordered.add(parent)
         self.depth[sid] = 0 if parent is None else self.depth[parent] + 1
@@ -104,7 +105,10 @@ class VisibleTree:
             self.kids[parent] = [k.id for k in kids]
         if self._new_agent:
             self._new_agent = False
-            self.agents = self._agents_in_order()
+            # Walking only the branches that lead to an agent.
+            self.agents = [
+                s for s in self.walk(self._agentful) if self.spans[s].kind in AGENT_KINDS
+            ]
         return reordered
 
     def keys(self, ids: Iterable[str]) -> list[str]:
@@ -118,24 +122,13 @@ class VisibleTree:
             yield span
             parent = span.parent_id
 
-    def walk(self) -> list[str]:
-        """Visible spans in tree order."""
+    def walk(self, within: Container[str] | None = None) -> list[str]:
+        """Visible spans in tree order (only those in ``within``, when given)."""
         out: list[str] = []
-        stack = list(reversed(self.kids[None]))
+        stack = [r for r in reversed(self.kids[None]) if within is None or r in within]
         while stack:
             sid = stack.pop()
             out.append(sid)
-            stack.extend(reversed(self.kids.get(sid, ())))
-        return out
-
-    def _agents_in_order(self) -> list[str]:
-        """Agent spans in tree order, walking only the branches that lead to one."""
-        within = self._agentful
-        out: list[str] = []
-        stack = [r for r in reversed(self.kids[None]) if r in within]
-        while stack:
-            sid = stack.pop()
-            if self.spans[sid].kind in AGENT_KINDS:
-                out.append(sid)
-            stack.extend(k for k in reversed(self.kids.get(sid, ())) if k in within)
+            kids = reversed(self.kids.get(sid, ()))
+            stack.extend(kids if within is None else (k for k in kids if k in within))
         return out

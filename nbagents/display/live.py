@@ -1,25 +1,16 @@
 """The live view: an anywidget that grows while the agent runs, plus a static HTML fallback.
 
-``LiveView(trace).show()`` puts one output in the current cell: the widget view, a
-``text/html`` snapshot (what GitHub, nbviewer and a reopened notebook show) and ``text/plain``.
-While the run goes on, the trace calls our listener on worker threads; the listener only marks
-the view dirty. A flusher thread coalesces those marks into at most ``max_rate`` widget updates
-a second (ipykernel forwards widget messages from worker threads while the cell is busy).
-
-The widget gets the whole view once (``view_json``), then patches (``patch_json``): only the
-steps, agent rows and timeline rows that changed, which the front end updates in place. The
-front end keeps one store per widget, so a view drawn late in the same page starts from all
-that arrived. A page loaded anew (the notebook reopened while its kernel runs) asks for the
-widget's whole state: the whole view is built again for it then, never sent again on a timer
-(a wide run's whole view is megabytes for the kernel to send and the page to draw).
-``finish()`` — called on the main thread when the traced block ends, or at the latest when the
-cell ends — makes the last update and replaces the output with the saved HTML of
-:mod:`nbagents.display._saved` (the final snapshot, and the view drawn again from it where the
-output is trusted), then closes the widget: a notebook saved without widget state would show an
-error where the widget was. A run paused for decisions keeps its widget, which takes them.
+``LiveView(trace).show()`` puts one output in the current cell: the widget, a ``text/html``
+snapshot (what GitHub, nbviewer and a reopened notebook show) and ``text/plain``. The trace's
+listener only marks the view dirty; a flusher thread sends the widget at most ``max_rate``
+updates a second: the whole view once, then patches of what changed. A page loaded anew asks for
+the widget's whole state, built again for it then (never on a timer: a wide run's whole view is
+megabytes). ``finish()`` makes the last update, replaces the output with the saved HTML of
+:mod:`nbagents.display._saved` and closes the widget (a notebook saved without widget state
+would show an error where it was); a run paused for decisions keeps its widget, which takes them.
 
 Nothing here can break the agent run: every failure of the view goes through one
-:class:`~nbagents._guard.Guard`, logged once on the ``nbagents`` logger and swallowed.
+:class:`~nbagents._guard.Guard`, logged once and swallowed.
 """
 
 from __future__ import annotations
@@ -32,19 +23,17 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import anywidget
-import traitlets
-
 from nbagents import approvals
 from nbagents._gc import view_work
 from nbagents._guard import Guard
 from nbagents._kernel import kernel_shell as _kernel_shell
 from nbagents.approvals import AnswerError
 from nbagents.display._costview import load_prices
-from nbagents.display._html import render_view, static_text, trace_css
+from nbagents.display._html import render_view
 from nbagents.display._saved import saved_html
 from nbagents.display._spanview import whole_input
 from nbagents.display._viewmodel import ViewBuilder, _Changes
+from nbagents.display._widget import TraceWidget
 
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
@@ -54,8 +43,7 @@ __all__ = ["LIVE_TEXT_PREFIX", "LiveView", "TraceWidget", "live_view"]
 logger = logging.getLogger("nbagents")
 
 LIVE_TEXT_PREFIX = "nbagents live view: "
-"""Starts the live output's ``text/plain``; nbagents' sanitize rules (``pytest_nbagents``) mask
-that line."""
+"""Starts the live output's ``text/plain``; nbagents' sanitize rules mask that line."""
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
 MAX_DUTY = 20
@@ -63,56 +51,16 @@ MAX_DUTY = 20
 building the view holds the GIL the agent's threads need."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
-"""Around the live output's ``text/html``. nbval ignores ``update_display_data``, so it would
-compare the snapshot taken when the view appeared with the final one in the saved notebook; the
-sanitize rules nbagents ships (``pytest_nbagents``) blank what lies between these markers.
-Display the trace itself (``t``) to have its final HTML checked."""
-
-
-class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
-    """The widget half of the live view: draws ``view_json`` and applies ``patch_json``."""
-
-    _esm = static_text("live.js")
-    _css = trace_css() + "\n" + static_text("live.css")
-    uid = traitlets.Unicode().tag(sync=True)
-    """Tells the front end which of its widgets this is: all views of one widget draw the same
-    data, taken in once."""
-    view_json = traitlets.Unicode("null").tag(sync=True)
-    """The whole view (a :class:`~nbagents.display._records.View`) as JSON text."""
-    patch_json = traitlets.Unicode("null").tag(sync=True)
-    """The latest :class:`~nbagents.display._records.ViewPatch` as JSON text."""
-    answerable = traitlets.Bool(False).tag(sync=True)
-    """Whether the paused run can be resumed from the view (its agent is known here)."""
-    notice = traitlets.Unicode("").tag(sync=True)
-    """Why the last decisions sent from the view could not be applied, or ``""``."""
-    on_state_request: Callable[[], None] | None = None
-    """Called before the whole state is read for a page that asks for it (one loaded anew):
-    the live view makes ``view_json`` the whole view as it is now."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if not self.uid:
-            self.uid = uuid.uuid4().hex
-
-    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
-        # Without a key: the whole state, which a page asks for when it loads (a trait that
-        # changes is sent with its key).
-        if key is None and self.on_state_request is not None:
-            self.on_state_request()
-        state: dict[str, Any] = super().get_state(key=key, drop_defaults=drop_defaults)
-        return state
-
-    def __repr__(self) -> str:
-        return "TraceWidget()"
+"""Around the live output's ``text/html``, which nbagents' sanitize rules blank: nbval ignores
+``update_display_data``, so it would compare the first snapshot with the saved final one."""
 
 
 class LiveView:
     """A live view of ``trace``: widget, HTML snapshot and text, kept up to date.
 
-    ``show()`` displays it (in an IPython kernel; elsewhere it does nothing) and starts
-    following the trace; ``start()`` only follows (no display); ``finish()`` stops following,
-    makes the final update and refreshes the displayed snapshot. ``sync()`` updates the widget
-    now. ``updates`` counts widget updates, for tests and curious users.
+    ``show()`` displays it (in an IPython kernel) and follows the trace; ``start()`` only
+    follows; ``finish()`` stops, makes the final update and refreshes the displayed snapshot.
+    ``sync()`` updates the widget now; ``updates`` counts widget updates.
     """
 
     def __init__(self, trace: Trace, *, max_rate: float = 10.0) -> None:
@@ -123,14 +71,11 @@ class LiveView:
         """What the last run resumed from the view returned."""
         self.min_interval = 1.0 / max_rate
         load_prices()
-        self.widget = TraceWidget()
         self.updates = 0
         self.wholes = 0
         """How many of the updates sent the whole view."""
         self.sent_bytes = 0
-        """Bytes of widget state sent so far (whole views and patches)."""
         self.builder = ViewBuilder(trace)
-        """Builds the view's records (:mod:`nbagents.display._viewmodel`)."""
         self._changes = _Changes()
         """What the updates since the last patch or whole view changed."""
         self._saved_html: str | None = None
@@ -140,8 +85,7 @@ class LiveView:
         self._thread: threading.Thread | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._sync_lock = threading.Lock()
-        self._based = False
-        """Whether the widget was sent a whole view from the current builder."""
+        self._new_widget()
         self._send_at = 0.0
         """When the widget is next due an update from the flusher."""
         self._unsent = False
@@ -150,11 +94,17 @@ class LiveView:
         self._saved = False
         """The run is over and not waiting for the view: the output is the saved HTML."""
         self._guard = Guard("The nbagents live view failed; the run goes on without it.").run
-        self._unregister_cell_hook: Callable[[], None] | None = None
+        self._hooked: Any = None
+        """The shell whose cells' ends the view is following (``auto_finish``)."""
         self._paused_agent: Any = None
+        approvals.follow(trace, self)
+
+    def _new_widget(self) -> None:
+        self.widget = TraceWidget()
         self.widget.on_msg(self._on_msg)
         self.widget.on_state_request = self._on_state_request
-        approvals.follow(trace, self)
+        self._based = False
+        """Whether the widget was sent a whole view from the current builder."""
 
     # -- following the trace -------------------------------------------------------------------
 
@@ -213,21 +163,17 @@ class LiveView:
 
     def _send(self, changed: bool, *, whole: bool, started: float) -> bool:
         """Send the widget what changed since its last update. Under ``_sync_lock``."""
-        changed |= self._unsent
-        first = not self._based
-        if not (changed or first or whole):
+        whole |= not self._based
+        if not (changed or self._unsent or whole):
             return False
-        if first or whole:
-            self._changes = _Changes()
-            with view_work():
-                text = self.builder.view_json()
+        changes, self._changes = self._changes, _Changes()
+        with view_work():
+            text = self.builder.view_json() if whole else self.builder.patch_json(changes)
+        if whole:
             self.widget.view_json = text
             self._based = True
             self.wholes += 1
         else:
-            changes, self._changes = self._changes, _Changes()
-            with view_work():
-                text = self.builder.patch_json(changes)
             self.widget.patch_json = text
         self._unsent = False
         self.sent_bytes += len(text)
@@ -242,8 +188,7 @@ class LiveView:
         return True
 
     def _update(self) -> bool:
-        """The builder takes in the trace's changes; whether the view changed. Under
-        ``_sync_lock``."""
+        """The builder takes in the trace's changes; whether the view changed (under the lock)."""
         with view_work():
             changes = self.builder.update()
         self._changes.merge(changes)
@@ -280,11 +225,8 @@ class LiveView:
         return follower if isinstance(follower, LiveView) else None
 
     def answer(self, decisions: Sequence[Mapping[str, Any]]) -> Any:
-        """Apply decisions sent from the view, resume the paused run and follow it here.
-
-        Returns what the resumed run returned; raises :class:`AnswerError` when the decisions
-        cannot be applied (nothing is resumed then).
-        """
+        """Apply decisions sent from the view, resume the paused run and follow it here; what it
+        returned. Raises :class:`AnswerError` when the decisions cannot be applied."""
         approvals.follow(self.trace, self)  # the view answered is the one that shows the run
         return approvals.answer(self.trace, decisions)
 
@@ -305,24 +247,21 @@ class LiveView:
         return result
 
     def _on_state_request(self) -> None:
-        # The widget holds the last whole view and the last patch; a page loaded anew needs
-        # the whole view as it is now (pages already open take it in as a patch of what
-        # differs). Not for a saved output: its widget is closed.
+        # A page loaded anew needs the whole view as it is now (pages already open take it in
+        # as a patch of what differs). Not for a saved output: its widget is closed.
         if self._based and not self._saved:
             self._guard(lambda: self.sync(whole=True))
 
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "input":
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "input":
             self._guard(lambda: self._send_input(content.get("id")))
-            return
-        if isinstance(content, dict) and content.get("type") == "turns":
+        elif kind == "turns":
             self._guard(lambda: self._send_turns(content.get("id"), content.get("page")))
-            return
-        if not isinstance(content, dict) or content.get("type") != "decide":
-            return
-        decisions = content.get("decisions")
-        if not isinstance(decisions, list):
-            return
+        elif kind == "decide" and isinstance(content.get("decisions"), list):
+            self._decide(content["decisions"])
+
+    def _decide(self, decisions: list[Any]) -> None:
         self.widget.notice = ""  # the same error twice must still reach the front end
         try:
             self.answer([d for d in decisions if isinstance(d, dict)])
@@ -363,10 +302,7 @@ class LiveView:
             self.builder = ViewBuilder(self.trace)
             self.builder.rev = rev
             self._changes = _Changes()
-            self.widget = TraceWidget()
-            self.widget.on_msg(self._on_msg)
-            self.widget.on_state_request = self._on_state_request
-            self._based = False
+            self._new_widget()
             if self.display_id is not None:
                 self._guard(self._refresh)
         self._finished = False
@@ -397,7 +333,8 @@ class LiveView:
             self.display_id = uuid.uuid4().hex
             ipy_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
             if auto_finish:
-                self._unregister_cell_hook = _on_cell_end(shell, self._cell_ended)
+                shell.events.register("post_run_cell", self._cell_ended)
+                self._hooked = shell
 
         self._guard(display)
         return self
@@ -413,8 +350,9 @@ class LiveView:
             self._unsubscribe()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
-        if self._unregister_cell_hook is not None:
-            self._unregister_cell_hook()
+        if self._hooked is not None:
+            with contextlib.suppress(ValueError):
+                self._hooked.events.unregister("post_run_cell", self._cell_ended)
         self._guard(self._last_update)
         if not self.widget.answerable:
             self._saved = True
@@ -430,7 +368,7 @@ class LiveView:
 
         update_display(self._bundle(), raw=True, display_id=self.display_id)  # type: ignore[no-untyped-call]
 
-    def _cell_ended(self) -> None:
+    def _cell_ended(self, *_: Any) -> None:
         # A cell is over; once the run is too, the snapshot gets its final state (finish()
         # unregisters this hook). A run still going on is checked again after the next cell.
         if self.trace.status != "running" or self.trace.finished:
@@ -445,24 +383,22 @@ class LiveView:
         return LIVE_HTML_START + html + LIVE_HTML_END
 
     def _save(self) -> None:
-        """Make the saved output once: the output no longer changes (a resumed run starts a
-        new one)."""
+        """Make the saved output, once (a resumed run starts a new one)."""
         with self._sync_lock, view_work():
             self._saved_html = saved_html(self.builder, self.widget.uid)
 
     def _bundle(self) -> dict[str, Any]:
+        bundle: dict[str, Any] = {}
         if self._saved:
             if self._saved_html is None:
                 self._save()
-            html = self._saved_html or ""
-            return {
-                "text/plain": LIVE_TEXT_PREFIX + self.trace.summary(),
-                "text/html": LIVE_HTML_START + html + LIVE_HTML_END,
-            }
-        rendered: Any = self.widget._repr_mimebundle_()
-        bundle: dict[str, Any] = dict(rendered[0] if isinstance(rendered, tuple) else rendered)
+            html = LIVE_HTML_START + (self._saved_html or "") + LIVE_HTML_END
+        else:
+            rendered: Any = self.widget._repr_mimebundle_()
+            bundle.update(rendered[0] if isinstance(rendered, tuple) else rendered)
+            html = self.snapshot_html()
         bundle["text/plain"] = LIVE_TEXT_PREFIX + self.trace.summary()
-        bundle["text/html"] = self.snapshot_html()
+        bundle["text/html"] = html
         return bundle
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -500,17 +436,3 @@ def live_view(trace: Trace, *, auto_finish: bool = True) -> LiveView | None:
         return None
     guard = Guard("The nbagents live view could not be shown; the run goes on without it.")
     return guard.run(lambda: LiveView(trace).show(auto_finish=auto_finish))
-
-
-def _on_cell_end(shell: Any, callback: Callable[[], None]) -> Callable[[], None]:
-    """Call ``callback`` after every cell until unregistered; returns the unregister function."""
-
-    def hook(*_: Any) -> None:
-        callback()
-
-    def unregister() -> None:
-        with contextlib.suppress(ValueError):
-            shell.events.unregister("post_run_cell", hook)
-
-    shell.events.register("post_run_cell", hook)
-    return unregister
