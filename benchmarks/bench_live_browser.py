@@ -15,7 +15,7 @@ view over the run without it in the same round, with the rounds' ratios beside i
 - the run's wall seconds with the notebook open in Chromium (goal: at most 1.15x).
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 5]
-    python benchmarks/bench_live_browser.py --pieces every-draw,all-rows,retext
+    python benchmarks/bench_live_browser.py --pieces all-rows,retext
     python benchmarks/bench_live_browser.py --page off,view,off,view
 
 ``--pieces`` adds arms that run the view with one of its pieces switched off (see
@@ -61,7 +61,6 @@ from labharness import (  # noqa: E402
 RUN_TIMEOUT_MS = 15 * 60_000
 ARMS = ("off", "view")
 PIECES = {
-    "every-draw": "the page draws every update at once (no rest between draws)",
     "all-rows": "the page draws every row at once (none left for when it comes near the screen)",
     "retext": "the builder makes every record's JSON text again at each update (none kept)",
 }
@@ -81,9 +80,6 @@ def _variant(name, pairs):
 
 ESMS = {
     'view': _variant('view', []),
-    'every-draw': _variant('every-draw', [
-        ('const QUICK_DRAW_MS = 8;', 'const QUICK_DRAW_MS = Infinity;'),
-    ]),
     'all-rows': _variant('all-rows', [
         ('const EAGER_ROWS = 40;', 'const EAGER_ROWS = Infinity;'),
         ('typeof IntersectionObserver === "function"\\n        ?', 'false\\n        ?'),

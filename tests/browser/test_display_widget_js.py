@@ -461,52 +461,6 @@ def test_a_view_drawn_after_patches_shows_them_and_both_views_follow_new_ones(
     assert not page.errors
 
 
-def test_patches_arriving_while_a_slow_draw_rests_are_drawn_together_when_it_is_due(
-    page: Any,
-) -> None:
-    """A page whose draws are slow (a wide run's) does not draw every patch: those that arrive
-    within its rest are taken in, and drawn at once when it is due, none lost."""
-    from nbagents.display._viewmodel import ViewBuilder
-    from nbagents.tracing import Trace
-
-    trace = Trace([_span("main", None, "agent", 0.0)])
-    builder = ViewBuilder(trace)
-    builder.update()
-    _set(page, builder.view())
-    patches = []
-    for name in ("first", "second", "third"):
-        trace.add(_span(name, "main", "tool", 0.5, end=1.0, status="ok"))
-        patches.append(json.dumps(builder.patch(builder.update())))
-    # Every reading of the page's clock moves it 40 ms on: each draw appears to take 40 ms, so
-    # the page rests about 600 ms of its real time after it (its draws take at most 1/20th).
-    # The clock starts a minute ahead: the whole view's draw, however slow, has rested by then.
-    drawn = page.evaluate(
-        """(patches) => {
-            const real = performance.now.bind(performance);
-            let offset = 60000;
-            performance.now = () => real() + (offset += 40);
-            const names = () => [...document.querySelectorAll('#host .nba-row .nba-name')]
-                .map((e) => e.textContent);
-            const seen = [];
-            patches.forEach((p) => {
-                window.nbaModel.set('patch_json', p);
-                seen.push(names());
-            });
-            window.nbaRestoreClock = () => { performance.now = real; };
-            return seen;
-        }""",
-        patches,
-    )
-    try:
-        assert drawn == [["main", "first"], ["main", "first"], ["main", "first"]]
-        _wait_drawn(page, json.loads(patches[-1])["rev"])
-        names = page.locator("#host .nba-row .nba-name").all_inner_texts()
-        assert names == ["main", "first", "second", "third"]
-    finally:
-        page.evaluate("() => window.nbaRestoreClock()")
-    assert not page.errors
-
-
 def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_it(
     page: Any,
 ) -> None:
@@ -692,49 +646,36 @@ def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> Non
     assert not page.errors
 
 
-def test_the_saved_view_takes_over_the_live_views_rows_with_what_it_had_not_drawn_yet(
-    page: Any,
-) -> None:
+def test_the_saved_view_takes_over_the_live_views_rows(page: Any) -> None:
     """When the run ends its saved output replaces the widget: the saved view takes over the rows
-    the live view drew (selection kept) and brings them to the final view, including a patch the
-    live view had taken in but was resting from drawing when it went."""
+    the live view drew (selection kept) and brings them to the final view as a patch."""
     trace, builder = _thirty_tools_tool3_selected(page)
     _kept_lines(page)
     page.evaluate("() => { document.querySelector('#host .nba-root')._kept = true; }")
 
     trace.add(_span("late", "main", "tool", 40.0, end=41.0, status="ok"))
-    drawn = builder.patch(builder.update())
+    _patch(page, builder.patch(builder.update()))
     trace.get("tool7").status, trace.get("tool7").end = "ok", 8.0
-    pending = builder.patch(builder.update())
+    builder.update()
     final = builder.view()
     widget = TraceWidget()
     before = page.evaluate(
-        """([drawn, pending, final, css]) => {
-            // every reading of the clock moves it 40 ms on: the live view rests from drawing
-            const real = performance.now.bind(performance);
-            let offset = 60000;
-            performance.now = () => real() + (offset += 40);
-            try {
-                window.nbaModel.set('patch_json', drawn);  // drawn: the first after a rest
-                window.nbaModel.set('patch_json', pending);  // taken in, not drawn yet
-                const li = [...document.querySelectorAll('#host .nba-node.nba-k-tool')][7];
-                const status = li.className;
-                window.nbaCleanup();  // the run's output is replaced: the live view goes
-                window.nbaCleanup = null;
-                const box = document.createElement('div');
-                box.className = 'nba-saved nba-host';
-                box.id = 'saved';
-                box.dataset.nbaUid = window.nbaModel.get('uid');
-                document.body.appendChild(box);
-                window.nbaModule.showSaved(box, final, css);
-                return [status, box.querySelector('.nba-root')._kept === true];
-            } finally {
-                performance.now = real;
-            }
+        """([final, css]) => {
+            const li = [...document.querySelectorAll('#host .nba-node.nba-k-tool')][7];
+            const status = li.className;
+            window.nbaCleanup();  // the run's output is replaced: the live view goes
+            window.nbaCleanup = null;
+            const box = document.createElement('div');
+            box.className = 'nba-saved nba-host';
+            box.id = 'saved';
+            box.dataset.nbaUid = window.nbaModel.get('uid');
+            document.body.appendChild(box);
+            window.nbaModule.showSaved(box, final, css);
+            return [status, box.querySelector('.nba-root')._kept === true];
         }""",
-        [json.dumps(drawn), json.dumps(pending), json.dumps(final), widget._css],
+        [json.dumps(final), widget._css],
     )
-    assert "nba-s-running" in before[0]  # the live view had not drawn the last patch
+    assert "nba-s-running" in before[0]  # the live view never had tool7 finished
     assert before[1]  # the saved view holds the live view's own rows
     saved = page.locator("#saved")
     assert "nba-s-ok" in (saved.locator(".nba-node.nba-k-tool").nth(7).get_attribute("class") or "")

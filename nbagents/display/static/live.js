@@ -502,10 +502,9 @@ class TraceView {
     this.reset(data);
   }
 
-  // After a draw: the revision drawn, for whoever waits for it, and the layout done now.
+  // After a draw: the revision drawn, for whoever waits for it.
   settle() {
     if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
-    void this.root.offsetHeight;
     if (this.data) this.tree.measureRows();
   }
 
@@ -1746,23 +1745,11 @@ class ToolTable {
 // the store is found by the widget's `uid` within its widget manager (a copy of a notebook,
 // open beside it, holds widgets with the same uids).
 
-// A store draws its views at most DRAW_DUTY of the page's time: a draw that took 30 ms (a wide
-// run's patch: restyling, laying out and painting its rows near the screen) rests 570 ms before
-// the next, whose patches are merged meanwhile. The page shares the cores with the kernel: a page
-// drawing every patch of a wide run keeps a core busy, and the kernel's threads then wait for a
-// CPU (docs/performance.md has the figures). Quick draws are not held back.
-const DRAW_DUTY = 0.05;
-const QUICK_DRAW_MS = 8;
-
 class Store {
   constructor(model) {
     this.model = model;
     this.data = null;
     this.views = new Set();
-    this.pending = null; // what the patches not drawn yet touched
-    this.drawAt = 0; // performance.now() before which no patch is drawn
-    this.timer = null;
-    this.measuring = null; // the last draw, while its paint is not done
   }
 
   parse(name) {
@@ -1779,100 +1766,50 @@ class Store {
     if (patch) {
       this.data.texts = next.texts; // the keys of the builder that made it (a new one: a move)
       this.data.pages = next.pages;
-      // drawn now, as a whole view always is: a page loaded anew draws it at once
-      this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
-      this.flush();
+      this.draw(patch);
       return;
     }
     this.data = next;
-    this.pending = null;
     this.views.forEach((view) => {
       view.stale = false;
+      view.reset(this.data);
+      view.settle();
     });
-    this.drawn(() => this.views.forEach((view) => view.reset(this.data)));
   }
 
   patch() {
     const patch = this.parse("patch_json");
     if (!this.data || !patch || typeof patch !== "object") return;
     if (num(patch.rev) <= this.data.rev) return; // already in the whole view
-    this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
-    if (performance.now() >= this.drawAt) this.flush();
-    else if (this.timer === null) this.schedule();
+    this.draw(patch);
   }
 
-  schedule() {
-    this.timer = setTimeout(() => this.flush(), this.drawAt - performance.now());
-  }
-
-  flush() {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    const pending = this.pending;
-    this.pending = null;
-    if (!pending) return;
-    // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
-    // whole when it comes into sight: drawing a wide run is most of the page's work.
-    const shown = [];
+  // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
+  // whole when it comes into sight: drawing a wide run is most of the page's work.
+  draw(patch) {
+    const changes = changesOf(patch, applyPatch(this.data, patch));
     this.views.forEach((view) => {
-      if (view.inSight) shown.push(view);
-      else view.stale = true;
+      if (!view.inSight) view.stale = true;
+      else {
+        view.patched(changes);
+        view.settle();
+      }
     });
-    if (shown.length) this.drawn(() => shown.forEach((view) => view.patched(pending)), shown);
   }
 
   // `view` came into sight after patches it was not drawn with: draw it again, whole.
   catchUp(view) {
     if (!view.stale || !this.views.has(view)) return;
     view.stale = false;
-    this.drawn(() => view.redraw(this.data), [view]);
-  }
-
-  // Runs `draw` and sets when the next patch may be drawn. Reading a layout property makes the
-  // browser restyle and lay out now, inside the measured time; the paint follows at the next
-  // frame, and the first task after it knows the draw's whole cost. A page that draws no frame
-  // (a tab in the background) keeps the first estimate.
-  drawn(draw, views = this.views) {
-    const started = performance.now();
-    draw();
-    views.forEach((view) => view.settle());
-    const cost = performance.now() - started;
-    this.measuring = null;
-    if (cost < QUICK_DRAW_MS) {
-      this.drawAt = 0;
-      return;
-    }
-    this.drawAt = started + cost / DRAW_DUTY;
-    const measuring = (this.measuring = {});
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        if (this.measuring !== measuring) return; // drawn again since
-        this.measuring = null;
-        const whole = performance.now() - started;
-        this.drawAt = Math.max(this.drawAt, started + whole / DRAW_DUTY);
-        if (this.timer !== null) {
-          clearTimeout(this.timer);
-          this.schedule();
-        }
-      }, 0),
-    );
-  }
-
-  dispose() {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.measuring = null;
+    view.redraw(this.data);
+    view.settle();
   }
 }
 
-// Patches taken in since the last draw, as one: what they touched, and whether any brought a new
-// order of the agents or new columns.
-function mergeTouched(pending, patch, touched) {
-  if (!pending) return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
-  pending.agents ||= Boolean(patch.agents);
-  pending.columns ||= Boolean(patch.columns);
-  Object.keys(touched).forEach((key) => touched[key].forEach((id) => pending.touched[key].add(id)));
-  return pending;
+// What a patch changed, as TraceView.patched takes it: what it touched, and whether it brought
+// a new order of the agents or new columns.
+function changesOf(patch, touched) {
+  return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
 }
 
 const STORES = new WeakMap(); // widget manager -> (widget uid -> its Store)
@@ -1898,7 +1835,6 @@ function follow(model, store) {
   return () => {
     model.off("change:view_json", onView);
     model.off("change:patch_json", onPatch);
-    store.dispose();
   };
 }
 
@@ -1972,7 +1908,7 @@ function render({ model, el }, saved = false) {
   model.on("change:answerable", onAnswerable);
   return () => {
     if (uid && view.data) {
-      const left = { ui: view.uiState(), view, pending: store.pending, stale: view.stale };
+      const left = { ui: view.uiState(), view, stale: view.stale };
       handoffs().set(uid, left);
       // Its rows stay with the page only until the saved view takes them.
       setTimeout(() => {
@@ -2002,12 +1938,11 @@ function takeOver(handed, model, el, store) {
     view.redraw(store.data);
     return view;
   }
-  // The live view's data is brought to the saved one, and drawn with what the live store had
-  // taken in but not drawn yet.
+  // The live view's data is brought to the saved one.
   const touched = applyPatch(view.data, patch);
   view.data.pages = store.data.pages;
   store.data = view.data;
-  view.patched(mergeTouched(handed.pending, patch, touched));
+  view.patched(changesOf(patch, touched));
   return view;
 }
 
