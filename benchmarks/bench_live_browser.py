@@ -15,7 +15,7 @@ view over the run without it in the same round, with the rounds' ratios beside i
 - the run's wall seconds with the notebook open in Chromium (goal: at most 1.15x).
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 5]
-    python benchmarks/bench_live_browser.py --pieces all-rows,retext
+    python benchmarks/bench_live_browser.py --pieces retext
     python benchmarks/bench_live_browser.py --page off,view,off,view
 
 ``--pieces`` adds arms that run the view with one of its pieces switched off (see
@@ -61,31 +61,12 @@ from labharness import (  # noqa: E402
 RUN_TIMEOUT_MS = 15 * 60_000
 ARMS = ("off", "view")
 PIECES = {
-    "all-rows": "the page draws every row at once (none left for when it comes near the screen)",
     "retext": "the builder makes every record's JSON text again at each update (none kept)",
 }
 """Arms of the view with one piece switched off, made in the kernel by :data:`PIECES_CELL`."""
 PIECES_CELL = """
-from nbagents.display import live as _live
 from nbagents.display._viewmodel import ViewBuilder as _Builder
 
-ESM = str(_live.TraceWidget._esm)
-
-def _variant(name, pairs):
-    text = ESM
-    for old, new in pairs:
-        assert old in text, old
-        text = text.replace(old, new)
-    return text + f'\\nglobalThis.nbaBenchArm = {name!r};\\n'
-
-ESMS = {
-    'view': _variant('view', []),
-    'all-rows': _variant('all-rows', [
-        ('const EAGER_ROWS = 40;', 'const EAGER_ROWS = Infinity;'),
-        ('typeof IntersectionObserver === "function"\\n        ?', 'false\\n        ?'),
-    ]),
-}
-ESMS['retext'] = ESMS['view']
 RETEXT = False
 _update = _Builder.update
 
@@ -113,8 +94,6 @@ class Arm:
     kernel_cpu: list[float]
     cpu: list[dict[str, float]]
     """CPU seconds of each process while each run went."""
-    blanks: list[int]
-    """Rows left undrawn in the page after each run (placeholders of rows far from the screen)."""
 
 
 @dataclass
@@ -204,7 +183,6 @@ ARM_CELL = (
     "if globals().get('armed'):\n"
     "    arm = pathlib.Path({arm_file!r}).read_text()\n"
     "    live = arm != 'off'\n"
-    "    _live.TraceWidget._esm = ESMS.get(arm, ESM)\n"
     "    RETEXT = arm == 'retext'\n"
     "    cpu = time.process_time()\n"
     "    seconds = b.wall(agent, live=live, show=live)\n"
@@ -230,7 +208,7 @@ def browser_walls(workers: int, repeat: int, pieces: tuple[str, ...] = ()) -> Br
         page.on("websocket", lambda ws: ws.on("framereceived", count))
 
     names = (*ARMS, *pieces)
-    arms = {arm: Arm([], [], [], []) for arm in names}
+    arms = {arm: Arm([], [], []) for arm in names}
     sent = []
     with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
         arm_file = Path(base) / "arm"
@@ -257,7 +235,6 @@ def browser_walls(workers: int, repeat: int, pieces: tuple[str, ...] = ()) -> Br
                     arms[arm].walls.append(seconds)
                     arms[arm].kernel_cpu.append(kernel_cpu)
                     arms[arm].cpu.append({name: after[name] - before[name] for name in after})
-                    arms[arm].blanks.append(lab.page.locator(".nba-blank").count())
                     if view_sent is not None:
                         sent.append(tuple(view_sent))
     return BrowserRun(
@@ -375,7 +352,7 @@ def main() -> None:
     print("per arm, medians of the runs (seconds):")
     names = list(run.arms["off"].cpu[0])
     head = f"{'arm':<11}{'wall':>8}{'kernel CPU':>12}" + "".join(f"{n:>19}" for n in names)
-    print("    " + head + f"{'rows undrawn':>14}")
+    print("    " + head)
     for name, arm in run.arms.items():
         cpu = [statistics.median(c[n] for c in arm.cpu) for n in names]
         print(
@@ -383,7 +360,6 @@ def main() -> None:
             + f"{name:<11}{statistics.median(arm.walls):>7.2f}s"
             + f"{statistics.median(arm.kernel_cpu):>11.2f}s"
             + "".join(f"{c:>18.2f}s" for c in cpu)
-            + f"{statistics.median(arm.blanks):>14.0f}"
         )
     print("  (each process's CPU from the run's start until the cell was idle)")
     print(f"  the page received {run.messages:,} websocket messages, {run.megabytes:.1f} MB")

@@ -497,7 +497,6 @@ def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_
     assert far.locator(".nba-row", has_text="late").count() == 0  # out of sight: not drawn
     far.scroll_into_view_if_needed()
     _wait_drawn(page, patch["rev"], "#far")
-    _next_frames(page)  # the tree's rows past the first 40 are drawn once seen near its box
     assert far.locator(".nba-row", has_text="late").count() == 1
     selected = far.locator(".nba-row.nba-selected .nba-name")
     assert selected.inner_text() == "main"
@@ -525,12 +524,11 @@ def _redrawn(page: Any, selector: str) -> list[str]:
     )
 
 
-def test_a_patch_draws_the_rows_near_the_screen_and_the_others_once_scrolled_near(
+def test_a_patch_redraws_the_rows_it_touched_and_places_the_bars_on_the_grown_axis(
     page: Any,
 ) -> None:
-    """A patch touching every agent of a wide run redraws the rows near the screen; a row
-    scrolled away (down the page, or down the tree's own box) shows the patch once it comes
-    near, its timeline bar placed on the grown time axis."""
+    """A patch touching every agent of a wide run redraws their rows (tree, token table,
+    timeline) in place, each timeline bar placed on the grown time axis."""
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing import Trace
 
@@ -541,52 +539,25 @@ def test_a_patch_draws_the_rows_near_the_screen_and_the_others_once_scrolled_nea
     builder = ViewBuilder(trace)
     builder.update()
     _set(page, builder.view())
-    page.evaluate("() => window.scrollTo(0, 0)")
-    _next_frames(page)
-    # a wide section drawn whole: its first rows at once, the ones far down as blank rows
-    blank = page.locator("#host table.nba-tokens tbody tr.nba-blank")
-    assert blank.count() >= 20
-    assert (
-        page.locator("#host table.nba-tokens tbody tr[data-node]").first.locator("td").count() == 8
-    )
+    assert page.locator("#host table.nba-tokens tbody tr[data-node]").count() == 61
     _kept_lines(page)
     for i in range(60):
         for sid in (f"task{i}", f"agent{i}"):
             span = trace.get(sid)
             span.status, span.end = "ok", 10.0 + i
-    patch = builder.patch(builder.update())
-    _patch(page, patch)
+    _patch(page, builder.patch(builder.update()))
 
     tokens = page.locator("#host table.nba-tokens tbody tr[data-node]")
-    first, last = tokens.nth(1), tokens.nth(60)  # row 0 is the main agent
-    assert "nba-s-ok" in (first.get_attribute("class") or "")
-    assert "nba-s-ok" not in (last.get_attribute("class") or "")  # far down: not drawn yet
-    tree_rows = _redrawn(page, "#host .nba-live-tree .nba-line")
-    assert "agent0" in tree_rows and "agent59" not in tree_rows  # below the tree box's fold
-
-    last.scroll_into_view_if_needed()
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('#host table.nba-tokens tbody tr[data-node]')]
-            .pop().classList.contains('nba-s-ok')"""
-    )
+    last = tokens.nth(60)  # row 0 is the main agent
+    assert "nba-s-ok" in (last.get_attribute("class") or "")
     assert last.locator("td").count() == 8 and "agent59" in last.inner_text()
-    page.locator("#host .nba-tl-row").last.scroll_into_view_if_needed()  # agent59's
+    assert "agent59" in _redrawn(page, "#host .nba-live-tree .nba-line")
+    assert "main" not in _redrawn(page, "#host table.nba-tokens tbody tr")  # not touched
     # agent59 ran from 5.9 s to 69 s of a 69 s run: its bar starts at 5.9/69 of the track
-    page.wait_for_function(
-        """() => {
-            const row = [...document.querySelectorAll('#host .nba-tl-row')].pop();
-            const bar = row.querySelector('.nba-bar');  // none while it is a blank row
-            const left = bar ? parseFloat(bar.style.left) : NaN;
-            return row.classList.contains('nba-s-ok') && Math.abs(left - 590 / 69) < 0.01;
-        }"""
-    )
-    page.locator("#host .nba-live-tree").evaluate(
-        "(e) => { e.scrollIntoView(); e.scrollTop = e.scrollHeight; }"
-    )
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('#host .nba-live-tree .nba-node.nba-k-subagent')]
-            .pop().classList.contains('nba-s-ok')"""
-    )
+    row = page.locator("#host .nba-tl-row").last
+    assert "nba-s-ok" in (row.get_attribute("class") or "")
+    left = row.locator(".nba-bar").evaluate("(e) => parseFloat(e.style.left)")
+    assert abs(left - 590 / 69) < 0.01
     assert not page.errors
 
 
@@ -765,93 +736,17 @@ def test_a_10000_span_trace_draws_a_page_of_children_and_more_on_request(page: A
     _set(page, view)
     tree = page.locator("#host .nba-live-tree")
     rows = tree.locator(".nba-row")
-    blanks = tree.locator("li.nba-blank")
-    # 100 tasks open with their sub-agents and calls, the other 2,400 wait behind a button. The
-    # first 40 rows are drawn at once (the tenth task's last call is the 41st); each later task
-    # is one blank, as tall as its rows would be.
-    _next_frames(page)
-    assert rows.count() == 40
-    assert blanks.count() == 1 + 90
-    height = tree.evaluate("(e) => e.scrollHeight")
-    assert _scroll_through(page, tree) == 1 + 100 * 4
-    assert blanks.count() == 0
-    row = rows.first.evaluate("(e) => e.getBoundingClientRect().height")
-    assert abs(tree.evaluate("(e) => e.scrollHeight") - height) < row  # the blanks held the place
+    # 100 tasks open with their sub-agents and calls, the other 2,400 wait behind a button
+    assert rows.count() == 1 + 100 * 4
     more = tree.locator(".nba-more-button")
     assert more.inner_text() == "show 100 more of 2400"
     more.click()
-    assert _scroll_through(page, tree) == 1 + 200 * 4
+    assert rows.count() == 1 + 200 * 4
     # the filter searches every step, drawn or not
     page.locator("#host .nba-filter-text").fill("s2499")
     names = [r.locator(".nba-name").inner_text() for r in rows.all()]
     assert names == ["main", "task → general-purpose", "s2499"]
     assert not page.errors
-
-
-def test_a_blank_in_the_tree_grows_with_its_steps_and_a_request_in_one_is_drawn_at_once(
-    page: Any,
-) -> None:
-    """Steps added under a task left blank make its blank taller (the tree's scroll stays
-    true); a request for a decision under one is drawn at once, with its card, wherever it is."""
-    from nbagents.display._viewmodel import ViewBuilder
-    from nbagents.tracing import Trace
-    from nbagents.tracing.pending import PENDING
-
-    trace = Trace([_span("main", None, "agent", 0.0)])
-    for i in range(30):
-        trace.add(_span(f"t{i}", "main", "task", 0.01 * i))
-        trace.add(_span(f"s{i}", f"t{i}", "subagent", 0.01 * i))
-        trace.add(_span(f"m{i}", f"s{i}", "model", 0.01 * i, end=0.5, status="ok"))
-    builder = ViewBuilder(trace)
-    builder.update()
-    _set(page, builder.view())
-    tree = page.locator("#host .nba-live-tree")
-    _next_frames(page)
-    key = builder.view()["nodes"][1 + 3 * 20]["id"]  # t20, far down the tree
-    blank = tree.locator(f"li.nba-blank[data-node='{key}']")
-    assert blank.get_attribute("data-rows") == "3"
-    before = blank.evaluate("(e) => e.getBoundingClientRect().height")
-
-    trace.add(_span("x20", "s20", "tool", 0.3, end=0.4, status="ok"))
-    patch = builder.patch(builder.update())
-    _patch(page, patch)
-    _wait_drawn(page, patch["rev"])
-    assert blank.get_attribute("data-rows") == "4"
-    assert blank.evaluate("(e) => e.getBoundingClientRect().height") > before
-
-    asking = _span("x25", "s25", "tool", 0.3, status="interrupted")
-    asking.attributes[PENDING] = [
-        {
-            "interrupt_id": "i1",
-            "position": 0,
-            "kind": "approval",
-            "tool": "x25",
-            "args": {"path": "/a"},
-            "description": "Delete it?",
-            "allowed": ["approve", "reject"],
-            "value": None,
-        }
-    ]
-    trace.add(asking)
-    patch = builder.patch(builder.update())
-    _patch(page, patch)
-    _wait_drawn(page, patch["rev"])
-    card = tree.locator(".nba-pending")
-    assert card.count() == 1 and "Delete it?" in card.inner_text()
-    assert tree.locator(".nba-row .nba-name", has_text="x25").count() == 1
-    assert not page.errors
-
-
-def _scroll_through(page: Any, box: Any) -> int:
-    """Scroll ``box`` from top to bottom, a box's height at a time, as a reader would; how many
-    tree rows it then holds."""
-    top = 0
-    while True:
-        box.evaluate("(e, top) => { e.scrollTop = top; }", top)
-        _next_frames(page)
-        top += box.evaluate("(e) => e.clientHeight")
-        if top >= box.evaluate("(e) => e.scrollHeight"):
-            return int(box.locator(".nba-row").count())
 
 
 def test_a_10000_span_run_arriving_live_keeps_the_page_answering(page: Any) -> None:

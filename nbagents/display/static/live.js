@@ -14,11 +14,6 @@ const TURN_KINDS = new Set(["system", "input", "reply", "tool", "approval", "err
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
-// Rows drawn at once when a section is drawn whole, or a patch brings new steps to the tree; the
-// others start as blank rows of the same height (in the tree, one blank for a step and all it
-// holds), drawn once near the screen: a wide run's first whole view would create every row of
-// the tree, the token table and the timeline at once.
-const EAGER_ROWS = 40;
 // Where the figures of a table start (right-aligned): the token table's after agent, task,
 // status and time; the Tools table's after the tool and who called it.
 const AGENT_FIGURES = 4;
@@ -376,73 +371,6 @@ function section(ui, key, title, body) {
   return det;
 }
 
-// -- drawing only what is near the screen ------------------------------------------------------
-//
-// A patch of a wide run touches hundreds of rows, most of them scrolled away: inside the tree's
-// box, below the fold of the notebook, in a closed section. Such a row is brought up to date when
-// it comes near the screen instead (200 px ahead): redrawn in full, a wide run's patch restyles
-// and lays out thousands of elements, on the cores the kernel runs on.
-// A row counts as near until the browser says otherwise, so a new row is drawn at once.
-class Sight {
-  // `root`: the scrolling box the elements are seen through (default: the page's viewport).
-  constructor(root = null) {
-    this.far = new WeakSet();
-    this.due = new Map(); // element -> what brings it up to date once it is near
-    this.observer =
-      typeof IntersectionObserver === "function"
-        ? new IntersectionObserver((entries) => this.seen(entries), { root, rootMargin: "200px" })
-        : null;
-  }
-
-  // `far`: a placeholder, drawn only once the browser says it is near.
-  watch(el, far = false) {
-    if (this.observer) this.observer.observe(el);
-    if (far && this.observer) this.far.add(el);
-  }
-
-  seen(entries) {
-    entries.forEach((entry) => {
-      const el = entry.target;
-      if (!entry.isIntersecting) {
-        this.far.add(el);
-        return;
-      }
-      this.far.delete(el);
-      const bring = this.due.get(el);
-      if (bring) {
-        this.due.delete(el);
-        bring();
-      }
-    });
-  }
-
-  // Runs `bring` now if `el` is near the screen, else once it is. A later call for the same
-  // element replaces an earlier one: `bring` must bring the element wholly up to date.
-  when(el, bring) {
-    if (this.far.has(el)) this.due.set(el, bring);
-    else {
-      this.due.delete(el);
-      bring();
-    }
-  }
-
-  drop(el) {
-    if (this.observer) this.observer.unobserve(el);
-    this.due.delete(el);
-  }
-
-  // The rows moved to another place in the page: what the browser said of them no longer holds.
-  moved() {
-    this.far = new WeakSet();
-  }
-
-  clear() {
-    if (this.observer) this.observer.disconnect();
-    this.due.clear();
-    this.far = new WeakSet();
-  }
-}
-
 // -- the view: built once, then updated in place ------------------------------------------------
 //
 // TraceView holds the data and what is selected, and hands each part its patch: the tree (with
@@ -505,7 +433,6 @@ class TraceView {
   // After a draw: the revision drawn, for whoever waits for it.
   settle() {
     if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
-    if (this.data) this.tree.measureRows();
   }
 
   build() {
@@ -620,7 +547,7 @@ class TraceView {
   // leads to its place in the run.
   reach(id) {
     this.select(id);
-    const item = this.tree.drawnRow(id);
+    const item = this.tree.items.get(id);
     if (!item) return;
     item.row.scrollIntoView({ block: "center" });
     item.row.focus({ preventScroll: true });
@@ -636,16 +563,9 @@ class TreePane {
     this.expanded = new Set();
     this.shown = new Map(); // node id -> how many children are drawn
     this.items = new Map(); // node id -> {li, row, ul}
-    this.blanks = new Map(); // node id -> the blank <li> holding its place and its children's
     this.filter = { text: "", kind: "", status: "" };
     this.keep = null; // while filtering: the ids drawn (matches and their ancestors)
     this.focused = null;
-    this.sight = new Sight(); // each drawn step's <li>: its row and its children
-    // Blanks are drawn once near the tree's box, which scrolls on its own: the row after the last
-    // one shown is there for the keyboard, as every row was.
-    this.blankSight = new Sight();
-    this.budget = EAGER_ROWS; // rows this task may still create; the rest are blanks
-    this.spending = false;
   }
 
   get data() {
@@ -654,20 +574,10 @@ class TreePane {
 
   build(left) {
     this.items.clear();
-    this.blanks.clear();
-    this.sight.clear();
-    this.blankSight.clear();
     left.appendChild(this.filterBar());
     left.appendChild(this.view.focus.build());
     this.el = h("div", "nba-live-tree");
-    this.blankSight = new Sight(this.el);
     left.appendChild(this.el);
-  }
-
-  // The rows moved to another place in the page (see Sight.moved).
-  moved() {
-    this.sight.moved();
-    this.blankSight.moved();
   }
 
   patch(touched) {
@@ -675,25 +585,8 @@ class TreePane {
       this.draw();
       return;
     }
-    touched.nodes.forEach((id) => this.later(id, false));
-    touched.kids.forEach((id) => (id === null ? this.updateChildren(null) : this.later(id, true)));
-    if (this.blanks.size) this.resizeBlanks(touched);
-  }
-
-  // A patch's change to a step's row (and, with `kids`, to its children): drawn once the step is
-  // near the screen.
-  later(id, kids) {
-    const item = this.items.get(id);
-    if (!item) return;
-    item.kidsDue ||= kids;
-    this.sight.when(item.li, () => {
-      const node = this.data.nodes.get(id);
-      if (!node || this.items.get(id) !== item) return;
-      const withKids = item.kidsDue;
-      item.kidsDue = false;
-      this.drawRow(item, node);
-      if (withKids) this.drawKids(item, node);
-    });
+    touched.nodes.forEach((id) => touched.kids.has(id) || this.updateRow(id));
+    touched.kids.forEach((id) => this.updateChildren(id));
   }
 
   filterBar() {
@@ -764,9 +657,6 @@ class TreePane {
   draw() {
     this.keep = this.computeKeep();
     this.items.clear();
-    this.blanks.clear();
-    this.sight.clear();
-    this.blankSight.clear();
     const scroll = this.el.scrollTop;
     const hadFocus = this.view.root.contains(document.activeElement);
     const ul = h("ul", "nba-tree");
@@ -802,7 +692,7 @@ class TreePane {
     const ids = this.kidsOf(id);
     const limit = this.limitOf(id, ids);
     const wanted = ids.slice(0, limit).filter((k) => this.data.nodes.has(k));
-    const elements = wanted.map((k) => this.placeOf(k));
+    const elements = wanted.map((k) => (this.items.get(k) || this.makeItem(k)).li);
     const rest = ids.length - wanted.length;
     if (rest > 0) {
       const more = h("li", "nba-more");
@@ -826,121 +716,6 @@ class TreePane {
     return this.keep ? kids.length : Math.max(this.shown.get(id) || PAGE, PAGE);
   }
 
-  // The element standing for step `id` in its parent's list: its row, or a blank once this task
-  // created EAGER_ROWS rows.
-  placeOf(id) {
-    const item = this.items.get(id);
-    if (item) return item.li;
-    const blank = this.blanks.get(id);
-    if (blank) return blank;
-    return (this.spend() ? null : this.makeBlank(id)) || this.makeItem(id).li;
-  }
-
-  // Whether this task may create one more row. Every task (a patch, a click, a blank come near)
-  // gets EAGER_ROWS.
-  spend() {
-    if (!this.spending) {
-      this.spending = true;
-      queueMicrotask(() => {
-        this.spending = false;
-        this.budget = EAGER_ROWS;
-      });
-    }
-    this.budget -= 1;
-    return this.budget >= 0;
-  }
-
-  // The rows step `id` would draw (its own, its children's, a "show more"), and whether one of
-  // them asks for a decision: a request is never left blank.
-  extent(id) {
-    let rows = 0;
-    let pending = false;
-    const walk = (k) => {
-      const node = this.data.nodes.get(k);
-      if (!node) return;
-      rows += 1;
-      if (node.pending && node.pending.length) pending = true;
-      if (!this.isOpen(node)) return;
-      const kids = this.kidsOf(k);
-      const limit = this.limitOf(k, kids);
-      kids.slice(0, limit).forEach(walk);
-      if (kids.length > limit) rows += 1;
-    };
-    walk(id);
-    return { rows, pending };
-  }
-
-  makeBlank(id) {
-    if (!this.blankSight.observer) return null; // nothing would say when it comes near
-    const { rows, pending } = this.extent(id);
-    if (pending) return null;
-    const li = h("li", "nba-blank");
-    li.dataset.node = id;
-    sizeBlank(li, rows);
-    this.blanks.set(id, li);
-    this.blankSight.watch(li, true);
-    this.blankSight.when(li, () => this.fillBlank(id, li));
-    return li;
-  }
-
-  fillBlank(id, li) {
-    if (this.blanks.get(id) !== li) return;
-    this.blanks.delete(id);
-    this.blankSight.drop(li);
-    if (!this.data.nodes.has(id)) return;
-    this.budget = Math.max(this.budget, Math.min(num(li.dataset.rows), EAGER_ROWS));
-    li.replaceWith(this.makeItem(id).li);
-    this.measureRows();
-  }
-
-  // The row of step `id`, drawn now if a blank holds its place (its own, or an ancestor's that
-  // holds it); null when it is past a "show more" row.
-  drawnRow(id) {
-    for (let tries = 0; tries < 64 && !this.items.has(id); tries += 1) {
-      let k = id;
-      while (k !== null && k !== undefined && !this.blanks.has(k)) {
-        const node = this.data.nodes.get(k);
-        k = node ? node.parent : null;
-      }
-      if (k === null || k === undefined) break;
-      this.fillBlank(k, this.blanks.get(k));
-    }
-    return this.items.get(id) || null;
-  }
-
-  // A patch may grow what a blank stands for (new steps under it, a request for a decision):
-  // its height follows, and a request is drawn at once.
-  resizeBlanks(touched) {
-    const seen = new Set();
-    const grown = (id) => {
-      for (let k = id; k !== null && k !== undefined && !seen.has(k); ) {
-        seen.add(k);
-        const li = this.blanks.get(k);
-        if (li) {
-          const { rows, pending } = this.extent(k);
-          if (pending) this.fillBlank(k, li);
-          else if (String(rows) !== li.dataset.rows) sizeBlank(li, rows);
-          return;
-        }
-        const node = this.data.nodes.get(k);
-        k = node ? node.parent : null;
-      }
-    };
-    touched.nodes.forEach(grown);
-    touched.kids.forEach(grown);
-  }
-
-  // Blanks take the height of a drawn row, read once the browser laid one out.
-  measureRows() {
-    if (this.rowHeight || !this.blanks.size || !this.el) return;
-    const row = this.el.querySelector(".nba-row");
-    const height = row ? row.getBoundingClientRect().height : 0;
-    if (height > 0) {
-      this.rowHeight = height;
-      this.el.style.setProperty("--nba-row-h", height + "px");
-    }
-  }
-
   makeItem(id) {
     const node = this.data.nodes.get(id);
     const li = h("li");
@@ -960,10 +735,9 @@ class TreePane {
       ev.preventDefault();
       ev.stopPropagation(); // JupyterLab's command mode binds the arrows to its cells
     });
-    const item = { li, row, ul: null, kidsDue: false };
+    const item = { li, row, ul: null };
     li.appendChild(row);
     this.items.set(id, item);
-    this.sight.watch(li);
     this.drawRow(item, node);
     this.drawKids(item, node);
     return item;
@@ -1072,14 +846,6 @@ class TreePane {
     return redraw;
   }
 }
-
-// A blank standing for `rows` tree rows: as tall as they would be (--nba-row-h, a drawn row's).
-function sizeBlank(li, rows) {
-  li.dataset.rows = String(rows);
-  li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
-}
-
-// -- the details pane ---------------------------------------------------------------------------
 
 class DetailsPane {
   constructor(view) {
@@ -1373,10 +1139,9 @@ class AgentPage {
 }
 
 // A section of one row per agent of the page, keyed by agent id: a patch replaces the touched
-// rows in place once they are near the screen; a new order of the drawn agents, or redraw(),
-// draws them all again. A subclass makes a row (row(id) -> {el, ...}), lays all rows out
-// (drawAll), says where "show more" goes (moreBox), updates what depends on every row (refresh)
-// and finishes a row brought up to date (settled).
+// rows in place; a new order of the drawn agents, or redraw(), draws them all again. A subclass
+// makes a row (row(id) -> {el, ...}), lays all rows out (drawAll), says where "show more" goes
+// (moreBox) and updates what depends on every row (refresh).
 class KeyedRows {
   constructor(view, page, key, title, cls) {
     this.view = view;
@@ -1385,9 +1150,8 @@ class KeyedRows {
     this.title = title;
     this.cls = cls;
     this.ids = null; // the agents drawn, in order
-    this.entries = new Map(); // id -> what row(id) returned, and whether it is `dirty`
+    this.entries = new Map(); // id -> what row(id) returned
     this.more = null;
-    this.sight = new Sight();
   }
 
   build() {
@@ -1398,10 +1162,6 @@ class KeyedRows {
 
   forget() {
     this.ids = null;
-  }
-
-  moved() {
-    this.sight.moved();
   }
 
   redraw() {
@@ -1419,16 +1179,13 @@ class KeyedRows {
     if (reorder && !same) this.ids = null;
     if (this.ids) {
       touched.forEach((id) => {
-        const entry = this.entries.get(id);
-        if (!entry) return;
-        entry.dirty = true;
-        this.later(id);
+        const old = this.entries.get(id);
+        if (old) old.el.replaceWith(this.add(id).el);
       });
     } else {
-      this.sight.clear();
       this.entries = new Map();
       this.ids = ids;
-      this.drawAll(ids.map((id, i) => (i < EAGER_ROWS ? this.add(id) : this.blank(id)).el));
+      this.drawAll(ids.map((id) => this.add(id).el));
     }
     if (this.more) this.more.remove();
     this.more = this.page.button(this.moreBox(), agents.length, ids.length);
@@ -1438,41 +1195,8 @@ class KeyedRows {
   add(id) {
     const entry = this.row(id);
     this.entries.set(id, entry);
-    this.sight.watch(entry.el);
     return entry;
   }
-
-  // A row's place, kept until the row comes near the screen.
-  blank(id) {
-    const el = this.placeholder();
-    el.classList.add("nba-blank");
-    el.dataset.node = id;
-    const entry = { el, dirty: true };
-    this.entries.set(id, entry);
-    this.sight.watch(el, true);
-    this.later(id);
-    return entry;
-  }
-
-  // Brings the row up to date once it is near the screen.
-  later(id) {
-    const entry = this.entries.get(id);
-    if (entry) this.sight.when(entry.el, () => this.bring(id));
-  }
-
-  bring(id) {
-    let entry = this.entries.get(id);
-    if (!entry) return;
-    if (entry.dirty) {
-      const old = entry;
-      entry = this.add(id);
-      old.el.replaceWith(entry.el);
-      this.sight.drop(old.el);
-    }
-    this.settled(entry);
-  }
-
-  settled(entry) {}
 }
 
 // What the token table and the Tools table draw alike: a head of columns, rows of formatted
@@ -1523,14 +1247,6 @@ class AgentTable extends KeyedRows {
     return this.box;
   }
 
-  placeholder() {
-    const tr = h("tr");
-    const td = h("td", null, "\u00a0");
-    td.colSpan = Math.max(this.view.data.columns.length, 1);
-    tr.appendChild(td);
-    return tr;
-  }
-
   refresh() {
     totalCells(this.totalRow, this.view.data.totals, AGENT_FIGURES);
   }
@@ -1563,18 +1279,9 @@ class Timeline extends KeyedRows {
     return this.moreHolder;
   }
 
-  placeholder() {
-    return h("div", "nba-tl-row", "\u00a0");
-  }
-
-  // The time axis grows with the run: every drawn bar is placed again (numbers only), once near
-  // the screen.
+  // The time axis grows with the run: every drawn bar is placed again (numbers only).
   refresh() {
-    this.entries.forEach((entry, id) => this.later(id));
-  }
-
-  settled(entry) {
-    this.place(entry);
+    this.entries.forEach((entry) => this.place(entry));
   }
 
   row(id) {
@@ -1930,8 +1637,6 @@ function takeOver(handed, model, el, store) {
   const view = handed.view;
   view.model = model;
   el.appendChild(view.root);
-  // Out of the page meanwhile, every row was far: drawn now, as a whole view's rows would be.
-  [view.tree, view.table, view.timeline].forEach((part) => part.moved());
   store.views.add(view);
   const patch = handed.stale ? null : asPatch(view.data, store.data);
   if (!patch) {
@@ -2194,21 +1899,12 @@ class TreeKeys {
     }
   }
 
-  // Keyboard focus to the next (1) or previous (-1) visible row. A blank on the way (a step not
-  // drawn yet) is drawn first.
+  // Keyboard focus to the next (1) or previous (-1) visible row.
   step(id, by) {
     const item = this.tree.items.get(id);
-    if (!item) return;
-    for (let tries = 0; tries < 200; tries++) {
-      const els = [...this.tree.el.querySelectorAll(".nba-row, li.nba-blank")];
-      const next = els[els.indexOf(item.row) + by];
-      if (!next || els.indexOf(item.row) < 0) return;
-      if (next.classList.contains("nba-row")) {
-        this.show(next);
-        return;
-      }
-      this.tree.fillBlank(next.dataset.node, next);
-    }
+    const rows = [...this.tree.el.querySelectorAll(".nba-row")];
+    const at = item ? rows.indexOf(item.row) : -1;
+    if (at >= 0 && rows[at + by]) this.show(rows[at + by]);
   }
 
   // The agent's next (1) or previous (-1) model call after the step `id`, selected.
@@ -2287,8 +1983,7 @@ class TreeKeys {
     this.bring(id);
   }
 
-  // The row of step `id` drawn (past a "show more", out of a blank), on screen, with the
-  // keyboard focus.
+  // The row of step `id` drawn (past a "show more"), on screen, with the keyboard focus.
   bring(id) {
     const tree = this.tree;
     const chain = [];
@@ -2308,10 +2003,6 @@ class TreeKeys {
       }
     });
     if (redraw) tree.draw();
-    chain.forEach((k) => {
-      const blank = tree.blanks.get(k);
-      if (blank) tree.fillBlank(k, blank);
-    });
     const item = tree.items.get(id);
     if (item) this.show(item.row);
   }
