@@ -34,6 +34,19 @@ function h(tag, cls, text) {
   return el;
 }
 
+// A button that runs `onClick`.
+function button(cls, text, onClick) {
+  const b = h("button", cls, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// "show 100 more of 2400" (`what`: " agents", " tools" or ""), `rest` waiting, `step` at a time.
+function moreButton(rest, step, what, onClick) {
+  return button("nba-more-button", "show " + Math.min(rest, step) + " more of " + rest + what, onClick);
+}
+
 function num(value) {
   const n = Number(value);
   return Number.isFinite(n) ? n : 0;
@@ -696,12 +709,12 @@ class TreePane {
     const rest = ids.length - wanted.length;
     if (rest > 0) {
       const more = h("li", "nba-more");
-      const button = h("button", "nba-more-button", "show " + Math.min(rest, PAGE) + " more of " + rest);
-      button.addEventListener("click", () => {
-        this.shown.set(id, limit + PAGE);
-        this.fillChildren(id, ul);
-      });
-      more.appendChild(button);
+      more.appendChild(
+        moreButton(rest, PAGE, "", () => {
+          this.shown.set(id, limit + PAGE);
+          this.fillChildren(id, ul);
+        }),
+      );
       elements.push(more);
     }
     // Move only what is out of place: rows that stay keep their DOM (and focus).
@@ -894,9 +907,7 @@ class DetailsPane {
 
   // Asks the kernel for a model call's whole input; its answer arrives as a custom message.
   wholeInputButton(id) {
-    const b = h("button", "nba-more-button nba-whole-input", "open the whole input");
-    b.type = "button";
-    b.addEventListener("click", () => {
+    const b = button("nba-more-button nba-whole-input", "open the whole input", () => {
       b.disabled = true;
       b.textContent = "loading the whole input…";
       this.view.model.send({ type: "input", id });
@@ -919,11 +930,7 @@ class DetailsPane {
     box.appendChild(h("span", "nba-role", t.label));
     if (t.meta) box.appendChild(h("span", "nba-meta", " " + t.meta));
     if (t.link) {
-      const go = h("button", "nba-conv-link", "→ the conversation of " + t.link_label);
-      go.type = "button";
-      go.addEventListener("click", () => this.view.select(t.link));
-      box.appendChild(document.createTextNode(" "));
-      box.appendChild(go);
+      box.append(" ", button("nba-conv-link", "→ the conversation of " + t.link_label, () => this.view.select(t.link)));
     }
     if (t.content) {
       const text = highlighted(h("div", "nba-text" + (t.error ? " nba-error-text" : "")), t.content, needle);
@@ -1023,11 +1030,7 @@ class Approvals {
       this.draw();
     };
     p.allowed.forEach((decision) => {
-      const b = h("button", "nba-choice", decision);
-      b.type = "button";
-      b.dataset.decision = decision;
-      b.disabled = !this.answerable();
-      b.addEventListener("click", () => {
+      const b = button("nba-choice", decision, () => {
         const old = this.decisions.get(p.key);
         this.decisions.set(p.key, {
           decision,
@@ -1036,6 +1039,8 @@ class Approvals {
         });
         draw();
       });
+      b.dataset.decision = decision;
+      b.disabled = !this.answerable();
       choices.appendChild(b);
     });
     if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
@@ -1076,10 +1081,8 @@ class Approvals {
       line.appendChild(h("span", "nba-waiting", pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result)."));
     } else {
       line.appendChild(h("span", "nba-waiting", decided + " of " + pending.length + " decided"));
-      const submit = h("button", "nba-submit", this.sending ? "resuming…" : "Submit decisions and resume");
-      submit.type = "button";
+      const submit = button("nba-submit", this.sending ? "resuming…" : "Submit decisions and resume", () => this.submit(pending));
       submit.disabled = this.sending || decided < pending.length;
-      submit.addEventListener("click", () => this.submit(pending));
       line.appendChild(submit);
     }
     bar.appendChild(line);
@@ -1128,13 +1131,12 @@ class AgentPage {
   button(box, total, drawn) {
     const rest = total - drawn;
     if (rest <= 0) return null;
-    const button = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " agents");
-    button.addEventListener("click", () => {
-      this.limit = drawn + ROW_PAGE;
-      this.onMore();
-    });
-    box.appendChild(button);
-    return button;
+    return box.appendChild(
+      moreButton(rest, ROW_PAGE, " agents", () => {
+        this.limit = drawn + ROW_PAGE;
+        this.onMore();
+      }),
+    );
   }
 }
 
@@ -1378,12 +1380,12 @@ class ToolTable {
     const parts = [table];
     const rest = tools.order.length - this.limit;
     if (rest > 0) {
-      const more = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " tools");
-      more.addEventListener("click", () => {
-        this.limit += ROW_PAGE;
-        this.redraw();
-      });
-      parts.push(more);
+      parts.push(
+        moreButton(rest, ROW_PAGE, " tools", () => {
+          this.limit += ROW_PAGE;
+          this.redraw();
+        }),
+      );
     }
     parts.push(h("div", "nba-legend", "turns: the model replies that asked for the tool; in, out and cost are theirs, a reply counted once per tool it asked for."));
     this.box.replaceChildren(...parts);
@@ -1434,10 +1436,7 @@ class ToolTable {
     head.appendChild(h("span", "nba-name", c.agent));
     if (node.preview) head.appendChild(h("span", "nba-preview", node.preview));
     head.appendChild(h("span", "nba-meta", node.time));
-    const go = h("button", "nba-tree-link", "↑ its step in the call tree");
-    go.type = "button";
-    go.addEventListener("click", () => this.view.reach(c.id));
-    box.append(head, " ", go);
+    box.append(head, " ", button("nba-tree-link", "↑ its step in the call tree", () => this.view.reach(c.id)));
     (node.details || []).forEach((f) => box.appendChild(field(f)));
     return box;
   }
@@ -1797,12 +1796,7 @@ class Focus {
     if (id === null) return;
     const chain = [];
     for (let k = this.parentAgent(id); k !== null; k = this.parentAgent(k)) chain.unshift(k);
-    const crumb = (text, go) => {
-      const b = h("button", "nba-crumb", text);
-      b.type = "button";
-      b.addEventListener("click", go);
-      return b;
-    };
+    const crumb = (text, go) => button("nba-crumb", text, go);
     bar.appendChild(crumb("Whole run", () => this.leave()));
     chain.forEach((k) => {
       bar.appendChild(h("span", "nba-crumb-sep", " › "));
@@ -1823,10 +1817,8 @@ class Focus {
   decorate(pane, head, node) {
     const id = this.focused();
     if (AGENT_KINDS.has(node.kind) && node.id !== id) {
-      const b = h("button", "nba-more-button nba-focus-button", "Focus on this agent");
-      b.type = "button";
+      const b = button("nba-more-button nba-focus-button", "Focus on this agent", () => this.set(node.id));
       b.title = "Show this agent's subtree alone (key: f)";
-      b.addEventListener("click", () => this.set(node.id));
       head.appendChild(b);
     }
     if (id === null || node.id === id) return;
@@ -2111,19 +2103,17 @@ class TurnPages {
   bar(node, page, count) {
     const bar = h("div", "nba-conv-pages");
     const total = this.entries(node);
-    const button = (text, to, label) => {
-      const b = h("button", "nba-more-button nba-page-button", text);
-      b.type = "button";
+    const pageButton = (text, to, label) => {
+      const b = button("nba-more-button nba-page-button", text, () => this.go(node, to));
       b.setAttribute("aria-label", label);
       b.disabled = to < 0 || to >= count || to === page;
-      b.addEventListener("click", () => this.go(node, to));
       bar.appendChild(b);
     };
-    button("\u00ab first", 0, "first page of the conversation");
-    button("\u2039 previous", page - 1, "previous page of the conversation");
+    pageButton("\u00ab first", 0, "first page of the conversation");
+    pageButton("\u2039 previous", page - 1, "previous page of the conversation");
     bar.appendChild(h("span", "nba-page-where", "entries " + this.range(node, page) + " of " + total.toLocaleString("en-US") + " \u00b7 page " + (page + 1) + " of " + count));
-    button("next \u203a", page + 1, "next page of the conversation");
-    button("last \u00bb", count - 1, "last page of the conversation");
+    pageButton("next \u203a", page + 1, "next page of the conversation");
+    pageButton("last \u00bb", count - 1, "last page of the conversation");
     return bar;
   }
 }
