@@ -461,52 +461,6 @@ def test_a_view_drawn_after_patches_shows_them_and_both_views_follow_new_ones(
     assert not page.errors
 
 
-def test_patches_arriving_while_a_slow_draw_rests_are_drawn_together_when_it_is_due(
-    page: Any,
-) -> None:
-    """A page whose draws are slow (a wide run's) does not draw every patch: those that arrive
-    within its rest are taken in, and drawn at once when it is due, none lost."""
-    from nbagents.display._viewmodel import ViewBuilder
-    from nbagents.tracing import Trace
-
-    trace = Trace([_span("main", None, "agent", 0.0)])
-    builder = ViewBuilder(trace)
-    builder.update()
-    _set(page, builder.view())
-    patches = []
-    for name in ("first", "second", "third"):
-        trace.add(_span(name, "main", "tool", 0.5, end=1.0, status="ok"))
-        patches.append(json.dumps(builder.patch(builder.update())))
-    # Every reading of the page's clock moves it 40 ms on: each draw appears to take 40 ms, so
-    # the page rests about 600 ms of its real time after it (its draws take at most 1/20th).
-    # The clock starts a minute ahead: the whole view's draw, however slow, has rested by then.
-    drawn = page.evaluate(
-        """(patches) => {
-            const real = performance.now.bind(performance);
-            let offset = 60000;
-            performance.now = () => real() + (offset += 40);
-            const names = () => [...document.querySelectorAll('#host .nba-row .nba-name')]
-                .map((e) => e.textContent);
-            const seen = [];
-            patches.forEach((p) => {
-                window.nbaModel.set('patch_json', p);
-                seen.push(names());
-            });
-            window.nbaRestoreClock = () => { performance.now = real; };
-            return seen;
-        }""",
-        patches,
-    )
-    try:
-        assert drawn == [["main", "first"], ["main", "first"], ["main", "first"]]
-        _wait_drawn(page, json.loads(patches[-1])["rev"])
-        names = page.locator("#host .nba-row .nba-name").all_inner_texts()
-        assert names == ["main", "first", "second", "third"]
-    finally:
-        page.evaluate("() => window.nbaRestoreClock()")
-    assert not page.errors
-
-
 def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_it(
     page: Any,
 ) -> None:
@@ -543,7 +497,6 @@ def test_a_view_out_of_sight_is_drawn_when_it_comes_into_sight_as_the_user_left_
     assert far.locator(".nba-row", has_text="late").count() == 0  # out of sight: not drawn
     far.scroll_into_view_if_needed()
     _wait_drawn(page, patch["rev"], "#far")
-    _next_frames(page)  # the tree's rows past the first 40 are drawn once seen near its box
     assert far.locator(".nba-row", has_text="late").count() == 1
     selected = far.locator(".nba-row.nba-selected .nba-name")
     assert selected.inner_text() == "main"
@@ -571,12 +524,11 @@ def _redrawn(page: Any, selector: str) -> list[str]:
     )
 
 
-def test_a_patch_draws_the_rows_near_the_screen_and_the_others_once_scrolled_near(
+def test_a_patch_redraws_the_rows_it_touched_and_places_the_bars_on_the_grown_axis(
     page: Any,
 ) -> None:
-    """A patch touching every agent of a wide run redraws the rows near the screen; a row
-    scrolled away (down the page, or down the tree's own box) shows the patch once it comes
-    near, its timeline bar placed on the grown time axis."""
+    """A patch touching every agent of a wide run redraws their rows (tree, token table,
+    timeline) in place, each timeline bar placed on the grown time axis."""
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing import Trace
 
@@ -587,52 +539,25 @@ def test_a_patch_draws_the_rows_near_the_screen_and_the_others_once_scrolled_nea
     builder = ViewBuilder(trace)
     builder.update()
     _set(page, builder.view())
-    page.evaluate("() => window.scrollTo(0, 0)")
-    _next_frames(page)
-    # a wide section drawn whole: its first rows at once, the ones far down as blank rows
-    blank = page.locator("#host table.nba-tokens tbody tr.nba-blank")
-    assert blank.count() >= 20
-    assert (
-        page.locator("#host table.nba-tokens tbody tr[data-node]").first.locator("td").count() == 8
-    )
+    assert page.locator("#host table.nba-tokens tbody tr[data-node]").count() == 61
     _kept_lines(page)
     for i in range(60):
         for sid in (f"task{i}", f"agent{i}"):
             span = trace.get(sid)
             span.status, span.end = "ok", 10.0 + i
-    patch = builder.patch(builder.update())
-    _patch(page, patch)
+    _patch(page, builder.patch(builder.update()))
 
     tokens = page.locator("#host table.nba-tokens tbody tr[data-node]")
-    first, last = tokens.nth(1), tokens.nth(60)  # row 0 is the main agent
-    assert "nba-s-ok" in (first.get_attribute("class") or "")
-    assert "nba-s-ok" not in (last.get_attribute("class") or "")  # far down: not drawn yet
-    tree_rows = _redrawn(page, "#host .nba-live-tree .nba-line")
-    assert "agent0" in tree_rows and "agent59" not in tree_rows  # below the tree box's fold
-
-    last.scroll_into_view_if_needed()
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('#host table.nba-tokens tbody tr[data-node]')]
-            .pop().classList.contains('nba-s-ok')"""
-    )
+    last = tokens.nth(60)  # row 0 is the main agent
+    assert "nba-s-ok" in (last.get_attribute("class") or "")
     assert last.locator("td").count() == 8 and "agent59" in last.inner_text()
-    page.locator("#host .nba-tl-row").last.scroll_into_view_if_needed()  # agent59's
+    assert "agent59" in _redrawn(page, "#host .nba-live-tree .nba-line")
+    assert "main" not in _redrawn(page, "#host table.nba-tokens tbody tr")  # not touched
     # agent59 ran from 5.9 s to 69 s of a 69 s run: its bar starts at 5.9/69 of the track
-    page.wait_for_function(
-        """() => {
-            const row = [...document.querySelectorAll('#host .nba-tl-row')].pop();
-            const bar = row.querySelector('.nba-bar');  // none while it is a blank row
-            const left = bar ? parseFloat(bar.style.left) : NaN;
-            return row.classList.contains('nba-s-ok') && Math.abs(left - 590 / 69) < 0.01;
-        }"""
-    )
-    page.locator("#host .nba-live-tree").evaluate(
-        "(e) => { e.scrollIntoView(); e.scrollTop = e.scrollHeight; }"
-    )
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('#host .nba-live-tree .nba-node.nba-k-subagent')]
-            .pop().classList.contains('nba-s-ok')"""
-    )
+    row = page.locator("#host .nba-tl-row").last
+    assert "nba-s-ok" in (row.get_attribute("class") or "")
+    left = row.locator(".nba-bar").evaluate("(e) => parseFloat(e.style.left)")
+    assert abs(left - 590 / 69) < 0.01
     assert not page.errors
 
 
@@ -692,49 +617,36 @@ def test_a_whole_view_arriving_again_redraws_only_what_differs(page: Any) -> Non
     assert not page.errors
 
 
-def test_the_saved_view_takes_over_the_live_views_rows_with_what_it_had_not_drawn_yet(
-    page: Any,
-) -> None:
+def test_the_saved_view_takes_over_the_live_views_rows(page: Any) -> None:
     """When the run ends its saved output replaces the widget: the saved view takes over the rows
-    the live view drew (selection kept) and brings them to the final view, including a patch the
-    live view had taken in but was resting from drawing when it went."""
+    the live view drew (selection kept) and brings them to the final view as a patch."""
     trace, builder = _thirty_tools_tool3_selected(page)
     _kept_lines(page)
     page.evaluate("() => { document.querySelector('#host .nba-root')._kept = true; }")
 
     trace.add(_span("late", "main", "tool", 40.0, end=41.0, status="ok"))
-    drawn = builder.patch(builder.update())
+    _patch(page, builder.patch(builder.update()))
     trace.get("tool7").status, trace.get("tool7").end = "ok", 8.0
-    pending = builder.patch(builder.update())
+    builder.update()
     final = builder.view()
     widget = TraceWidget()
     before = page.evaluate(
-        """([drawn, pending, final, css]) => {
-            // every reading of the clock moves it 40 ms on: the live view rests from drawing
-            const real = performance.now.bind(performance);
-            let offset = 60000;
-            performance.now = () => real() + (offset += 40);
-            try {
-                window.nbaModel.set('patch_json', drawn);  // drawn: the first after a rest
-                window.nbaModel.set('patch_json', pending);  // taken in, not drawn yet
-                const li = [...document.querySelectorAll('#host .nba-node.nba-k-tool')][7];
-                const status = li.className;
-                window.nbaCleanup();  // the run's output is replaced: the live view goes
-                window.nbaCleanup = null;
-                const box = document.createElement('div');
-                box.className = 'nba-saved nba-host';
-                box.id = 'saved';
-                box.dataset.nbaUid = window.nbaModel.get('uid');
-                document.body.appendChild(box);
-                window.nbaModule.showSaved(box, final, css);
-                return [status, box.querySelector('.nba-root')._kept === true];
-            } finally {
-                performance.now = real;
-            }
+        """([final, css]) => {
+            const li = [...document.querySelectorAll('#host .nba-node.nba-k-tool')][7];
+            const status = li.className;
+            window.nbaCleanup();  // the run's output is replaced: the live view goes
+            window.nbaCleanup = null;
+            const box = document.createElement('div');
+            box.className = 'nba-saved nba-host';
+            box.id = 'saved';
+            box.dataset.nbaUid = window.nbaModel.get('uid');
+            document.body.appendChild(box);
+            window.nbaModule.showSaved(box, final, css);
+            return [status, box.querySelector('.nba-root')._kept === true];
         }""",
-        [json.dumps(drawn), json.dumps(pending), json.dumps(final), widget._css],
+        [json.dumps(final), widget._css],
     )
-    assert "nba-s-running" in before[0]  # the live view had not drawn the last patch
+    assert "nba-s-running" in before[0]  # the live view never had tool7 finished
     assert before[1]  # the saved view holds the live view's own rows
     saved = page.locator("#saved")
     assert "nba-s-ok" in (saved.locator(".nba-node.nba-k-tool").nth(7).get_attribute("class") or "")
@@ -824,93 +736,17 @@ def test_a_10000_span_trace_draws_a_page_of_children_and_more_on_request(page: A
     _set(page, view)
     tree = page.locator("#host .nba-live-tree")
     rows = tree.locator(".nba-row")
-    blanks = tree.locator("li.nba-blank")
-    # 100 tasks open with their sub-agents and calls, the other 2,400 wait behind a button. The
-    # first 40 rows are drawn at once (the tenth task's last call is the 41st); each later task
-    # is one blank, as tall as its rows would be.
-    _next_frames(page)
-    assert rows.count() == 40
-    assert blanks.count() == 1 + 90
-    height = tree.evaluate("(e) => e.scrollHeight")
-    assert _scroll_through(page, tree) == 1 + 100 * 4
-    assert blanks.count() == 0
-    row = rows.first.evaluate("(e) => e.getBoundingClientRect().height")
-    assert abs(tree.evaluate("(e) => e.scrollHeight") - height) < row  # the blanks held the place
+    # 100 tasks open with their sub-agents and calls, the other 2,400 wait behind a button
+    assert rows.count() == 1 + 100 * 4
     more = tree.locator(".nba-more-button")
     assert more.inner_text() == "show 100 more of 2400"
     more.click()
-    assert _scroll_through(page, tree) == 1 + 200 * 4
+    assert rows.count() == 1 + 200 * 4
     # the filter searches every step, drawn or not
     page.locator("#host .nba-filter-text").fill("s2499")
     names = [r.locator(".nba-name").inner_text() for r in rows.all()]
     assert names == ["main", "task → general-purpose", "s2499"]
     assert not page.errors
-
-
-def test_a_blank_in_the_tree_grows_with_its_steps_and_a_request_in_one_is_drawn_at_once(
-    page: Any,
-) -> None:
-    """Steps added under a task left blank make its blank taller (the tree's scroll stays
-    true); a request for a decision under one is drawn at once, with its card, wherever it is."""
-    from nbagents.display._viewmodel import ViewBuilder
-    from nbagents.tracing import Trace
-    from nbagents.tracing.pending import PENDING
-
-    trace = Trace([_span("main", None, "agent", 0.0)])
-    for i in range(30):
-        trace.add(_span(f"t{i}", "main", "task", 0.01 * i))
-        trace.add(_span(f"s{i}", f"t{i}", "subagent", 0.01 * i))
-        trace.add(_span(f"m{i}", f"s{i}", "model", 0.01 * i, end=0.5, status="ok"))
-    builder = ViewBuilder(trace)
-    builder.update()
-    _set(page, builder.view())
-    tree = page.locator("#host .nba-live-tree")
-    _next_frames(page)
-    key = builder.view()["nodes"][1 + 3 * 20]["id"]  # t20, far down the tree
-    blank = tree.locator(f"li.nba-blank[data-node='{key}']")
-    assert blank.get_attribute("data-rows") == "3"
-    before = blank.evaluate("(e) => e.getBoundingClientRect().height")
-
-    trace.add(_span("x20", "s20", "tool", 0.3, end=0.4, status="ok"))
-    patch = builder.patch(builder.update())
-    _patch(page, patch)
-    _wait_drawn(page, patch["rev"])
-    assert blank.get_attribute("data-rows") == "4"
-    assert blank.evaluate("(e) => e.getBoundingClientRect().height") > before
-
-    asking = _span("x25", "s25", "tool", 0.3, status="interrupted")
-    asking.attributes[PENDING] = [
-        {
-            "interrupt_id": "i1",
-            "position": 0,
-            "kind": "approval",
-            "tool": "x25",
-            "args": {"path": "/a"},
-            "description": "Delete it?",
-            "allowed": ["approve", "reject"],
-            "value": None,
-        }
-    ]
-    trace.add(asking)
-    patch = builder.patch(builder.update())
-    _patch(page, patch)
-    _wait_drawn(page, patch["rev"])
-    card = tree.locator(".nba-pending")
-    assert card.count() == 1 and "Delete it?" in card.inner_text()
-    assert tree.locator(".nba-row .nba-name", has_text="x25").count() == 1
-    assert not page.errors
-
-
-def _scroll_through(page: Any, box: Any) -> int:
-    """Scroll ``box`` from top to bottom, a box's height at a time, as a reader would; how many
-    tree rows it then holds."""
-    top = 0
-    while True:
-        box.evaluate("(e, top) => { e.scrollTop = top; }", top)
-        _next_frames(page)
-        top += box.evaluate("(e) => e.clientHeight")
-        if top >= box.evaluate("(e) => e.scrollHeight"):
-            return int(box.locator(".nba-row").count())
 
 
 def test_a_10000_span_run_arriving_live_keeps_the_page_answering(page: Any) -> None:

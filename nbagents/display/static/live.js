@@ -14,11 +14,6 @@ const TURN_KINDS = new Set(["system", "input", "reply", "tool", "approval", "err
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
-// Rows drawn at once when a section is drawn whole, or a patch brings new steps to the tree; the
-// others start as blank rows of the same height (in the tree, one blank for a step and all it
-// holds), drawn once near the screen: a wide run's first whole view would create every row of
-// the tree, the token table and the timeline at once.
-const EAGER_ROWS = 40;
 // Where the figures of a table start (right-aligned): the token table's after agent, task,
 // status and time; the Tools table's after the tool and who called it.
 const AGENT_FIGURES = 4;
@@ -37,6 +32,19 @@ function h(tag, cls, text) {
   if (cls) el.className = cls;
   if (text !== undefined && text !== null) el.textContent = String(text);
   return el;
+}
+
+// A button that runs `onClick`.
+function button(cls, text, onClick) {
+  const b = h("button", cls, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// "show 100 more of 2400" (`what`: " agents", " tools" or ""), `rest` waiting, `step` at a time.
+function moreButton(rest, step, what, onClick) {
+  return button("nba-more-button", "show " + Math.min(rest, step) + " more of " + rest + what, onClick);
 }
 
 function num(value) {
@@ -376,73 +384,6 @@ function section(ui, key, title, body) {
   return det;
 }
 
-// -- drawing only what is near the screen ------------------------------------------------------
-//
-// A patch of a wide run touches hundreds of rows, most of them scrolled away: inside the tree's
-// box, below the fold of the notebook, in a closed section. Such a row is brought up to date when
-// it comes near the screen instead (200 px ahead): redrawn in full, a wide run's patch restyles
-// and lays out thousands of elements, on the cores the kernel runs on.
-// A row counts as near until the browser says otherwise, so a new row is drawn at once.
-class Sight {
-  // `root`: the scrolling box the elements are seen through (default: the page's viewport).
-  constructor(root = null) {
-    this.far = new WeakSet();
-    this.due = new Map(); // element -> what brings it up to date once it is near
-    this.observer =
-      typeof IntersectionObserver === "function"
-        ? new IntersectionObserver((entries) => this.seen(entries), { root, rootMargin: "200px" })
-        : null;
-  }
-
-  // `far`: a placeholder, drawn only once the browser says it is near.
-  watch(el, far = false) {
-    if (this.observer) this.observer.observe(el);
-    if (far && this.observer) this.far.add(el);
-  }
-
-  seen(entries) {
-    entries.forEach((entry) => {
-      const el = entry.target;
-      if (!entry.isIntersecting) {
-        this.far.add(el);
-        return;
-      }
-      this.far.delete(el);
-      const bring = this.due.get(el);
-      if (bring) {
-        this.due.delete(el);
-        bring();
-      }
-    });
-  }
-
-  // Runs `bring` now if `el` is near the screen, else once it is. A later call for the same
-  // element replaces an earlier one: `bring` must bring the element wholly up to date.
-  when(el, bring) {
-    if (this.far.has(el)) this.due.set(el, bring);
-    else {
-      this.due.delete(el);
-      bring();
-    }
-  }
-
-  drop(el) {
-    if (this.observer) this.observer.unobserve(el);
-    this.due.delete(el);
-  }
-
-  // The rows moved to another place in the page: what the browser said of them no longer holds.
-  moved() {
-    this.far = new WeakSet();
-  }
-
-  clear() {
-    if (this.observer) this.observer.disconnect();
-    this.due.clear();
-    this.far = new WeakSet();
-  }
-}
-
 // -- the view: built once, then updated in place ------------------------------------------------
 //
 // TraceView holds the data and what is selected, and hands each part its patch: the tree (with
@@ -502,11 +443,9 @@ class TraceView {
     this.reset(data);
   }
 
-  // After a draw: the revision drawn, for whoever waits for it, and the layout done now.
+  // After a draw: the revision drawn, for whoever waits for it.
   settle() {
     if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
-    void this.root.offsetHeight;
-    if (this.data) this.tree.measureRows();
   }
 
   build() {
@@ -621,7 +560,7 @@ class TraceView {
   // leads to its place in the run.
   reach(id) {
     this.select(id);
-    const item = this.tree.drawnRow(id);
+    const item = this.tree.items.get(id);
     if (!item) return;
     item.row.scrollIntoView({ block: "center" });
     item.row.focus({ preventScroll: true });
@@ -637,16 +576,9 @@ class TreePane {
     this.expanded = new Set();
     this.shown = new Map(); // node id -> how many children are drawn
     this.items = new Map(); // node id -> {li, row, ul}
-    this.blanks = new Map(); // node id -> the blank <li> holding its place and its children's
     this.filter = { text: "", kind: "", status: "" };
     this.keep = null; // while filtering: the ids drawn (matches and their ancestors)
     this.focused = null;
-    this.sight = new Sight(); // each drawn step's <li>: its row and its children
-    // Blanks are drawn once near the tree's box, which scrolls on its own: the row after the last
-    // one shown is there for the keyboard, as every row was.
-    this.blankSight = new Sight();
-    this.budget = EAGER_ROWS; // rows this task may still create; the rest are blanks
-    this.spending = false;
   }
 
   get data() {
@@ -655,20 +587,10 @@ class TreePane {
 
   build(left) {
     this.items.clear();
-    this.blanks.clear();
-    this.sight.clear();
-    this.blankSight.clear();
     left.appendChild(this.filterBar());
     left.appendChild(this.view.focus.build());
     this.el = h("div", "nba-live-tree");
-    this.blankSight = new Sight(this.el);
     left.appendChild(this.el);
-  }
-
-  // The rows moved to another place in the page (see Sight.moved).
-  moved() {
-    this.sight.moved();
-    this.blankSight.moved();
   }
 
   patch(touched) {
@@ -676,25 +598,8 @@ class TreePane {
       this.draw();
       return;
     }
-    touched.nodes.forEach((id) => this.later(id, false));
-    touched.kids.forEach((id) => (id === null ? this.updateChildren(null) : this.later(id, true)));
-    if (this.blanks.size) this.resizeBlanks(touched);
-  }
-
-  // A patch's change to a step's row (and, with `kids`, to its children): drawn once the step is
-  // near the screen.
-  later(id, kids) {
-    const item = this.items.get(id);
-    if (!item) return;
-    item.kidsDue ||= kids;
-    this.sight.when(item.li, () => {
-      const node = this.data.nodes.get(id);
-      if (!node || this.items.get(id) !== item) return;
-      const withKids = item.kidsDue;
-      item.kidsDue = false;
-      this.drawRow(item, node);
-      if (withKids) this.drawKids(item, node);
-    });
+    touched.nodes.forEach((id) => touched.kids.has(id) || this.updateRow(id));
+    touched.kids.forEach((id) => this.updateChildren(id));
   }
 
   filterBar() {
@@ -765,9 +670,6 @@ class TreePane {
   draw() {
     this.keep = this.computeKeep();
     this.items.clear();
-    this.blanks.clear();
-    this.sight.clear();
-    this.blankSight.clear();
     const scroll = this.el.scrollTop;
     const hadFocus = this.view.root.contains(document.activeElement);
     const ul = h("ul", "nba-tree");
@@ -803,16 +705,16 @@ class TreePane {
     const ids = this.kidsOf(id);
     const limit = this.limitOf(id, ids);
     const wanted = ids.slice(0, limit).filter((k) => this.data.nodes.has(k));
-    const elements = wanted.map((k) => this.placeOf(k));
+    const elements = wanted.map((k) => (this.items.get(k) || this.makeItem(k)).li);
     const rest = ids.length - wanted.length;
     if (rest > 0) {
       const more = h("li", "nba-more");
-      const button = h("button", "nba-more-button", "show " + Math.min(rest, PAGE) + " more of " + rest);
-      button.addEventListener("click", () => {
-        this.shown.set(id, limit + PAGE);
-        this.fillChildren(id, ul);
-      });
-      more.appendChild(button);
+      more.appendChild(
+        moreButton(rest, PAGE, "", () => {
+          this.shown.set(id, limit + PAGE);
+          this.fillChildren(id, ul);
+        }),
+      );
       elements.push(more);
     }
     // Move only what is out of place: rows that stay keep their DOM (and focus).
@@ -825,121 +727,6 @@ class TreePane {
   // How many of `kids`, the children of `id`, are drawn before a "show more" row.
   limitOf(id, kids) {
     return this.keep ? kids.length : Math.max(this.shown.get(id) || PAGE, PAGE);
-  }
-
-  // The element standing for step `id` in its parent's list: its row, or a blank once this task
-  // created EAGER_ROWS rows.
-  placeOf(id) {
-    const item = this.items.get(id);
-    if (item) return item.li;
-    const blank = this.blanks.get(id);
-    if (blank) return blank;
-    return (this.spend() ? null : this.makeBlank(id)) || this.makeItem(id).li;
-  }
-
-  // Whether this task may create one more row. Every task (a patch, a click, a blank come near)
-  // gets EAGER_ROWS.
-  spend() {
-    if (!this.spending) {
-      this.spending = true;
-      queueMicrotask(() => {
-        this.spending = false;
-        this.budget = EAGER_ROWS;
-      });
-    }
-    this.budget -= 1;
-    return this.budget >= 0;
-  }
-
-  // The rows step `id` would draw (its own, its children's, a "show more"), and whether one of
-  // them asks for a decision: a request is never left blank.
-  extent(id) {
-    let rows = 0;
-    let pending = false;
-    const walk = (k) => {
-      const node = this.data.nodes.get(k);
-      if (!node) return;
-      rows += 1;
-      if (node.pending && node.pending.length) pending = true;
-      if (!this.isOpen(node)) return;
-      const kids = this.kidsOf(k);
-      const limit = this.limitOf(k, kids);
-      kids.slice(0, limit).forEach(walk);
-      if (kids.length > limit) rows += 1;
-    };
-    walk(id);
-    return { rows, pending };
-  }
-
-  makeBlank(id) {
-    if (!this.blankSight.observer) return null; // nothing would say when it comes near
-    const { rows, pending } = this.extent(id);
-    if (pending) return null;
-    const li = h("li", "nba-blank");
-    li.dataset.node = id;
-    sizeBlank(li, rows);
-    this.blanks.set(id, li);
-    this.blankSight.watch(li, true);
-    this.blankSight.when(li, () => this.fillBlank(id, li));
-    return li;
-  }
-
-  fillBlank(id, li) {
-    if (this.blanks.get(id) !== li) return;
-    this.blanks.delete(id);
-    this.blankSight.drop(li);
-    if (!this.data.nodes.has(id)) return;
-    this.budget = Math.max(this.budget, Math.min(num(li.dataset.rows), EAGER_ROWS));
-    li.replaceWith(this.makeItem(id).li);
-    this.measureRows();
-  }
-
-  // The row of step `id`, drawn now if a blank holds its place (its own, or an ancestor's that
-  // holds it); null when it is past a "show more" row.
-  drawnRow(id) {
-    for (let tries = 0; tries < 64 && !this.items.has(id); tries += 1) {
-      let k = id;
-      while (k !== null && k !== undefined && !this.blanks.has(k)) {
-        const node = this.data.nodes.get(k);
-        k = node ? node.parent : null;
-      }
-      if (k === null || k === undefined) break;
-      this.fillBlank(k, this.blanks.get(k));
-    }
-    return this.items.get(id) || null;
-  }
-
-  // A patch may grow what a blank stands for (new steps under it, a request for a decision):
-  // its height follows, and a request is drawn at once.
-  resizeBlanks(touched) {
-    const seen = new Set();
-    const grown = (id) => {
-      for (let k = id; k !== null && k !== undefined && !seen.has(k); ) {
-        seen.add(k);
-        const li = this.blanks.get(k);
-        if (li) {
-          const { rows, pending } = this.extent(k);
-          if (pending) this.fillBlank(k, li);
-          else if (String(rows) !== li.dataset.rows) sizeBlank(li, rows);
-          return;
-        }
-        const node = this.data.nodes.get(k);
-        k = node ? node.parent : null;
-      }
-    };
-    touched.nodes.forEach(grown);
-    touched.kids.forEach(grown);
-  }
-
-  // Blanks take the height of a drawn row, read once the browser laid one out.
-  measureRows() {
-    if (this.rowHeight || !this.blanks.size || !this.el) return;
-    const row = this.el.querySelector(".nba-row");
-    const height = row ? row.getBoundingClientRect().height : 0;
-    if (height > 0) {
-      this.rowHeight = height;
-      this.el.style.setProperty("--nba-row-h", height + "px");
-    }
   }
 
   makeItem(id) {
@@ -961,10 +748,9 @@ class TreePane {
       ev.preventDefault();
       ev.stopPropagation(); // JupyterLab's command mode binds the arrows to its cells
     });
-    const item = { li, row, ul: null, kidsDue: false };
+    const item = { li, row, ul: null };
     li.appendChild(row);
     this.items.set(id, item);
-    this.sight.watch(li);
     this.drawRow(item, node);
     this.drawKids(item, node);
     return item;
@@ -1074,14 +860,6 @@ class TreePane {
   }
 }
 
-// A blank standing for `rows` tree rows: as tall as they would be (--nba-row-h, a drawn row's).
-function sizeBlank(li, rows) {
-  li.dataset.rows = String(rows);
-  li.style.height = "calc(var(--nba-row-h, 1.5em) * " + rows + ")";
-}
-
-// -- the details pane ---------------------------------------------------------------------------
-
 class DetailsPane {
   constructor(view) {
     this.view = view;
@@ -1129,9 +907,7 @@ class DetailsPane {
 
   // Asks the kernel for a model call's whole input; its answer arrives as a custom message.
   wholeInputButton(id) {
-    const b = h("button", "nba-more-button nba-whole-input", "open the whole input");
-    b.type = "button";
-    b.addEventListener("click", () => {
+    const b = button("nba-more-button nba-whole-input", "open the whole input", () => {
       b.disabled = true;
       b.textContent = "loading the whole input…";
       this.view.model.send({ type: "input", id });
@@ -1154,11 +930,7 @@ class DetailsPane {
     box.appendChild(h("span", "nba-role", t.label));
     if (t.meta) box.appendChild(h("span", "nba-meta", " " + t.meta));
     if (t.link) {
-      const go = h("button", "nba-conv-link", "→ the conversation of " + t.link_label);
-      go.type = "button";
-      go.addEventListener("click", () => this.view.select(t.link));
-      box.appendChild(document.createTextNode(" "));
-      box.appendChild(go);
+      box.append(" ", button("nba-conv-link", "→ the conversation of " + t.link_label, () => this.view.select(t.link)));
     }
     if (t.content) {
       const text = highlighted(h("div", "nba-text" + (t.error ? " nba-error-text" : "")), t.content, needle);
@@ -1258,11 +1030,7 @@ class Approvals {
       this.draw();
     };
     p.allowed.forEach((decision) => {
-      const b = h("button", "nba-choice", decision);
-      b.type = "button";
-      b.dataset.decision = decision;
-      b.disabled = !this.answerable();
-      b.addEventListener("click", () => {
+      const b = button("nba-choice", decision, () => {
         const old = this.decisions.get(p.key);
         this.decisions.set(p.key, {
           decision,
@@ -1271,6 +1039,8 @@ class Approvals {
         });
         draw();
       });
+      b.dataset.decision = decision;
+      b.disabled = !this.answerable();
       choices.appendChild(b);
     });
     if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
@@ -1311,10 +1081,8 @@ class Approvals {
       line.appendChild(h("span", "nba-waiting", pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result)."));
     } else {
       line.appendChild(h("span", "nba-waiting", decided + " of " + pending.length + " decided"));
-      const submit = h("button", "nba-submit", this.sending ? "resuming…" : "Submit decisions and resume");
-      submit.type = "button";
+      const submit = button("nba-submit", this.sending ? "resuming…" : "Submit decisions and resume", () => this.submit(pending));
       submit.disabled = this.sending || decided < pending.length;
-      submit.addEventListener("click", () => this.submit(pending));
       line.appendChild(submit);
     }
     bar.appendChild(line);
@@ -1363,21 +1131,19 @@ class AgentPage {
   button(box, total, drawn) {
     const rest = total - drawn;
     if (rest <= 0) return null;
-    const button = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " agents");
-    button.addEventListener("click", () => {
-      this.limit = drawn + ROW_PAGE;
-      this.onMore();
-    });
-    box.appendChild(button);
-    return button;
+    return box.appendChild(
+      moreButton(rest, ROW_PAGE, " agents", () => {
+        this.limit = drawn + ROW_PAGE;
+        this.onMore();
+      }),
+    );
   }
 }
 
 // A section of one row per agent of the page, keyed by agent id: a patch replaces the touched
-// rows in place once they are near the screen; a new order of the drawn agents, or redraw(),
-// draws them all again. A subclass makes a row (row(id) -> {el, ...}), lays all rows out
-// (drawAll), says where "show more" goes (moreBox), updates what depends on every row (refresh)
-// and finishes a row brought up to date (settled).
+// rows in place; a new order of the drawn agents, or redraw(), draws them all again. A subclass
+// makes a row (row(id) -> {el, ...}), lays all rows out (drawAll), says where "show more" goes
+// (moreBox) and updates what depends on every row (refresh).
 class KeyedRows {
   constructor(view, page, key, title, cls) {
     this.view = view;
@@ -1386,9 +1152,8 @@ class KeyedRows {
     this.title = title;
     this.cls = cls;
     this.ids = null; // the agents drawn, in order
-    this.entries = new Map(); // id -> what row(id) returned, and whether it is `dirty`
+    this.entries = new Map(); // id -> what row(id) returned
     this.more = null;
-    this.sight = new Sight();
   }
 
   build() {
@@ -1399,10 +1164,6 @@ class KeyedRows {
 
   forget() {
     this.ids = null;
-  }
-
-  moved() {
-    this.sight.moved();
   }
 
   redraw() {
@@ -1420,16 +1181,13 @@ class KeyedRows {
     if (reorder && !same) this.ids = null;
     if (this.ids) {
       touched.forEach((id) => {
-        const entry = this.entries.get(id);
-        if (!entry) return;
-        entry.dirty = true;
-        this.later(id);
+        const old = this.entries.get(id);
+        if (old) old.el.replaceWith(this.add(id).el);
       });
     } else {
-      this.sight.clear();
       this.entries = new Map();
       this.ids = ids;
-      this.drawAll(ids.map((id, i) => (i < EAGER_ROWS ? this.add(id) : this.blank(id)).el));
+      this.drawAll(ids.map((id) => this.add(id).el));
     }
     if (this.more) this.more.remove();
     this.more = this.page.button(this.moreBox(), agents.length, ids.length);
@@ -1439,41 +1197,8 @@ class KeyedRows {
   add(id) {
     const entry = this.row(id);
     this.entries.set(id, entry);
-    this.sight.watch(entry.el);
     return entry;
   }
-
-  // A row's place, kept until the row comes near the screen.
-  blank(id) {
-    const el = this.placeholder();
-    el.classList.add("nba-blank");
-    el.dataset.node = id;
-    const entry = { el, dirty: true };
-    this.entries.set(id, entry);
-    this.sight.watch(el, true);
-    this.later(id);
-    return entry;
-  }
-
-  // Brings the row up to date once it is near the screen.
-  later(id) {
-    const entry = this.entries.get(id);
-    if (entry) this.sight.when(entry.el, () => this.bring(id));
-  }
-
-  bring(id) {
-    let entry = this.entries.get(id);
-    if (!entry) return;
-    if (entry.dirty) {
-      const old = entry;
-      entry = this.add(id);
-      old.el.replaceWith(entry.el);
-      this.sight.drop(old.el);
-    }
-    this.settled(entry);
-  }
-
-  settled(entry) {}
 }
 
 // What the token table and the Tools table draw alike: a head of columns, rows of formatted
@@ -1524,14 +1249,6 @@ class AgentTable extends KeyedRows {
     return this.box;
   }
 
-  placeholder() {
-    const tr = h("tr");
-    const td = h("td", null, "\u00a0");
-    td.colSpan = Math.max(this.view.data.columns.length, 1);
-    tr.appendChild(td);
-    return tr;
-  }
-
   refresh() {
     totalCells(this.totalRow, this.view.data.totals, AGENT_FIGURES);
   }
@@ -1564,18 +1281,9 @@ class Timeline extends KeyedRows {
     return this.moreHolder;
   }
 
-  placeholder() {
-    return h("div", "nba-tl-row", "\u00a0");
-  }
-
-  // The time axis grows with the run: every drawn bar is placed again (numbers only), once near
-  // the screen.
+  // The time axis grows with the run: every drawn bar is placed again (numbers only).
   refresh() {
-    this.entries.forEach((entry, id) => this.later(id));
-  }
-
-  settled(entry) {
-    this.place(entry);
+    this.entries.forEach((entry) => this.place(entry));
   }
 
   row(id) {
@@ -1672,12 +1380,12 @@ class ToolTable {
     const parts = [table];
     const rest = tools.order.length - this.limit;
     if (rest > 0) {
-      const more = h("button", "nba-more-button", "show " + Math.min(rest, ROW_PAGE) + " more of " + rest + " tools");
-      more.addEventListener("click", () => {
-        this.limit += ROW_PAGE;
-        this.redraw();
-      });
-      parts.push(more);
+      parts.push(
+        moreButton(rest, ROW_PAGE, " tools", () => {
+          this.limit += ROW_PAGE;
+          this.redraw();
+        }),
+      );
     }
     parts.push(h("div", "nba-legend", "turns: the model replies that asked for the tool; in, out and cost are theirs, a reply counted once per tool it asked for."));
     this.box.replaceChildren(...parts);
@@ -1728,10 +1436,7 @@ class ToolTable {
     head.appendChild(h("span", "nba-name", c.agent));
     if (node.preview) head.appendChild(h("span", "nba-preview", node.preview));
     head.appendChild(h("span", "nba-meta", node.time));
-    const go = h("button", "nba-tree-link", "↑ its step in the call tree");
-    go.type = "button";
-    go.addEventListener("click", () => this.view.reach(c.id));
-    box.append(head, " ", go);
+    box.append(head, " ", button("nba-tree-link", "↑ its step in the call tree", () => this.view.reach(c.id)));
     (node.details || []).forEach((f) => box.appendChild(field(f)));
     return box;
   }
@@ -1746,23 +1451,11 @@ class ToolTable {
 // the store is found by the widget's `uid` within its widget manager (a copy of a notebook,
 // open beside it, holds widgets with the same uids).
 
-// A store draws its views at most DRAW_DUTY of the page's time: a draw that took 30 ms (a wide
-// run's patch: restyling, laying out and painting its rows near the screen) rests 570 ms before
-// the next, whose patches are merged meanwhile. The page shares the cores with the kernel: a page
-// drawing every patch of a wide run keeps a core busy, and the kernel's threads then wait for a
-// CPU (docs/performance.md has the figures). Quick draws are not held back.
-const DRAW_DUTY = 0.05;
-const QUICK_DRAW_MS = 8;
-
 class Store {
   constructor(model) {
     this.model = model;
     this.data = null;
     this.views = new Set();
-    this.pending = null; // what the patches not drawn yet touched
-    this.drawAt = 0; // performance.now() before which no patch is drawn
-    this.timer = null;
-    this.measuring = null; // the last draw, while its paint is not done
   }
 
   parse(name) {
@@ -1779,100 +1472,50 @@ class Store {
     if (patch) {
       this.data.texts = next.texts; // the keys of the builder that made it (a new one: a move)
       this.data.pages = next.pages;
-      // drawn now, as a whole view always is: a page loaded anew draws it at once
-      this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
-      this.flush();
+      this.draw(patch);
       return;
     }
     this.data = next;
-    this.pending = null;
     this.views.forEach((view) => {
       view.stale = false;
+      view.reset(this.data);
+      view.settle();
     });
-    this.drawn(() => this.views.forEach((view) => view.reset(this.data)));
   }
 
   patch() {
     const patch = this.parse("patch_json");
     if (!this.data || !patch || typeof patch !== "object") return;
     if (num(patch.rev) <= this.data.rev) return; // already in the whole view
-    this.pending = mergeTouched(this.pending, patch, applyPatch(this.data, patch));
-    if (performance.now() >= this.drawAt) this.flush();
-    else if (this.timer === null) this.schedule();
+    this.draw(patch);
   }
 
-  schedule() {
-    this.timer = setTimeout(() => this.flush(), this.drawAt - performance.now());
-  }
-
-  flush() {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    const pending = this.pending;
-    this.pending = null;
-    if (!pending) return;
-    // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
-    // whole when it comes into sight: drawing a wide run is most of the page's work.
-    const shown = [];
+  // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
+  // whole when it comes into sight: drawing a wide run is most of the page's work.
+  draw(patch) {
+    const changes = changesOf(patch, applyPatch(this.data, patch));
     this.views.forEach((view) => {
-      if (view.inSight) shown.push(view);
-      else view.stale = true;
+      if (!view.inSight) view.stale = true;
+      else {
+        view.patched(changes);
+        view.settle();
+      }
     });
-    if (shown.length) this.drawn(() => shown.forEach((view) => view.patched(pending)), shown);
   }
 
   // `view` came into sight after patches it was not drawn with: draw it again, whole.
   catchUp(view) {
     if (!view.stale || !this.views.has(view)) return;
     view.stale = false;
-    this.drawn(() => view.redraw(this.data), [view]);
-  }
-
-  // Runs `draw` and sets when the next patch may be drawn. Reading a layout property makes the
-  // browser restyle and lay out now, inside the measured time; the paint follows at the next
-  // frame, and the first task after it knows the draw's whole cost. A page that draws no frame
-  // (a tab in the background) keeps the first estimate.
-  drawn(draw, views = this.views) {
-    const started = performance.now();
-    draw();
-    views.forEach((view) => view.settle());
-    const cost = performance.now() - started;
-    this.measuring = null;
-    if (cost < QUICK_DRAW_MS) {
-      this.drawAt = 0;
-      return;
-    }
-    this.drawAt = started + cost / DRAW_DUTY;
-    const measuring = (this.measuring = {});
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        if (this.measuring !== measuring) return; // drawn again since
-        this.measuring = null;
-        const whole = performance.now() - started;
-        this.drawAt = Math.max(this.drawAt, started + whole / DRAW_DUTY);
-        if (this.timer !== null) {
-          clearTimeout(this.timer);
-          this.schedule();
-        }
-      }, 0),
-    );
-  }
-
-  dispose() {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.measuring = null;
+    view.redraw(this.data);
+    view.settle();
   }
 }
 
-// Patches taken in since the last draw, as one: what they touched, and whether any brought a new
-// order of the agents or new columns.
-function mergeTouched(pending, patch, touched) {
-  if (!pending) return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
-  pending.agents ||= Boolean(patch.agents);
-  pending.columns ||= Boolean(patch.columns);
-  Object.keys(touched).forEach((key) => touched[key].forEach((id) => pending.touched[key].add(id)));
-  return pending;
+// What a patch changed, as TraceView.patched takes it: what it touched, and whether it brought
+// a new order of the agents or new columns.
+function changesOf(patch, touched) {
+  return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
 }
 
 const STORES = new WeakMap(); // widget manager -> (widget uid -> its Store)
@@ -1898,7 +1541,6 @@ function follow(model, store) {
   return () => {
     model.off("change:view_json", onView);
     model.off("change:patch_json", onPatch);
-    store.dispose();
   };
 }
 
@@ -1972,7 +1614,7 @@ function render({ model, el }, saved = false) {
   model.on("change:answerable", onAnswerable);
   return () => {
     if (uid && view.data) {
-      const left = { ui: view.uiState(), view, pending: store.pending, stale: view.stale };
+      const left = { ui: view.uiState(), view, stale: view.stale };
       handoffs().set(uid, left);
       // Its rows stay with the page only until the saved view takes them.
       setTimeout(() => {
@@ -1994,20 +1636,17 @@ function takeOver(handed, model, el, store) {
   const view = handed.view;
   view.model = model;
   el.appendChild(view.root);
-  // Out of the page meanwhile, every row was far: drawn now, as a whole view's rows would be.
-  [view.tree, view.table, view.timeline].forEach((part) => part.moved());
   store.views.add(view);
   const patch = handed.stale ? null : asPatch(view.data, store.data);
   if (!patch) {
     view.redraw(store.data);
     return view;
   }
-  // The live view's data is brought to the saved one, and drawn with what the live store had
-  // taken in but not drawn yet.
+  // The live view's data is brought to the saved one.
   const touched = applyPatch(view.data, patch);
   view.data.pages = store.data.pages;
   store.data = view.data;
-  view.patched(mergeTouched(handed.pending, patch, touched));
+  view.patched(changesOf(patch, touched));
   return view;
 }
 
@@ -2157,12 +1796,7 @@ class Focus {
     if (id === null) return;
     const chain = [];
     for (let k = this.parentAgent(id); k !== null; k = this.parentAgent(k)) chain.unshift(k);
-    const crumb = (text, go) => {
-      const b = h("button", "nba-crumb", text);
-      b.type = "button";
-      b.addEventListener("click", go);
-      return b;
-    };
+    const crumb = (text, go) => button("nba-crumb", text, go);
     bar.appendChild(crumb("Whole run", () => this.leave()));
     chain.forEach((k) => {
       bar.appendChild(h("span", "nba-crumb-sep", " › "));
@@ -2183,10 +1817,8 @@ class Focus {
   decorate(pane, head, node) {
     const id = this.focused();
     if (AGENT_KINDS.has(node.kind) && node.id !== id) {
-      const b = h("button", "nba-more-button nba-focus-button", "Focus on this agent");
-      b.type = "button";
+      const b = button("nba-more-button nba-focus-button", "Focus on this agent", () => this.set(node.id));
       b.title = "Show this agent's subtree alone (key: f)";
-      b.addEventListener("click", () => this.set(node.id));
       head.appendChild(b);
     }
     if (id === null || node.id === id) return;
@@ -2259,21 +1891,12 @@ class TreeKeys {
     }
   }
 
-  // Keyboard focus to the next (1) or previous (-1) visible row. A blank on the way (a step not
-  // drawn yet) is drawn first.
+  // Keyboard focus to the next (1) or previous (-1) visible row.
   step(id, by) {
     const item = this.tree.items.get(id);
-    if (!item) return;
-    for (let tries = 0; tries < 200; tries++) {
-      const els = [...this.tree.el.querySelectorAll(".nba-row, li.nba-blank")];
-      const next = els[els.indexOf(item.row) + by];
-      if (!next || els.indexOf(item.row) < 0) return;
-      if (next.classList.contains("nba-row")) {
-        this.show(next);
-        return;
-      }
-      this.tree.fillBlank(next.dataset.node, next);
-    }
+    const rows = [...this.tree.el.querySelectorAll(".nba-row")];
+    const at = item ? rows.indexOf(item.row) : -1;
+    if (at >= 0 && rows[at + by]) this.show(rows[at + by]);
   }
 
   // The agent's next (1) or previous (-1) model call after the step `id`, selected.
@@ -2352,8 +1975,7 @@ class TreeKeys {
     this.bring(id);
   }
 
-  // The row of step `id` drawn (past a "show more", out of a blank), on screen, with the
-  // keyboard focus.
+  // The row of step `id` drawn (past a "show more"), on screen, with the keyboard focus.
   bring(id) {
     const tree = this.tree;
     const chain = [];
@@ -2373,10 +1995,6 @@ class TreeKeys {
       }
     });
     if (redraw) tree.draw();
-    chain.forEach((k) => {
-      const blank = tree.blanks.get(k);
-      if (blank) tree.fillBlank(k, blank);
-    });
     const item = tree.items.get(id);
     if (item) this.show(item.row);
   }
@@ -2485,19 +2103,17 @@ class TurnPages {
   bar(node, page, count) {
     const bar = h("div", "nba-conv-pages");
     const total = this.entries(node);
-    const button = (text, to, label) => {
-      const b = h("button", "nba-more-button nba-page-button", text);
-      b.type = "button";
+    const pageButton = (text, to, label) => {
+      const b = button("nba-more-button nba-page-button", text, () => this.go(node, to));
       b.setAttribute("aria-label", label);
       b.disabled = to < 0 || to >= count || to === page;
-      b.addEventListener("click", () => this.go(node, to));
       bar.appendChild(b);
     };
-    button("\u00ab first", 0, "first page of the conversation");
-    button("\u2039 previous", page - 1, "previous page of the conversation");
+    pageButton("\u00ab first", 0, "first page of the conversation");
+    pageButton("\u2039 previous", page - 1, "previous page of the conversation");
     bar.appendChild(h("span", "nba-page-where", "entries " + this.range(node, page) + " of " + total.toLocaleString("en-US") + " \u00b7 page " + (page + 1) + " of " + count));
-    button("next \u203a", page + 1, "next page of the conversation");
-    button("last \u00bb", count - 1, "last page of the conversation");
+    pageButton("next \u203a", page + 1, "next page of the conversation");
+    pageButton("last \u00bb", count - 1, "last page of the conversation");
     return bar;
   }
 }
