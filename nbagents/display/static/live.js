@@ -59,6 +59,17 @@ function dot(status, glyph) {
   return el;
 }
 
+// Step `id` and its ancestors, nearest first.
+function lineage(nodes, id) {
+  const out = [];
+  for (let k = id; k !== null && k !== undefined; ) {
+    out.push(k);
+    const node = nodes.get(k);
+    k = node ? node.parent : null;
+  }
+  return out;
+}
+
 function pct(value) {
   return Math.min(Math.max(num(value), 0), 100) + "%";
 }
@@ -655,13 +666,7 @@ class TreePane {
     for (const node of this.data.nodes.values()) {
       if (!this.matches(node) || !this.view.focus.holds(node.id)) continue;
       found += 1;
-      if (found > FILTER_LIMIT) continue;
-      let id = node.id;
-      while (id !== null && id !== undefined && !keep.has(id)) {
-        keep.add(id);
-        const n = this.data.nodes.get(id);
-        id = n ? n.parent : null;
-      }
+      if (found <= FILTER_LIMIT) lineage(this.data.nodes, node.id).forEach((k) => keep.add(k));
     }
     keep.found = found;
     return keep;
@@ -835,14 +840,8 @@ class TreePane {
 
   // Opens the ancestors of `id` and drops a filter that hides it; whether to draw again.
   reveal(id) {
-    const chain = [];
-    let node = id ? this.data.nodes.get(id) : null;
-    while (node && node.parent !== null) {
-      chain.push(node.parent);
-      node = this.data.nodes.get(node.parent);
-    }
     let redraw = false;
-    chain.reverse().forEach((p) => {
+    lineage(this.data.nodes, id).slice(1).reverse().forEach((p) => {
       if (this.collapsed.has(p) || !this.isOpen(this.data.nodes.get(p))) {
         this.collapsed.delete(p);
         this.expanded.add(p);
@@ -1713,24 +1712,13 @@ class Focus {
   // Whether step `id` is drawn in focus: the focused agent or a step under it.
   holds(id) {
     const top = this.focused();
-    if (top === null) return true;
-    for (let k = id; k !== null && k !== undefined; ) {
-      if (k === top) return true;
-      const node = this.data.nodes.get(k);
-      k = node ? node.parent : null;
-    }
-    return false;
+    return top === null || lineage(this.data.nodes, id).includes(top);
   }
 
   // The agent a step belongs to: itself, if an agent, else its nearest agent above.
   agentOf(id) {
-    for (let k = id; k !== null && k !== undefined; ) {
-      const node = this.data.nodes.get(k);
-      if (!node) return null;
-      if (AGENT_KINDS.has(node.kind)) return k;
-      k = node.parent;
-    }
-    return null;
+    const nodes = this.data.nodes;
+    return lineage(nodes, id).find((k) => nodes.has(k) && AGENT_KINDS.has(nodes.get(k).kind)) ?? null;
   }
 
   parentAgent(id) {
@@ -1978,12 +1966,7 @@ class TreeKeys {
   // The row of step `id` drawn (past a "show more"), on screen, with the keyboard focus.
   bring(id) {
     const tree = this.tree;
-    const chain = [];
-    for (let k = id; k !== null && k !== undefined; ) {
-      chain.unshift(k);
-      const node = this.view.data.nodes.get(k);
-      k = node ? node.parent : null;
-    }
+    const chain = lineage(this.view.data.nodes, id).reverse();
     let redraw = false;
     chain.forEach((k, i) => {
       const parent = i ? chain[i - 1] : null;
