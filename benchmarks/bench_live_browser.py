@@ -73,7 +73,7 @@ _update = _Builder.update
 def _retext_update(self):
     changes = _update(self)
     if RETEXT:
-        for kept in (self._heads, self._node_text, self._row_text, self._bar_text):
+        for kept in (self._heads, self._nodes, self._rows, self._bars):
             kept.clear()
     return changes
 
