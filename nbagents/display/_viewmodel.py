@@ -264,7 +264,8 @@ class ViewBuilder:
                 self._paged.add(sid)
             else:
                 self._paged.discard(sid)
-            text = dumps(self._shared.conversation(view, changes.texts))
+            self._shared.share(view["turns"], changes.texts)
+            text = dumps(view)
             if changes.keep(self._parts["conversation"], sid, text, "conversation"):
                 changes.nodes.add(sid)
 
