@@ -1,10 +1,8 @@
 """What each agent's model calls cost, as the views show it: own and including sub-agents.
 
-Prices come from :func:`nbagents.cost.default_prices` (genai-prices with the ``cost`` extra).
-The views show cost only when at least one model call of the trace is priced, so a run on the
-scripted model (or on models no table knows) shows tokens alone rather than a column of
-unknowns. A cost that includes an unpriced call is shown as unknown (``?``), never as a smaller
-number.
+Prices come from :func:`nbagents.cost.default_prices`. The views show cost only when a model
+call of the trace is priced (a run on the scripted model shows tokens alone, not a column of
+unknowns). A cost that includes an unpriced call is unknown (``?``), never a smaller number.
 """
 
 from __future__ import annotations

@@ -82,8 +82,7 @@ def _fingerprint(span: Span) -> tuple[Any, ...]:
 
 
 def copy_span(span: Span) -> Span:
-    """A copy of ``span`` that much faster than ``copy.copy``, which goes through pickling's
-    protocol."""
+    """A copy of ``span``, much faster than ``copy.copy`` (which goes through pickling)."""
     copied = object.__new__(type(span))
     copied.__dict__.update(span.__dict__)
     copied.attributes = dict(span.attributes)

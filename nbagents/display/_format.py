@@ -17,6 +17,7 @@ __all__ = [
     "SYSTEM_LIMIT",
     "as_text",
     "compact_json",
+    "dumps",
     "format_duration",
     "format_tokens",
     "pretty_json",
@@ -88,6 +89,8 @@ def as_text(value: Any) -> str:
 
 # One encoder each: ``json.dumps`` with any option makes a new one per call, which cost a view
 # as much as encoding the small values it shows (a tool call's arguments).
+dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""A view's records as compact JSON text."""
 _pretty = json.JSONEncoder(ensure_ascii=False, indent=1, sort_keys=True, default=str).encode
 _compact = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 

@@ -94,12 +94,9 @@ def stylesheet() -> str:
 
 
 def unseen(html: str) -> str:
-    """``html``, a ``<style>`` or a ``<script>``, in a box that the page styles of JupyterLab
-    and of the classic notebook hide. ``nbconvert --sanitize-html`` escapes those two elements
-    into text (hundreds of lines of CSS and script above the snapshot) but keeps classes, and
-    the pages it exports carry those styles. Sanitizers that remove the elements leave the box
-    empty; everywhere else the elements work as ever: a style applies and a script runs from a
-    hidden box."""
+    """``html``, a ``<style>`` or a ``<script>``, in a box the page styles of JupyterLab and of
+    the classic notebook hide: ``nbconvert --sanitize-html`` escapes those elements into text but
+    keeps classes. Elsewhere a style applies and a script runs from a hidden box."""
     return f'<div class="{HIDDEN_IN_EXPORTS}">{html}</div>'
 
 

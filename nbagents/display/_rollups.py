@@ -1,8 +1,7 @@
 """Tokens and costs rolled up from model calls: per step, per agent and for the whole trace.
 
-Each model call's usage is added along its ancestors only when it changes (as a difference
-from what was added before), so a live update costs the depth of the call, not the size of the
-run.
+Each model call's usage is added along its ancestors only when it changes, as a difference: a
+live update costs the depth of the call, not the size of the run.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ import threading
 import zlib
 from functools import cache
 
+from nbagents.display._format import dumps
 from nbagents.display._html import render_view, static_text, unseen
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
@@ -89,7 +90,7 @@ def conversation_pages(builder: ViewBuilder, limit: int) -> str:
     for key in builder.long_conversations():
         pages: list[str] = []
         for page in builder.conversation_pages(key):
-            text = json.dumps(page["turns"], ensure_ascii=False, separators=(",", ":"))
+            text = dumps(page["turns"])
             used += len(text)
             if used > limit:
                 break

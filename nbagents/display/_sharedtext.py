@@ -25,7 +25,7 @@ class SharedTexts:
         self.table: dict[str, str] = {}
         self._keys: dict[str, str] = {}
 
-    def share(self, records: Iterable[dict[str, Any]], new: set[str]) -> None:
+    def share(self, records: Iterable[Any], new: set[str]) -> None:
         """Replace each record's long ``content`` with a ``content_ref``; keys first made here
         are added to ``new`` (what the next patch must carry)."""
         for record in records:
@@ -46,11 +46,6 @@ class SharedTexts:
             if field["type"] == "messages":
                 self.share(field["value"], new)
         return fields
-
-    def conversation(self, view: Any, new: set[str]) -> Any:
-        """``view`` (a conversation) with its turns' long contents shared."""
-        self.share(view["turns"], new)
-        return view
 
 
 def _fill(records: Iterable[Any], texts: Mapping[str, str]) -> None:

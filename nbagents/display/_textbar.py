@@ -1,11 +1,6 @@
-"""A timeline bar drawn in characters, for renderers that keep no style at all.
-
-nbconvert's ``--sanitize-html`` (what nbviewer-like sites should use) keeps tags and classes
-but drops every ``style`` attribute, so the snapshot's inline-styled bars would collapse to
-nothing. The plain version of the snapshot shown there (``_plain`` in
-:mod:`nbagents.display._html`) draws each agent's bar as text, in a ``<code>`` hidden with an
-inline ``display:none`` wherever inline styles survive. Characters are proportional in a
-monospace font: :data:`CELLS` cells span the run, so a bar is placed within one cell.
+"""A timeline bar drawn in characters, for the snapshot's plain version (``_plain`` in
+:mod:`nbagents.display._html`), shown where every ``style`` attribute is dropped and the
+inline-styled bars would collapse to nothing. :data:`CELLS` monospace cells span the run.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ follows too: the pane and the DataFrame agree.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections import Counter
 from collections.abc import Iterable
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 from nbagents._tokens import TokenUsage
 from nbagents.cost import Cost, default_prices
 from nbagents.display._costview import CostSum, format_cost
-from nbagents.display._format import format_duration, format_tokens, short
+from nbagents.display._format import dumps, format_duration, format_tokens, short
 from nbagents.display._records import GLYPHS, ToolRow
 from nbagents.tracing.cost import priced_call
 from nbagents.tracing.tools import (
@@ -44,7 +43,6 @@ COST_COLUMN = "turn cost"
 _ANCHORS = uuid.UUID("4b1d9c52-5a3e-4f0e-9d5c-6e0a2f7b8c11")
 """The namespace of the views' anchors: fixed, so a run's anchor is the same in every drawing."""
 _NONE: AbstractSet[str] = frozenset()
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,15 +219,15 @@ class ToolBook:
         wanted = order if chosen is None else [n for n in order if n in chosen]
         columns = [*COLUMNS, COST_COLUMN] if priced else COLUMNS
         return (
-            f'{{"anchor":{_dumps(view_anchor(root) if root else "")},"columns":{_dumps(columns)},'
-            f'"order":{_dumps(order)},"rows":[{",".join(self._row_text(n) for n in wanted)}],'
-            f'"totals":{_dumps(self._cells("all", "", self._all))}}}'
+            f'{{"anchor":{dumps(view_anchor(root) if root else "")},"columns":{dumps(columns)},'
+            f'"order":{dumps(order)},"rows":[{",".join(self._row_text(n) for n in wanted)}],'
+            f'"totals":{dumps(self._cells("all", "", self._all))}}}'
         )
 
     def _row_text(self, name: str) -> str:
         text = self._texts.get(name)
         if text is None:
-            text = self._texts[name] = _dumps(self._row(name))
+            text = self._texts[name] = dumps(self._row(name))
         return text
 
     def _row(self, name: str) -> ToolRow:

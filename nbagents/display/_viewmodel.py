@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
 from nbagents.display._fingerprints import SpanFingerprints
-from nbagents.display._format import format_tokens, short
+from nbagents.display._format import dumps, format_tokens, short
 from nbagents.display._records import (
     VIEW_VERSION,
     AgentRow,
@@ -54,10 +54,6 @@ def build_view(trace: Trace) -> View:
     builder = ViewBuilder(trace)
     builder.update()
     return builder.view()
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""Compact JSON (one encoder for all: ``json.dumps`` makes one per call)."""
 
 
 def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
@@ -149,11 +145,11 @@ class ViewBuilder:
         # Records as JSON text, dropped when they change: a node's without its children and
         # parts (a patch and the next whole view share it), whole nodes, agent and timeline rows.
         self._heads = _TextCache(
-            lambda sid: _dumps(node_head(self._tree, self._usage, sid, self._attrs[sid]))
+            lambda sid: dumps(node_head(self._tree, self._usage, sid, self._attrs[sid]))
         )
         self._nodes = _TextCache(lambda sid: self._node(sid, _PARTS, True))
-        self._rows = _TextCache(lambda sid: _dumps(self._agent_row(sid)))
-        self._bars = _TextCache(lambda sid: _dumps(timeline_row(self._tree, sid, self._attrs[sid])))
+        self._rows = _TextCache(lambda sid: dumps(self._agent_row(sid)))
+        self._bars = _TextCache(lambda sid: dumps(timeline_row(self._tree, sid, self._attrs[sid])))
         self._talking: set[str] = set()
         """Agents whose own steps changed in the update under way."""
         self._errors: set[str] = set()
@@ -221,9 +217,9 @@ class ViewBuilder:
             changes.nodes.add(sid)
             attrs = self._attrs[sid] = span.typed_attributes()
             pane = self._shared.details(details(span, attrs), changes.texts)
-            changes.keep(self._parts["details"], sid, _dumps(pane), "details")
+            changes.keep(self._parts["details"], sid, dumps(pane), "details")
             if span.kind == "subagent":
-                changes.keep(self._parts["diff"], sid, _dumps(state_diff(attrs)), "diff")
+                changes.keep(self._parts["diff"], sid, dumps(state_diff(attrs)), "diff")
             if span.status == "error":
                 self._errors.add(sid)
             else:
@@ -268,7 +264,8 @@ class ViewBuilder:
                 self._paged.add(sid)
             else:
                 self._paged.discard(sid)
-            text = _dumps(self._shared.conversation(view, changes.texts))
+            self._shared.share(view["turns"], changes.texts)
+            text = dumps(view)
             if changes.keep(self._parts["conversation"], sid, text, "conversation"):
                 changes.nodes.add(sid)
 
@@ -319,7 +316,7 @@ class ViewBuilder:
         """A :class:`ViewNode` as JSON text, with the ``parts`` it has of :data:`_PARTS`."""
         extra: list[tuple[str, str]] = []
         if with_children:
-            extra.append(("children", _dumps(self._tree.keys(self._tree.kids.get(sid, ())))))
+            extra.append(("children", dumps(self._tree.keys(self._tree.kids.get(sid, ())))))
         extra += [(p, self._parts[p][sid]) for p in parts if sid in self._parts[p]]
         return _object(self._heads[sid], extra)
 
@@ -357,16 +354,16 @@ class ViewBuilder:
     def view_json(self) -> str:
         """The whole :class:`View` as JSON text, as of the last :meth:`update`."""
         return _object(
-            _dumps(self._summary()),
+            dumps(self._summary()),
             [
-                ("columns", _dumps(columns(self._priced, self._reasoning))),
-                ("roots", _dumps(self._tree.keys(self._tree.kids[None]))),
+                ("columns", dumps(columns(self._priced, self._reasoning))),
+                ("roots", dumps(self._tree.keys(self._tree.kids[None]))),
                 ("nodes", _array(self._nodes[s] for s in self._tree.walk())),
-                ("agents", _dumps(self._tree.keys(self._tree.agents))),
+                ("agents", dumps(self._tree.keys(self._tree.agents))),
                 ("agent_rows", _array(self._rows[a] for a in self._tree.agents)),
                 ("timeline", _array(self._bars[a] for a in self._tree.agents)),
                 ("tools", self._tools_part(None)),
-                ("texts", _dumps(self._shared.table)),
+                ("texts", dumps(self._shared.table)),
             ],
         )
 
@@ -416,17 +413,17 @@ class ViewBuilder:
             ("timeline", _array(self._bars[a] for a in order(changes.timeline))),
         ]
         if changes.roots:
-            parts.append(("roots", _dumps(self._tree.keys(self._tree.kids[None]))))
+            parts.append(("roots", dumps(self._tree.keys(self._tree.kids[None]))))
         if changes.agents:
-            parts.append(("agents", _dumps(self._tree.keys(self._tree.agents))))
+            parts.append(("agents", dumps(self._tree.keys(self._tree.agents))))
         if changes.columns:
-            parts.append(("columns", _dumps(columns(self._priced, self._reasoning))))
+            parts.append(("columns", dumps(columns(self._priced, self._reasoning))))
         if changes.tools or changes.columns:  # a new column: every row again
             parts.append(("tools", self._tools_part(None if changes.columns else changes.tools)))
         if changes.texts:
             table = self._shared.table
-            parts.append(("texts", _dumps({k: table[k] for k in sorted(changes.texts, key=int)})))
-        return _object(_dumps(self._summary()), parts)
+            parts.append(("texts", dumps({k: table[k] for k in sorted(changes.texts, key=int)})))
+        return _object(dumps(self._summary()), parts)
 
     def patch(self, changes: _Changes) -> ViewPatch:
         """:meth:`patch_json`, parsed, its long texts in place."""
