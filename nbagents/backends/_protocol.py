@@ -334,7 +334,7 @@ def grep_at_most(
     """``backend.grep`` with at most ``max_count`` matches: passed on to a ``grep`` that takes
     it (which can stop early), else the answer is cut here. ``truncated`` says matches were
     left out."""
-    if max_count is not None and takes_keyword(backend.grep, "max_count"):
+    if max_count is not None and _takes_max_count(backend.grep):
         return first_matches(backend.grep(pattern, path, glob, max_count=max_count), max_count)
     return first_matches(backend.grep(pattern, path, glob), max_count)
 
@@ -350,20 +350,17 @@ async def agrep_at_most(
     agrep = getattr(backend, "agrep", None)
     if agrep is None:
         return await asyncio.to_thread(grep_at_most, backend, pattern, path, glob, max_count)
-    if max_count is not None and takes_keyword(agrep, "max_count"):
+    if max_count is not None and _takes_max_count(agrep):
         return first_matches(await agrep(pattern, path, glob, max_count=max_count), max_count)
     return first_matches(await agrep(pattern, path, glob), max_count)
 
 
-def takes_keyword(method: Callable[..., Any], name: str) -> bool | None:
-    """Whether ``method`` takes the keyword ``name`` (or any keyword); ``None`` when its
-    signature cannot be read (a builtin or an odd callable)."""
+def _takes_max_count(method: Callable[..., Any]) -> bool:
     try:
         parameters = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(p.kind is p.VAR_KEYWORD or (p.name == name and p.kind in named) for p in parameters)
+    except (TypeError, ValueError):  # a builtin or an odd callable: cut its answer instead
+        return False
+    return any(p.name == "max_count" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 def first_matches(result: GrepResult, max_count: int | None) -> GrepResult:

@@ -10,6 +10,7 @@ from nbagents.middleware._memory import (
     MemoryState,
 )
 from nbagents.middleware._patch import PatchToolCallsMiddleware, patch_dangling_tool_calls
+from nbagents.middleware._runtime import hook_runtime
 from nbagents.middleware._stack import (
     REQUIRED_MIDDLEWARE,
     check_excluded,
@@ -36,6 +37,7 @@ __all__ = [
     "check_excluded",
     "create_summarization_middleware",
     "drop_excluded",
+    "hook_runtime",
     "merge_by_name",
     "patch_dangling_tool_calls",
     "prompt_caching_for",

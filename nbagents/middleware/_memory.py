@@ -81,9 +81,9 @@ class MemoryMiddleware(RequestEditor, AgentMiddleware[MemoryState, Any]):
     def _contents(self, responses: list[FileDownloadResponse]) -> dict[str, str]:
         contents: dict[str, str] = {}
         for path, response in zip(self.sources, responses, strict=True):
+            if response.error == "file_not_found":
+                continue
             if response.error is not None:
-                if response.error == "file_not_found":
-                    continue
                 raise ValueError(f"Memory file {path!r} could not be read: {response.error}.")
             if response.content is not None:
                 contents[path] = response.content.decode("utf-8", errors="replace")
@@ -101,8 +101,7 @@ class MemoryMiddleware(RequestEditor, AgentMiddleware[MemoryState, Any]):
         if MEMORY_CONTENTS_KEY in state:
             return None
         backend = backend_for_hook(self.backend, state, runtime)
-        responses = await backend.adownload_files(self.sources)
-        return {MEMORY_CONTENTS_KEY: self._contents(responses)}
+        return {MEMORY_CONTENTS_KEY: self._contents(await backend.adownload_files(self.sources))}
 
     def format_memory(self, contents: dict[str, str]) -> str:
         """The files as the prompt shows them: each path, then its text (HTML comments, which

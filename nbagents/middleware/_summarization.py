@@ -4,6 +4,7 @@ folded messages saved to a file backend first (what LangChain lacks)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -47,7 +48,6 @@ from nbagents.backends import (
     files_reducer,
     uses_state,
 )
-from nbagents.backends._protocol import takes_keyword
 from nbagents.middleware._runtime import backend_for_hook
 
 __all__ = [
@@ -145,7 +145,7 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             **deprecated_kwargs,
         )
         # Read once: whether the counter can count the tools' schemas too.
-        self._counter_takes_tools = takes_keyword(self.token_counter, "tools")
+        self._counter_takes_tools = _takes_tools(self.token_counter)
         self.backend: BackendLike = check_backend(StateBackend if backend is None else backend)
         # A state backend writes to the ``files`` key, which the agent's state must then have,
         # even when the agent has no file tools.
@@ -310,6 +310,18 @@ class SummarizationMiddleware(LangChainSummarization[Any, Any]):
             "history_path": path if saved else None,
             "summary": made.text,
         }
+
+
+def _takes_tools(counter: Any) -> bool | None:
+    """Whether ``counter`` takes a ``tools`` keyword; ``None`` when its signature is unknown."""
+    try:
+        parameters = inspect.signature(counter).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(
+        p.kind is p.VAR_KEYWORD or (p.name == "tools" and p.kind in named) for p in parameters
+    )
 
 
 def _extended(response: ModelResponse[Any], update: dict[str, Any]) -> ExtendedModelResponse[Any]:

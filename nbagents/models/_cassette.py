@@ -59,9 +59,7 @@ class CassetteMissError(CassetteError, LookupError):
 
     def __init__(self, message: str, *, key: str, agent: str, path: Path) -> None:
         super().__init__(message)
-        self.key = key
-        self.agent = agent
-        self.path = path
+        self.key, self.agent, self.path = key, agent, path
 
 
 def _check_entry(path: Path, key: str, value: Any) -> None:
@@ -180,10 +178,7 @@ class Cassette:
         self._stamp = stamp
 
     def _write(self) -> None:
-        data: dict[str, Any] = {
-            **_FILE.header(),
-            "interactions": self._interactions,
-        }
+        data: dict[str, Any] = {**_FILE.header(), "interactions": self._interactions}
         if self.note:
             data["note"] = self.note
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

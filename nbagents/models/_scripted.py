@@ -108,8 +108,7 @@ class ScriptedChatModel(CannedChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
         """Bind tools; the script's tool calls are checked against them at reply time."""
-        schemas = [_tool_schema(t) for t in tools]
-        return self.bind(tools=schemas, **kwargs)
+        return self.bind(tools=[_tool_schema(t) for t in tools], **kwargs)
 
     # -- replying ------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from nbagents._contract import SKILLS_ERRORS_KEY, SKILLS_METADATA_KEY
 from nbagents.backends import BackendLike, BackendProtocol, check_backend, is_backend
 from nbagents.backends.prompts import RequestEditor, with_prompt_section
-from nbagents.middleware._runtime import hook_runtime
+from nbagents.middleware import hook_runtime
 from nbagents.skills._discovery import adiscover_skills, as_source, discover_skills
 from nbagents.skills._prompt import (
     SKILLS_PROMPT_SECTION,

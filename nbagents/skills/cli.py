@@ -84,8 +84,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
-    problem = name_problem(args.name)
-    if problem:
+    if problem := name_problem(args.name):
         return _error(f"invalid skill name: {problem}")
     in_project = args.project or args.project_dir is not None
     base = project_dir(args.project_dir) if in_project else user_dir(args.user_dir)
@@ -104,8 +103,7 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    problem = name_problem(args.name)
-    if problem:
+    if problem := name_problem(args.name):
         return _error(f"invalid skill name: {problem}")
     sources = _sources(args)
     found = discover_skill_dirs(sources)
