@@ -8,7 +8,8 @@ import json
 import logging
 import threading
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
 import pytest
 from support.display_fixtures import build_trace, make_agent
@@ -21,6 +22,7 @@ from nbagents.display._html import render_view, trace_html
 from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
+from nbagents.tracing.span import SpanKind, SpanStatus
 
 INPUT = {"messages": [("user", "go")]}
 
@@ -88,6 +90,15 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
     # the timeline shows the parallel researchers overlapping
     bars = [(r["start"], r["end"]) for r in state["timeline"] if r["depth"] == 1]
     assert len(bars) == 3 and max(bars[0][0], bars[1][0]) < min(bars[0][1], bars[1][1])
+    # The front end is told which kinds and statuses there are: it keeps no copy of them.
+    words = json.loads(view.widget.view_json)["vocabulary"]
+    assert words == {
+        "kinds": list(get_args(SpanKind)),
+        "statuses": list(get_args(SpanStatus)),
+        "agent_kinds": ["agent", "subagent"],
+    }
+    script = (Path(live.__file__).parent / "static" / "live.js").read_text(encoding="utf-8")
+    assert '"interrupted", "limit"' not in script and '"skill", "model"' not in script
 
 
 def test_the_patches_add_up_to_the_view_of_the_finished_run() -> None:

@@ -324,6 +324,9 @@ class View(ViewSummary):
     tools: ToolsView
     texts: NotRequired[dict[str, str]]
     """As sent: the long texts the nodes' messages and turns refer to by key."""
+    vocabulary: NotRequired[dict[str, list[str]]]
+    """As sent: the span ``kinds`` and ``statuses`` there are, and the ``agent_kinds``, so the
+    front end holds no copy of them."""
 
 
 class ViewPatch(ViewSummary):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
@@ -38,7 +38,7 @@ from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, state_diff
 from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
-from nbagents.tracing.model import count_failures
+from nbagents.tracing.model import SpanKind, SpanStatus, count_failures
 
 if TYPE_CHECKING:
     from nbagents.tracing import Transcript
@@ -47,6 +47,14 @@ if TYPE_CHECKING:
 __all__ = ["ViewBuilder", "build_view"]
 
 _PARTS = ("details", "diff", "conversation")
+VOCABULARY = dumps(
+    {
+        "kinds": list(get_args(SpanKind)),
+        "statuses": list(get_args(SpanStatus)),
+        "agent_kinds": list(AGENT_KINDS),
+    }
+)
+"""The span kinds and statuses the front end knows, sent with every whole view."""
 
 
 def build_view(trace: Trace) -> View:
@@ -364,6 +372,7 @@ class ViewBuilder:
                 ("timeline", _array(self._bars[a] for a in self._tree.agents)),
                 ("tools", self._tools_part(None)),
                 ("texts", dumps(self._shared.table)),
+                ("vocabulary", VOCABULARY),
             ],
         )
 

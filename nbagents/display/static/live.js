@@ -7,8 +7,12 @@
 // Every text goes through textContent; class names come from fixed tables; inline styles only
 // get numbers. No innerHTML anywhere.
 
-const KINDS = new Set(["agent", "subagent", "task", "skill", "model", "tool", "chain"]);
-const STATUSES = new Set(["running", "ok", "error", "interrupted", "limit"]);
+// The span kinds and statuses, and which kinds are agents, are the trace's own lists
+// (nbagents.tracing.span), sent with the whole view: a kind or status outside them draws as a
+// step, or as running.
+let KINDS = new Set();
+let STATUSES = new Set();
+let AGENT_KINDS = new Set();
 const LEAF_KINDS = new Set(["model", "tool", "skill"]);
 const TURN_KINDS = new Set(["system", "input", "reply", "tool", "approval", "error", "note"]);
 const PAGE = 100; // children drawn under one step before a "show more" row
@@ -138,6 +142,10 @@ function loadView(view) {
   data.roots = view.roots || [];
   data.agents = view.agents || [];
   data.duration = num(view.duration);
+  const words = view.vocabulary || {};
+  KINDS = new Set(words.kinds || []);
+  STATUSES = new Set(words.statuses || []);
+  AGENT_KINDS = new Set(words.agent_kinds || []);
   addTexts(data.texts, view.texts);
   view.nodes.forEach((n) => {
     data.nodes.set(n.id, fillTexts(Object.assign({ children: [], details: [] }, n), data.texts));
@@ -1687,7 +1695,6 @@ export default { initialize, render };
 // roots become that agent), a breadcrumb of its ancestor agents leads back up, and the details
 // pane keeps the focused agent's conversation in view whatever step is selected in it.
 
-const AGENT_KINDS = new Set(["agent", "subagent"]);
 
 class Focus {
   constructor(view) {
