@@ -27,7 +27,6 @@ __all__ = [
     "DetailField",
     "FieldType",
     "Header",
-    "KeptNode",
     "MessageView",
     "NodeTexts",
     "PendingView",
@@ -349,22 +348,6 @@ class ViewPatch(ViewSummary):
     """The long texts first referred to since the last update."""
 
 
-class KeptNode:
-    """One node, parsed, and the snapshot's HTML of it once drawn (``line``: its tree line,
-    ``info``: its details)."""
-
-    __slots__ = ("info", "line", "node")
-
-    def __init__(
-        self, text: str, node: ViewNode | None = None, texts: Mapping[str, str] | None = None
-    ) -> None:
-        if node is None:
-            node = cast(ViewNode, fill_node(json.loads(text), texts or {}))
-        self.node = node
-        self.line: str | None = None
-        self.info: str | None = None
-
-
 class NodeTexts(Sequence[ViewNode]):
     """A view's nodes kept as their JSON texts, each parsed when read.
 
@@ -375,18 +358,19 @@ class NodeTexts(Sequence[ViewNode]):
     def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str] | None = None) -> None:
         self._ids = list(texts)
         self._texts = texts
-        self._kept: dict[str, KeptNode] = {}
+        self._parsed: dict[str, ViewNode] = {}
         self._shared = shared
         """The long texts the nodes refer to (:mod:`nbagents.display._sharedtext`)."""
         self.by_id: Mapping[str, ViewNode] = _ParsedById(self)
         """The nodes by id, parsed when read."""
 
-    def entry(self, node_id: str) -> KeptNode:
-        """The node ``node_id``, parsed once, and what was drawn of it."""
-        kept = self._kept.get(node_id)
-        if kept is None:
-            kept = self._kept[node_id] = KeptNode(self._texts[node_id], texts=self._shared)
-        return kept
+    def parsed(self, node_id: str) -> ViewNode:
+        """The node ``node_id``, parsed once."""
+        node = self._parsed.get(node_id)
+        if node is None:
+            text = json.loads(self._texts[node_id])
+            node = self._parsed[node_id] = cast(ViewNode, fill_node(text, self._shared or {}))
+        return node
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -426,7 +410,7 @@ class _ParsedById(Mapping[str, ViewNode]):
         self._nodes = nodes
 
     def __getitem__(self, node_id: str) -> ViewNode:
-        return self._nodes.entry(node_id).node
+        return self._nodes.parsed(node_id)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._nodes._ids)
