@@ -119,6 +119,8 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         except GraphInterrupt as pause:
             yield from run.pause(pause)
             raise
+        except GeneratorExit:  # closed by its driver: nothing more to make
+            raise
         except BaseException as error:
             failure = self._explain(error, run.run_id)
             if run.active:
