@@ -34,8 +34,13 @@ STARTED = re.compile(r"Started background task (\S+) \(")
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     running = Server(tmp_path_factory.mktemp("langgraph-background"), graphs=("worker", "approver"))
+    serving.append(running.url)
     yield running
+    serving.remove(running.url)
     running.stop()
+
+
+serving: list[str] = []
 
 
 def background(url: str) -> RemoteSubAgent:
@@ -62,6 +67,14 @@ def note(text: str) -> str:
 def pause(seconds: float) -> str:
     """Wait, as a main agent busy with other work would."""
     time.sleep(seconds)
+    # A loaded machine runs the server's jobs late: wait for them, so the check after the
+    # pause sees each finished, whatever the load.
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=serving[-1])
+    deadline = time.monotonic() + 60
+    while client.threads.search(status="busy", limit=1) and time.monotonic() < deadline:
+        time.sleep(0.2)
     return "paused"
 
 
