@@ -31,7 +31,6 @@ function h(tag, cls, text) {
   return el;
 }
 
-// A button that runs `onClick`.
 function button(cls, text, onClick) {
   const b = h("button", cls, text);
   b.type = "button";
@@ -84,7 +83,6 @@ function takeTools(into, tools, touched) {
   touched.add(null);
 }
 
-// Rows keyed by id taken into `map`, their ids into `touched`.
 function takeRows(map, rows, touched) {
   (rows || []).forEach((r) => {
     map.set(r.id, r);
@@ -165,9 +163,7 @@ function asPatch(data, next) {
     if (!now || now.parent !== node.parent) return null;
   }
   const patch = { rev: next.rev, header: next.header, totals: next.totals, duration: next.duration };
-  if (!same(data.columns, next.columns)) patch.columns = next.columns;
-  if (!same(data.roots, next.roots)) patch.roots = next.roots;
-  if (!same(data.agents, next.agents)) patch.agents = next.agents;
+  for (const key of ["columns", "roots", "agents"]) if (!same(data[key], next[key])) patch[key] = next[key];
   patch.nodes = [];
   next.nodes.forEach((now, id) => {
     const old = data.nodes.get(id);
@@ -175,14 +171,10 @@ function asPatch(data, next) {
       patch.nodes.push(now);
       return;
     }
-    const change = { id };
-    let changed = false;
-    new Set([...Object.keys(old), ...Object.keys(now)]).forEach((key) => {
-      if (key === "_search" || same(old[key], now[key])) return;
-      change[key] = now[key]; // undefined for a field the step no longer has
-      changed = true;
-    });
-    if (changed) patch.nodes.push(change);
+    const keys = new Set([...Object.keys(old), ...Object.keys(now)]);
+    const changed = [...keys].filter((key) => key !== "_search" && !same(old[key], now[key]));
+    // undefined for a field the step no longer has
+    if (changed.length) patch.nodes.push(Object.fromEntries([["id", id], ...changed.map((k) => [k, now[k]])]));
   });
   const rows = (before, after) => [...after.values()].filter((r) => !same(before.get(r.id), r));
   patch.agent_rows = rows(data.agentRows, next.agentRows);
@@ -192,7 +184,7 @@ function asPatch(data, next) {
   const toolRows = rows(was.rows, tools.rows);
   const table = ["anchor", "columns", "order", "totals"];
   if (toolRows.length || table.some((key) => !same(was[key], tools[key]))) {
-    patch.tools = { anchor: tools.anchor, columns: tools.columns, order: tools.order, totals: tools.totals, rows: toolRows };
+    patch.tools = { ...tools, rows: toolRows };
   }
   return patch;
 }
@@ -352,10 +344,7 @@ function diff(d) {
 function section(ui, key, title, body) {
   const det = h("details", "nba-sec");
   det.open = !ui.closedSections.has(key);
-  det.addEventListener("toggle", () => {
-    if (det.open) ui.closedSections.delete(key);
-    else ui.closedSections.add(key);
-  });
+  det.addEventListener("toggle", () => ui.closedSections[det.open ? "delete" : "add"](key));
   det.append(h("summary", null, title), body);
   return det;
 }
@@ -376,13 +365,9 @@ class TraceView {
     this.tree = new TreePane(this);
     this.details = new DetailsPane(this);
     this.approvals = new Approvals(this);
-    // Both tables draw the same agents: "show more" in one shows them in the other too.
-    const page = new AgentPage(() => {
-      this.table.redraw();
-      this.timeline.redraw();
-    });
-    this.table = new AgentTable(this, page);
-    this.timeline = new Timeline(this, page);
+    this.agentLimit = ROW_PAGE; // agents drawn in the token table and the timeline
+    this.table = new AgentTable(this);
+    this.timeline = new Timeline(this);
     this.focus = new Focus(this);
     this.keys = new TreeKeys(this);
     this.pages = new TurnPages(this);
@@ -395,7 +380,6 @@ class TraceView {
     this.build();
   }
 
-  // The store applied a patch: see changesOf.
   patched({ touched, agents, columns }) {
     if (!this.data) return;
     this.drawHeader();
@@ -434,7 +418,7 @@ class TraceView {
     const main = h("div", "nba-live-main");
     const left = h("div", "nba-live-left");
     this.tree.build(left);
-    left.appendChild(this.keys.help());
+    left.appendChild(h("div", "nba-keys", KEYS_HELP));
     main.append(left, this.details.build());
     root.append(section(this, "tree", "Call tree", main), this.table.build(), this.tools.build());
     root.appendChild(this.timeline.build());
@@ -466,7 +450,7 @@ class TraceView {
       shown: [...t.shown],
       filter: { ...t.filter },
       focused: t.focused,
-      limit: this.table.page.limit,
+      limit: this.agentLimit,
       openTools: [...this.tools.open],
       toolLimit: this.tools.limit,
       treeScroll: t.el ? t.el.scrollTop : 0,
@@ -487,12 +471,17 @@ class TraceView {
     t.shown = new Map(s.shown);
     t.filter = { ...t.filter, ...s.filter };
     t.focused = s.focused;
-    this.table.page.limit = s.limit;
+    this.agentLimit = s.limit;
     this.tools.open = new Set(s.openTools || []);
     this.tools.limit = Math.max(num(s.toolLimit), ROW_PAGE);
     this.scrollTo = s.treeScroll;
     this.focus.id = s.focus || null;
     this.pages.at = new Map(s.turnPages || []);
+  }
+
+  // A saved view's model has no send: no kernel to ask.
+  canSend() {
+    return Boolean(this.model && this.model.send);
   }
 
   choose(id) {
@@ -640,7 +629,8 @@ class TreePane {
       const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
       this.countEl.textContent = this.keep.found + " matching" + more;
     } else this.countEl.textContent = "";
-    if (hadFocus && this.focused) this.focusRow(this.focused);
+    const item = hadFocus && this.items.get(this.focused);
+    if (item) item.row.focus({ preventScroll: true });
   }
 
   kidsOf(id) {
@@ -768,11 +758,6 @@ class TreePane {
     this.updateChildren(id);
   }
 
-  focusRow(id) {
-    const item = this.items.get(id);
-    if (item) item.row.focus({ preventScroll: true });
-  }
-
   // Opens the ancestors of `id` and drops a filter that hides it; whether to draw again.
   reveal(id) {
     let redraw = false;
@@ -823,7 +808,7 @@ class DetailsPane {
         return;
       }
       pane.appendChild(field(f));
-      if (isInput && this.view.model && this.view.model.send) pane.appendChild(this.wholeInputButton(id));
+      if (isInput && this.view.canSend()) pane.appendChild(this.wholeInputButton(id));
     });
     if ((node.token_table || []).length) pane.appendChild(field({ label: "Tokens", type: "kv", value: node.token_table }));
     if (node.diff) pane.appendChild(field({ label: "State", type: "diff", value: node.diff }));
@@ -842,7 +827,6 @@ class DetailsPane {
     return b;
   }
 
-  // The agent's Conversation: its transcript, turn by turn; the filter's text highlighted.
   conversation(node) {
     const conv = node.conversation;
     const needle = this.view.tree.filter.text;
@@ -870,10 +854,7 @@ class DetailsPane {
         det.append(summary, text);
         const hit = Boolean(needle) && String(t.content).toLowerCase().includes(needle);
         det.open = hit || folds.has(key);
-        det.addEventListener("toggle", () => {
-          if (det.open) folds.add(key);
-          else folds.delete(key);
-        });
+        det.addEventListener("toggle", () => folds[det.open ? "add" : "delete"](key));
         box.appendChild(det);
       } else box.appendChild(text);
     }
@@ -898,23 +879,14 @@ class Approvals {
     return this.el;
   }
 
-  pendingRequests() {
-    const out = [];
-    if (!this.view.data) return out;
-    for (const node of this.view.data.nodes.values()) (node.pending || []).forEach((p) => out.push(p));
-    return out;
-  }
-
-  // The request cards under a step's row in the tree.
   drawCards(item, node) {
     const pending = node.pending || [];
     const keys = pending.map((p) => p.key).join("|");
     if (item.cardKeys === keys) return;
     item.cardKeys = keys;
     if (item.card) item.card.remove();
-    item.card = null;
-    if (!pending.length) return;
-    item.card = h("div", "nba-pending");
+    item.card = pending.length ? h("div", "nba-pending") : null;
+    if (!item.card) return;
     pending.forEach((p) => item.card.appendChild(this.requestCard(p)));
     item.row.after(item.card);
   }
@@ -990,7 +962,8 @@ class Approvals {
   draw() {
     const bar = this.el;
     if (!bar) return;
-    const pending = this.pendingRequests().filter((p) => p.allowed.length);
+    const nodes = this.view.data ? [...this.view.data.nodes.values()] : [];
+    const pending = nodes.flatMap((n) => n.pending || []).filter((p) => p.allowed.length);
     const notice = this.view.model ? this.view.model.get("notice") || "" : "";
     bar.replaceChildren();
     if (!pending.length) {
@@ -1041,36 +1014,11 @@ class Approvals {
 
 // -- the agents' sections: tokens per agent and the timeline ------------------------------------
 
-// Which agents both sections draw: the first ROW_PAGE in run order, more on request.
-class AgentPage {
-  constructor(onMore) {
-    this.limit = ROW_PAGE;
-    this.onMore = onMore;
-  }
-
-  ids(agents) {
-    return agents.slice(0, Math.max(this.limit, ROW_PAGE));
-  }
-
-  // A "show more" button in `box` when agents past the `drawn` first wait; else null.
-  button(box, total, drawn) {
-    const rest = total - drawn;
-    if (rest <= 0) return null;
-    return box.appendChild(
-      moreButton(rest, ROW_PAGE, " agents", () => {
-        this.limit = drawn + ROW_PAGE;
-        this.onMore();
-      }),
-    );
-  }
-}
-
 // A section of one row per agent, keyed by id: a patch replaces the touched rows; a new order
-// draws all again. Subclasses give row(id) -> {el}, drawAll, moreBox and refresh.
+// draws all again. Subclasses give row(id) -> {el}, drawAll (which sets moreAt) and refresh.
 class KeyedRows {
-  constructor(view, page, key, title, cls) {
+  constructor(view, key, title, cls) {
     this.view = view;
-    this.page = page;
     this.key = key;
     this.title = title;
     this.cls = cls;
@@ -1094,7 +1042,7 @@ class KeyedRows {
     const agents = this.view.data.agents;
     this.sec.style.display = agents.length ? "" : "none";
     if (!agents.length) return;
-    const ids = this.page.ids(agents);
+    const ids = agents.slice(0, Math.max(this.view.agentLimit, ROW_PAGE));
     // New agents past the drawn page only change the "show more" count: no redraw.
     if (reorder && !same(this.ids, ids)) this.ids = null;
     if (this.ids) {
@@ -1108,7 +1056,13 @@ class KeyedRows {
       this.drawAll(ids.map((id) => this.add(id).el));
     }
     if (this.more) this.more.remove();
-    this.more = this.page.button(this.moreBox(), agents.length, ids.length);
+    const rest = agents.length - ids.length;
+    const more = () => {
+      this.view.agentLimit = ids.length + ROW_PAGE; // both sections draw the same agents
+      this.view.table.redraw();
+      this.view.timeline.redraw();
+    };
+    this.more = rest > 0 ? this.moreAt.appendChild(moreButton(rest, ROW_PAGE, " agents", more)) : null;
     this.refresh();
   }
 
@@ -1120,12 +1074,14 @@ class KeyedRows {
 }
 
 // The token table's and the Tools table's parts; cells from `figures` on are right-aligned.
-function tableHead(columns, figures) {
+function figureTable(cls, columns, figures, rows, total) {
   const head = h("tr");
   columns.forEach((t, i) => head.appendChild(h("th", i >= figures ? "nba-num" : null, t)));
-  const thead = h("thead");
+  const [table, thead, body] = [h("table", "nba-table " + cls), h("thead"), h("tbody")];
   thead.appendChild(head);
-  return thead;
+  body.append(...rows, total);
+  table.append(thead, body);
+  return table;
 }
 
 function tableRow(row, figures, selected) {
@@ -1146,22 +1102,14 @@ function totalCells(tr, cells, figures) {
 }
 
 class AgentTable extends KeyedRows {
-  constructor(view, page) {
-    super(view, page, "tokens", "Tokens per agent", null);
+  constructor(view) {
+    super(view, "tokens", "Tokens per agent", null);
   }
 
   drawAll(rows) {
-    const table = h("table", "nba-table nba-tokens");
-    table.appendChild(tableHead(this.view.data.columns, AGENT_FIGURES));
-    const body = h("tbody");
-    table.appendChild(body);
     this.totalRow = h("tr", "nba-total");
-    body.append(...rows, this.totalRow);
-    this.box.replaceChildren(table);
-  }
-
-  moreBox() {
-    return this.box;
+    this.box.replaceChildren(figureTable("nba-tokens", this.view.data.columns, AGENT_FIGURES, rows, this.totalRow));
+    this.moreAt = this.box;
   }
 
   refresh() {
@@ -1178,19 +1126,15 @@ class AgentTable extends KeyedRows {
 }
 
 class Timeline extends KeyedRows {
-  constructor(view, page) {
-    super(view, page, "timeline", "Timeline", "nba-tl");
+  constructor(view) {
+    super(view, "timeline", "Timeline", "nba-tl");
   }
 
   drawAll(rows) {
-    this.moreHolder = h("div");
+    this.moreAt = h("div");
     const legend = h("div", "nba-legend", "bar: agent run");
     legend.append(h("span", "nba-swatch nba-seg-model"), "model call", h("span", "nba-swatch nba-seg-tool"), "tool call");
-    this.box.replaceChildren(...rows, this.moreHolder, legend);
-  }
-
-  moreBox() {
-    return this.moreHolder;
+    this.box.replaceChildren(...rows, this.moreAt, legend);
   }
 
   // The time axis grows with the run: every drawn bar is placed again (numbers only).
@@ -1276,16 +1220,10 @@ class ToolTable {
       this.box.replaceChildren();
       return;
     }
-    const table = h("table", "nba-table nba-tools");
-    table.appendChild(tableHead(tools.columns, TOOL_FIGURES));
-    const body = h("tbody");
-    tools.order.slice(0, this.limit).forEach((id) => {
-      const row = tools.rows.get(id);
-      if (row) body.append(...this.rows(id, row, tools.columns.length));
-    });
-    body.appendChild(totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES));
-    table.appendChild(body);
-    const parts = [table];
+    const shown = tools.order.slice(0, this.limit).filter((id) => tools.rows.has(id));
+    const rows = shown.flatMap((id) => this.rows(id, tools.rows.get(id), tools.columns.length));
+    const total = totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES);
+    const parts = [figureTable("nba-tools", tools.columns, TOOL_FIGURES, rows, total)];
     const rest = tools.order.length - this.limit;
     if (rest > 0) {
       parts.push(
@@ -1308,8 +1246,7 @@ class ToolTable {
     tr.tabIndex = 0;
     tr.setAttribute("aria-expanded", String(open));
     const toggle = () => {
-      if (this.open.has(id)) this.open.delete(id);
-      else this.open.add(id);
+      this.open[this.open.has(id) ? "delete" : "add"](id);
       const at = [...this.box.querySelectorAll("tr.nba-tool-row")].indexOf(tr);
       this.redraw();
       const again = this.box.querySelectorAll("tr.nba-tool-row")[at];
@@ -1424,25 +1361,22 @@ const NO_MANAGER = {};
 
 function storesOf(model) {
   const manager = model.widget_manager || NO_MANAGER;
-  let stores = STORES.get(manager);
-  if (!stores) {
-    stores = new Map();
-    STORES.set(manager, stores);
-  }
-  return stores;
+  if (!STORES.has(manager)) STORES.set(manager, new Map());
+  return STORES.get(manager);
+}
+
+// Subscribes `handlers` (event -> function) to `model`; returns the unsubscribe.
+function listen(model, handlers) {
+  const each = (how) => Object.entries(handlers).forEach(([ev, fn]) => model[how](ev, fn));
+  each("on");
+  return () => each("off");
 }
 
 function follow(model, store) {
-  const onView = () => store.whole();
-  const onPatch = () => store.patch();
-  model.on("change:view_json", onView);
-  model.on("change:patch_json", onPatch);
-  onView();
-  onPatch();
-  return () => {
-    model.off("change:view_json", onView);
-    model.off("change:patch_json", onPatch);
-  };
+  const stop = listen(model, { "change:view_json": () => store.whole(), "change:patch_json": () => store.patch() });
+  store.whole();
+  store.patch();
+  return stop;
 }
 
 function initialize({ model }) {
@@ -1506,12 +1440,11 @@ function render({ model, el }, saved = false) {
     { rootMargin: "200px" },
   );
   sight.observe(view.root);
-  const onNotice = () => view.approvals.noticeChanged();
-  const onAnswerable = () => view.approvals.answerableChanged();
-  const onMessage = (msg) => view.received(msg);
-  model.on("msg:custom", onMessage);
-  model.on("change:notice", onNotice);
-  model.on("change:answerable", onAnswerable);
+  const unlisten = listen(model, {
+    "msg:custom": (msg) => view.received(msg),
+    "change:notice": () => view.approvals.noticeChanged(),
+    "change:answerable": () => view.approvals.answerableChanged(),
+  });
   return () => {
     if (uid && view.data) {
       const left = { ui: view.uiState(), view, stale: view.stale };
@@ -1524,9 +1457,7 @@ function render({ model, el }, saved = false) {
     sight.disconnect();
     store.views.delete(view);
     if (stop) stop();
-    model.off("change:notice", onNotice);
-    model.off("change:answerable", onAnswerable);
-    model.off("msg:custom", onMessage);
+    unlisten();
   };
 }
 
@@ -1541,7 +1472,6 @@ function takeOver(handed, model, el, store) {
     view.redraw(store.data);
     return view;
   }
-  // The live view's data is brought to the saved one.
   const touched = applyPatch(view.data, patch);
   view.data.pages = store.data.pages;
   store.data = view.data;
@@ -1618,18 +1548,21 @@ class Focus {
   set(id) {
     const node = id ? this.data.nodes.get(id) : null;
     if (!node || !AGENT_KINDS.has(node.kind)) return;
+    this.to(id);
+    this.view.select(id);
+  }
+
+  // Focus on `id` (null: the whole run): the tree and the breadcrumb drawn for it.
+  to(id) {
     this.id = id;
     this.view.tree.draw();
     this.draw();
-    this.view.select(id);
   }
 
   // Back to the whole run, the agent that was focused selected and on screen.
   leave() {
     const was = this.focused();
-    this.id = null;
-    this.view.tree.draw();
-    this.draw();
+    this.to(null);
     if (was !== null) {
       this.view.select(was);
       this.view.keys.bring(was);
@@ -1647,11 +1580,7 @@ class Focus {
 
   // Selecting a step outside the focused subtree shows the whole run again.
   admit(id) {
-    if (id && this.focused() !== null && this.data.nodes.has(id) && !this.holds(id)) {
-      this.id = null;
-      this.view.tree.draw();
-      this.draw();
-    }
+    if (id && this.focused() !== null && this.data.nodes.has(id) && !this.holds(id)) this.to(null);
   }
 
   build() {
@@ -1671,14 +1600,12 @@ class Focus {
     if (id === null) return;
     const chain = [];
     for (let k = this.parentAgent(id); k !== null; k = this.parentAgent(k)) chain.unshift(k);
-    const crumb = (text, go) => button("nba-crumb", text, go);
-    bar.appendChild(crumb("Whole run", () => this.leave()));
+    bar.appendChild(button("nba-crumb", "Whole run", () => this.leave()));
     chain.forEach((k) => {
-      bar.appendChild(h("span", "nba-crumb-sep", " › "));
-      const b = crumb(this.data.nodes.get(k).name, () => this.set(k));
+      const b = button("nba-crumb", this.data.nodes.get(k).name, () => this.set(k));
       b.dataset.node = k;
       b.title = this.data.nodes.get(k).preview || "";
-      bar.appendChild(b);
+      bar.append(h("span", "nba-crumb-sep", " › "), b);
     });
     bar.appendChild(h("span", "nba-crumb-sep", " › "));
     const here = h("span", "nba-crumb-here", this.data.nodes.get(id).name);
@@ -1718,14 +1645,6 @@ class TreeKeys {
     this.view = view;
   }
 
-  get tree() {
-    return this.view.tree;
-  }
-
-  help() {
-    return h("div", "nba-keys", KEYS_HELP);
-  }
-
   // Handles a key pressed on the row of step `id`; whether it was one of these.
   handle(ev, id) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return false;
@@ -1740,10 +1659,9 @@ class TreeKeys {
     return true;
   }
 
-  // Keyboard focus to the next (1) or previous (-1) visible row.
   step(id, by) {
-    const item = this.tree.items.get(id);
-    const rows = [...this.tree.el.querySelectorAll(".nba-row")];
+    const item = this.view.tree.items.get(id);
+    const rows = [...this.view.tree.el.querySelectorAll(".nba-row")];
     const at = item ? rows.indexOf(item.row) : -1;
     if (at >= 0 && rows[at + by]) this.show(rows[at + by]);
   }
@@ -1824,7 +1742,7 @@ class TreeKeys {
 
   // The row of step `id` drawn (past a "show more"), on screen, with the keyboard focus.
   bring(id) {
-    const tree = this.tree;
+    const tree = this.view.tree;
     const chain = lineage(this.view.data.nodes, id).reverse();
     let redraw = false;
     chain.forEach((k, i) => {
@@ -1882,11 +1800,6 @@ class TurnPages {
     return null;
   }
 
-  canAsk() {
-    const model = this.view.model;
-    return Boolean(model && model.send); // a saved view's has none: no kernel to ask
-  }
-
   ask(node, page) {
     const key = node.id + ":" + page + ":" + this.entries(node);
     if (this.asked.has(key)) return;
@@ -1915,7 +1828,7 @@ class TurnPages {
     const shown = this.page(node, page);
     if (count > 1) box.appendChild(this.bar(node, page, count));
     if (shown === null) {
-      if (this.canAsk()) {
+      if (this.view.canSend()) {
         this.ask(node, page);
         box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
       } else {
