@@ -471,7 +471,7 @@ class TraceView {
     t.shown = new Map(s.shown);
     t.filter = { ...t.filter, ...s.filter };
     t.focused = s.focused;
-    this.agentLimit = s.limit;
+    this.agentLimit = Math.max(num(s.limit), ROW_PAGE);
     this.tools.open = new Set(s.openTools || []);
     this.tools.limit = Math.max(num(s.toolLimit), ROW_PAGE);
     this.scrollTo = s.treeScroll;
@@ -619,11 +619,10 @@ class TreePane {
     ul.setAttribute("role", "tree");
     this.rootUl = ul;
     this.fillChildren(null, ul);
-    this.el.replaceChildren();
     const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
     this.emptyEl = h("div", "nba-empty", empty);
     this.emptyEl.hidden = ul.childNodes.length > 0;
-    this.el.append(this.emptyEl, ul);
+    this.el.replaceChildren(this.emptyEl, ul);
     this.el.scrollTop = scroll;
     if (this.keep) {
       const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
@@ -680,9 +679,7 @@ class TreePane {
     row.tabIndex = 0;
     row.dataset.node = id;
     row.setAttribute("role", "treeitem");
-    row.addEventListener("focus", () => {
-      this.focused = id;
-    });
+    row.addEventListener("focus", () => (this.focused = id));
     row.addEventListener("click", () => this.view.choose(id));
     row.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") this.view.choose(id);
@@ -783,8 +780,7 @@ class DetailsPane {
   }
 
   build() {
-    this.el = h("div", "nba-live-details");
-    return this.el;
+    return (this.el = h("div", "nba-live-details"));
   }
 
   draw() {
@@ -849,8 +845,8 @@ class DetailsPane {
         const folds = this.view.openFolds;
         const det = h("details", "nba-fold");
         const summary = h("summary");
-        summary.appendChild(h("span", "nba-preview", String(t.content).replace(/\s+/g, " ").slice(0, 100)));
-        summary.appendChild(h("small", null, " (" + String(t.content).length + " chars)"));
+        const chars = " (" + String(t.content).length + " chars)";
+        summary.append(h("span", "nba-preview", String(t.content).replace(/\s+/g, " ").slice(0, 100)), h("small", null, chars));
         det.append(summary, text);
         const hit = Boolean(needle) && String(t.content).toLowerCase().includes(needle);
         det.open = hit || folds.has(key);
@@ -875,8 +871,7 @@ class Approvals {
   }
 
   build() {
-    this.el = h("div", "nba-approvals");
-    return this.el;
+    return (this.el = h("div", "nba-approvals"));
   }
 
   drawCards(item, node) {
@@ -1185,7 +1180,7 @@ class Timeline extends KeyedRows {
     };
     put(entry.bar, entry.row.start, entry.row.end);
     entry.segs.forEach(([el, s]) => put(el, s.start, s.end));
-    (entry.marks || []).forEach(([el, m]) => {
+    entry.marks.forEach(([el, m]) => {
       el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100));
     });
   }
