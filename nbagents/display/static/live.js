@@ -1,15 +1,9 @@
-// nbagents live trace view (anywidget ESM).
-//
-// Draws the records built by nbagents.display._viewmodel (see _records.py): `view_json` is the
-// whole view, `patch_json` what changed since. Python decides every label, glyph, number and
-// duration; this file only draws them and lays bars out from their times. Rows are keyed by
-// node id and updated in place, so selection, focus, scroll and collapsed state survive.
-// Every text goes through textContent; class names come from fixed tables; inline styles only
-// get numbers. No innerHTML anywhere.
+// nbagents live trace view (anywidget ESM): draws nbagents.display._viewmodel's records,
+// `view_json` whole and `patch_json` since. Python decides every label and number. Rows are keyed
+// by node id and updated in place. Every text goes through textContent; class names come from
+// fixed tables; inline styles only get numbers. No innerHTML anywhere.
 
-// The span kinds and statuses, and which kinds are agents, are the trace's own lists
-// (nbagents.tracing.span), sent with the whole view: a kind or status outside them draws as a
-// step, or as running.
+// The trace's kinds and statuses (nbagents.tracing.span), sent with the whole view.
 let KINDS = new Set();
 let STATUSES = new Set();
 let AGENT_KINDS = new Set();
@@ -18,8 +12,7 @@ const TURN_KINDS = new Set(["system", "input", "reply", "tool", "approval", "err
 const PAGE = 100; // children drawn under one step before a "show more" row
 const FILTER_LIMIT = 500; // matching steps drawn while filtering
 const ROW_PAGE = 200; // agents drawn in the token table and the timeline before "show more"
-// Where the figures of a table start (right-aligned): the token table's after agent, task,
-// status and time; the Tools table's after the tool and who called it.
+// The first right-aligned column of the token table and of the Tools table.
 const AGENT_FIGURES = 4;
 const TOOL_FIGURES = 2;
 
@@ -38,7 +31,6 @@ function h(tag, cls, text) {
   return el;
 }
 
-// A button that runs `onClick`.
 function button(cls, text, onClick) {
   const b = h("button", cls, text);
   b.type = "button";
@@ -80,40 +72,26 @@ function pct(value) {
 
 // -- the data: the whole view plus patches ------------------------------------------------------
 
-function emptyData() {
-  return {
-    rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
-    nodes: new Map(), agentRows: new Map(), timeline: new Map(), texts: new Map(),
-    tools: { anchor: "", columns: [], order: [], totals: [], rows: new Map() },
-  };
-}
-
-// The Tools table of a view or a patch taken into `into`: a patch carries the rows that changed
-// and the rest of the table whole. `touched` gets their ids, and null: the table changed.
+// A patch's Tools table: the rows that changed, the rest whole. `touched` gets null too.
 function takeTools(into, tools, touched) {
   if (!tools || typeof tools !== "object") return;
   into.anchor = String(tools.anchor || "");
   into.columns = Array.isArray(tools.columns) ? tools.columns : [];
   into.order = Array.isArray(tools.order) ? tools.order : [];
   into.totals = Array.isArray(tools.totals) ? tools.totals : [];
-  (tools.rows || []).forEach((r) => {
-    into.rows.set(r.id, r);
-    touched.add(r.id);
-  });
+  takeRows(into.rows, tools.rows, touched);
   touched.add(null);
 }
 
-// Long texts come once (a sub-agent's system prompt is in its conversation and in each of its
-// model calls): a message or turn holds `content_ref`, the key of its text in the view's
-// `texts` (nbagents/display/_sharedtext.py). Put back as the node is taken in.
-function addTexts(table, texts) {
-  if (!texts || typeof texts !== "object") return table;
-  Object.keys(texts).forEach((key) => {
-    if (typeof texts[key] === "string") table.set(key, texts[key]);
+function takeRows(map, rows, touched) {
+  (rows || []).forEach((r) => {
+    map.set(r.id, r);
+    touched.add(r.id);
   });
-  return table;
 }
 
+// Long texts come once: a message or turn holds `content_ref`, the key of its text in the view's
+// `texts` (nbagents/display/_sharedtext.py), put back as the node is taken in.
 function fillTexts(node, texts) {
   const fill = (m) => {
     if (m && typeof m === "object" && typeof m.content_ref === "string") {
@@ -126,34 +104,23 @@ function fillTexts(node, texts) {
       if (f && f.type === "messages" && Array.isArray(f.value)) f.value.forEach(fill);
     });
   }
-  if (node.conversation && Array.isArray(node.conversation.turns)) {
-    node.conversation.turns.forEach(fill);
-  }
-  return node;
+  turns(node).forEach(fill);
 }
 
+// A whole view is a patch of everything to empty data.
 function loadView(view) {
-  const data = emptyData();
   if (!view || typeof view !== "object" || !Array.isArray(view.nodes)) return null;
-  data.rev = num(view.rev);
-  data.header = view.header || null;
-  data.columns = view.columns || [];
-  data.totals = view.totals || [];
-  data.roots = view.roots || [];
-  data.agents = view.agents || [];
-  data.duration = num(view.duration);
   const words = view.vocabulary || {};
   KINDS = new Set(words.kinds || []);
   STATUSES = new Set(words.statuses || []);
   AGENT_KINDS = new Set(words.agent_kinds || []);
-  addTexts(data.texts, view.texts);
-  view.nodes.forEach((n) => {
-    data.nodes.set(n.id, fillTexts(Object.assign({ children: [], details: [] }, n), data.texts));
-  });
-  (view.agent_rows || []).forEach((r) => data.agentRows.set(r.id, r));
-  (view.timeline || []).forEach((r) => data.timeline.set(r.id, r));
+  const data = {
+    rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
+    nodes: new Map(), agentRows: new Map(), timeline: new Map(), texts: new Map(),
+    tools: { anchor: "", columns: [], order: [], totals: [], rows: new Map() },
+  };
+  applyPatch(data, view);
   data.pages = view.pages && typeof view.pages === "object" ? view.pages : null; // a saved view's
-  takeTools(data.tools, view.tools, new Set());
   return data;
 }
 
@@ -170,7 +137,9 @@ function applyPatch(data, patch) {
     touched.kids.add(null);
   }
   if (patch.agents) data.agents = patch.agents;
-  addTexts(data.texts, patch.texts);
+  Object.entries(patch.texts || {}).forEach(([key, text]) => {
+    if (typeof text === "string") data.texts.set(key, text);
+  });
   (patch.nodes || []).forEach((n) => {
     const old = data.nodes.get(n.id);
     const merged = Object.assign(old ? {} : { children: [], details: [] }, old || {}, n);
@@ -180,31 +149,21 @@ function applyPatch(data, patch) {
     touched.nodes.add(n.id);
     if (n.children) touched.kids.add(n.id);
   });
-  (patch.agent_rows || []).forEach((r) => {
-    data.agentRows.set(r.id, r);
-    touched.rows.add(r.id);
-  });
-  (patch.timeline || []).forEach((r) => {
-    data.timeline.set(r.id, r);
-    touched.timeline.add(r.id);
-  });
+  takeRows(data.agentRows, patch.agent_rows, touched.rows);
+  takeRows(data.timeline, patch.timeline, touched.timeline);
   takeTools(data.tools, patch.tools, touched.tools);
   return touched;
 }
 
-// A whole view arriving for data the page already has (built for a page loaded anew, or sent as
-// a run pauses for decisions) mostly repeats it: as a patch of what differs it redraws only
-// that, where drawing it whole rebuilt every row. Null when `next` does not extend `data` (a
-// step gone, or under another parent).
+// A whole view that mostly repeats `data` as a patch of what differs, so only that is redrawn;
+// null when `next` does not extend `data` (a step gone, or under another parent).
 function asPatch(data, next) {
   for (const [id, node] of data.nodes) {
     const now = next.nodes.get(id);
     if (!now || now.parent !== node.parent) return null;
   }
   const patch = { rev: next.rev, header: next.header, totals: next.totals, duration: next.duration };
-  if (!same(data.columns, next.columns)) patch.columns = next.columns;
-  if (!same(data.roots, next.roots)) patch.roots = next.roots;
-  if (!same(data.agents, next.agents)) patch.agents = next.agents;
+  for (const key of ["columns", "roots", "agents"]) if (!same(data[key], next[key])) patch[key] = next[key];
   patch.nodes = [];
   next.nodes.forEach((now, id) => {
     const old = data.nodes.get(id);
@@ -212,14 +171,10 @@ function asPatch(data, next) {
       patch.nodes.push(now);
       return;
     }
-    const change = { id };
-    let changed = false;
-    new Set([...Object.keys(old), ...Object.keys(now)]).forEach((key) => {
-      if (key === "_search" || same(old[key], now[key])) return;
-      change[key] = now[key]; // undefined for a field the step no longer has
-      changed = true;
-    });
-    if (changed) patch.nodes.push(change);
+    const keys = new Set([...Object.keys(old), ...Object.keys(now)]);
+    const changed = [...keys].filter((key) => key !== "_search" && !same(old[key], now[key]));
+    // undefined for a field the step no longer has
+    if (changed.length) patch.nodes.push(Object.fromEntries([["id", id], ...changed.map((k) => [k, now[k]])]));
   });
   const rows = (before, after) => [...after.values()].filter((r) => !same(before.get(r.id), r));
   patch.agent_rows = rows(data.agentRows, next.agentRows);
@@ -229,7 +184,7 @@ function asPatch(data, next) {
   const toolRows = rows(was.rows, tools.rows);
   const table = ["anchor", "columns", "order", "totals"];
   if (toolRows.length || table.some((key) => !same(was[key], tools[key]))) {
-    patch.tools = { anchor: tools.anchor, columns: tools.columns, order: tools.order, totals: tools.totals, rows: toolRows };
+    patch.tools = { ...tools, rows: toolRows };
   }
   return patch;
 }
@@ -240,9 +195,7 @@ function same(a, b) {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-// What the filter's text searches: the row, the details' texts (a task's description, a
-// result, a tool's arguments and output, an error) and an agent's conversation: every message
-// of its transcript. Kept on the node until a patch replaces it.
+// What the filter's text searches: the row, the details' texts and the conversation.
 const SEARCHED = new Set(["text", "code", "error"]);
 
 function turnText(t) {
@@ -277,8 +230,8 @@ function conversationHit(node, needle) {
   return null;
 }
 
-// `text` into `parent` with each occurrence of `needle` (lower case) in a <mark>: text nodes and
-// elements only. Where lower-casing changes the length (a few scripts), no highlight.
+// `text` into `parent`, each `needle` (lower case) in a <mark>; none where lower-casing changes
+// the length.
 function highlighted(parent, text, needle) {
   const str = String(text === undefined || text === null ? "" : text);
   const lower = str.toLowerCase();
@@ -326,9 +279,7 @@ function header(hd) {
 
 function line(node) {
   const row = h("span", "nba-line");
-  row.appendChild(dot(node.status, node.glyph));
-  row.appendChild(h("span", "nba-kind", node.kind_label));
-  row.appendChild(h("span", "nba-name", node.name));
+  row.append(dot(node.status, node.glyph), h("span", "nba-kind", node.kind_label), h("span", "nba-name", node.name));
   if (node.preview) row.appendChild(h("span", "nba-preview", node.preview));
   if (node.failed) row.appendChild(h("span", "nba-err", "failed"));
   row.appendChild(h("span", "nba-meta", node.tokens ? node.time + " · " + node.tokens : node.time));
@@ -352,13 +303,13 @@ function field(f) {
   if (f.type === "messages") (value || []).forEach((m) => box.appendChild(message(m)));
   else if (f.type === "code") box.appendChild(h("pre", null, value));
   else if (f.type === "error") box.appendChild(h("pre", "nba-error-text", value));
+  else if (f.type === "diff") box.appendChild(diff(value));
   else if (f.type === "kv") {
     const table = h("table", "nba-table");
     const body = h("tbody");
     (value || []).forEach((pair) => {
       const tr = h("tr");
-      tr.appendChild(h("th", null, pair[0]));
-      tr.appendChild(h("td", "nba-num", pair[1]));
+      tr.append(h("th", null, pair[0]), h("td", "nba-num", pair[1]));
       body.appendChild(tr);
     });
     table.appendChild(body);
@@ -367,8 +318,7 @@ function field(f) {
     const list = h("ul", "nba-plan");
     (value || []).forEach((item) => {
       const li = h("li", "nba-plan-" + item.status);
-      li.appendChild(h("span", "nba-plan-mark", item.mark));
-      li.appendChild(document.createTextNode(" " + item.text));
+      li.append(h("span", "nba-plan-mark", item.mark), " " + item.text);
       if (item.when) li.appendChild(h("small", null, " " + item.when));
       list.appendChild(li);
     });
@@ -394,20 +344,12 @@ function diff(d) {
 function section(ui, key, title, body) {
   const det = h("details", "nba-sec");
   det.open = !ui.closedSections.has(key);
-  det.addEventListener("toggle", () => {
-    if (det.open) ui.closedSections.delete(key);
-    else ui.closedSections.add(key);
-  });
-  det.appendChild(h("summary", null, title));
-  det.appendChild(body);
+  det.addEventListener("toggle", () => ui.closedSections[det.open ? "delete" : "add"](key));
+  det.append(h("summary", null, title), body);
   return det;
 }
 
-// -- the view: built once, then updated in place ------------------------------------------------
-//
-// TraceView holds the data and what is selected, and hands each part its patch: the tree (with
-// its filter), the details pane, the approvals, the token table and the timeline. Each part
-// keeps its own UI state, so a whole view arriving again redraws everything and loses none.
+// -- the view: built once, then updated in place; each part keeps its own UI state -------------
 
 class TraceView {
   constructor(root, model) {
@@ -423,13 +365,9 @@ class TraceView {
     this.tree = new TreePane(this);
     this.details = new DetailsPane(this);
     this.approvals = new Approvals(this);
-    // Both tables draw the same agents: "show more" in one shows them in the other too.
-    const page = new AgentPage(() => {
-      this.table.redraw();
-      this.timeline.redraw();
-    });
-    this.table = new AgentTable(this, page);
-    this.timeline = new Timeline(this, page);
+    this.agentLimit = ROW_PAGE; // agents drawn in the token table and the timeline
+    this.table = new AgentTable(this);
+    this.timeline = new Timeline(this);
     this.focus = new Focus(this);
     this.keys = new TreeKeys(this);
     this.pages = new TurnPages(this);
@@ -442,15 +380,13 @@ class TraceView {
     this.build();
   }
 
-  // The store applied patches to the data this view draws: `touched` says what they changed,
-  // `agents` and `columns` whether the agents' order or the columns did.
   patched({ touched, agents, columns }) {
     if (!this.data) return;
     this.drawHeader();
     this.approvals.draw();
     this.tree.patch(touched);
     if (this.selected && touched.nodes.has(this.selected)) this.details.draw();
-    if (columns) this.table.forget(); // new columns (cost): the table is drawn again
+    if (columns) this.table.ids = null; // new columns (cost): the table is drawn again
     this.table.update(touched.rows, agents || columns);
     this.tools.update(touched.tools, columns);
     this.timeline.update(touched.timeline, agents);
@@ -482,12 +418,9 @@ class TraceView {
     const main = h("div", "nba-live-main");
     const left = h("div", "nba-live-left");
     this.tree.build(left);
-    left.appendChild(this.keys.help());
-    main.appendChild(left);
-    main.appendChild(this.details.build());
-    root.appendChild(section(this, "tree", "Call tree", main));
-    root.appendChild(this.table.build());
-    root.appendChild(this.tools.build());
+    left.appendChild(h("div", "nba-keys", KEYS_HELP));
+    main.append(left, this.details.build());
+    root.append(section(this, "tree", "Call tree", main), this.table.build(), this.tools.build());
     root.appendChild(this.timeline.build());
     this.tree.draw();
     if (this.scrollTo) {
@@ -517,7 +450,7 @@ class TraceView {
       shown: [...t.shown],
       filter: { ...t.filter },
       focused: t.focused,
-      limit: this.table.page.limit,
+      limit: this.agentLimit,
       openTools: [...this.tools.open],
       toolLimit: this.tools.limit,
       treeScroll: t.el ? t.el.scrollTop : 0,
@@ -538,12 +471,17 @@ class TraceView {
     t.shown = new Map(s.shown);
     t.filter = { ...t.filter, ...s.filter };
     t.focused = s.focused;
-    this.table.page.limit = s.limit;
+    this.agentLimit = Math.max(num(s.limit), ROW_PAGE);
     this.tools.open = new Set(s.openTools || []);
     this.tools.limit = Math.max(num(s.toolLimit), ROW_PAGE);
     this.scrollTo = s.treeScroll;
     this.focus.id = s.focus || null;
     this.pages.at = new Map(s.turnPages || []);
+  }
+
+  // A saved view's model has no send: no kernel to ask.
+  canSend() {
+    return Boolean(this.model && this.model.send);
   }
 
   choose(id) {
@@ -575,8 +513,7 @@ class TraceView {
     });
   }
 
-  // Selects step `id` and brings its row of the call tree into view: a call in the Tools pane
-  // leads to its place in the run.
+  // Selects step `id` and brings its tree row into view (from the Tools pane).
   reach(id) {
     this.select(id);
     const item = this.tree.items.get(id);
@@ -606,8 +543,7 @@ class TreePane {
 
   build(left) {
     this.items.clear();
-    left.appendChild(this.filterBar());
-    left.appendChild(this.view.focus.build());
+    left.append(this.filterBar(), this.view.focus.build());
     this.el = h("div", "nba-live-tree");
     left.appendChild(this.el);
   }
@@ -628,32 +564,27 @@ class TreePane {
     text.placeholder = "Filter steps: name, task, result, any message…";
     text.setAttribute("aria-label", "Filter steps by text");
     text.value = this.filter.text;
-    const kind = h("select", "nba-filter-kind");
-    kind.setAttribute("aria-label", "Filter steps by kind");
-    [["", "any kind"], ...[...KINDS].map((k) => [k, k === "chain" ? "step" : k])].forEach(([v, t]) => {
-      const o = h("option", null, t);
-      o.value = v;
-      kind.appendChild(o);
-    });
-    kind.value = this.filter.kind;
-    const status = h("select", "nba-filter-status");
-    status.setAttribute("aria-label", "Filter steps by status");
-    [["", "any status"], ...[...STATUSES].map((s) => [s, s])].forEach(([v, t]) => {
-      const o = h("option", null, t);
-      o.value = v;
-      status.appendChild(o);
-    });
-    status.value = this.filter.status;
+    const select = (what, any, values) => {
+      const el = h("select", "nba-filter-" + what);
+      el.setAttribute("aria-label", "Filter steps by " + what);
+      [["", any], ...values].forEach(([v, t]) => {
+        const o = h("option", null, t);
+        o.value = v;
+        el.appendChild(o);
+      });
+      el.value = this.filter[what];
+      return el;
+    };
+    const kind = select("kind", "any kind", [...KINDS].map((k) => [k, k === "chain" ? "step" : k]));
+    const status = select("status", "any status", [...STATUSES].map((v) => [v, v]));
     const apply = () => {
       this.filter = { text: text.value.trim().toLowerCase(), kind: kind.value, status: status.value };
       this.draw();
       this.view.details.draw(); // its conversation highlights the text
     };
-    text.addEventListener("input", apply);
-    kind.addEventListener("change", apply);
-    status.addEventListener("change", apply);
     this.countEl = h("span", "nba-filter-count");
     this.inputs = [text, kind, status];
+    this.inputs.forEach((el) => el.addEventListener(el === text ? "input" : "change", apply));
     bar.append(text, kind, status, this.countEl);
     return bar;
   }
@@ -662,8 +593,7 @@ class TreePane {
     const f = this.filter;
     if (f.kind && node.kind !== f.kind) return false;
     if (f.status && node.status !== f.status) return false;
-    if (!f.text) return true;
-    return searchText(node).includes(f.text);
+    return !f.text || searchText(node).includes(f.text);
   }
 
   computeKeep() {
@@ -689,17 +619,17 @@ class TreePane {
     ul.setAttribute("role", "tree");
     this.rootUl = ul;
     this.fillChildren(null, ul);
-    this.el.replaceChildren();
     const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
     this.emptyEl = h("div", "nba-empty", empty);
     this.emptyEl.hidden = ul.childNodes.length > 0;
-    this.el.append(this.emptyEl, ul);
+    this.el.replaceChildren(this.emptyEl, ul);
     this.el.scrollTop = scroll;
     if (this.keep) {
       const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
       this.countEl.textContent = this.keep.found + " matching" + more;
     } else this.countEl.textContent = "";
-    if (hadFocus && this.focused) this.focusRow(this.focused);
+    const item = hadFocus && this.items.get(this.focused);
+    if (item) item.row.focus({ preventScroll: true });
   }
 
   kidsOf(id) {
@@ -749,9 +679,7 @@ class TreePane {
     row.tabIndex = 0;
     row.dataset.node = id;
     row.setAttribute("role", "treeitem");
-    row.addEventListener("focus", () => {
-      this.focused = id;
-    });
+    row.addEventListener("focus", () => (this.focused = id));
     row.addEventListener("click", () => this.view.choose(id));
     row.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") this.view.choose(id);
@@ -784,12 +712,9 @@ class TreePane {
     } else item.row.removeAttribute("aria-expanded");
     item.row.replaceChildren(toggle, line(node));
     if (item.where) item.where.remove();
-    item.where = null;
     const hit = this.keep ? conversationHit(node, this.filter.text) : null;
-    if (hit) {
-      item.where = whereLine(hit, this.filter.text);
-      item.row.after(item.where);
-    }
+    item.where = hit ? whereLine(hit, this.filter.text) : null;
+    if (item.where) item.row.after(item.where);
     this.view.approvals.drawCards(item, node);
   }
 
@@ -807,43 +732,27 @@ class TreePane {
     }
   }
 
-  updateRow(id) {
+  updateRow(id, kids = false) {
     const item = this.items.get(id);
     const node = this.data.nodes.get(id);
-    if (item && node) this.drawRow(item, node);
+    if (!item || !node) return;
+    this.drawRow(item, node);
+    if (kids) this.drawKids(item, node);
   }
 
   updateChildren(id) {
-    if (id === null) {
-      if (this.rootUl) this.fillChildren(null, this.rootUl);
-      // the first steps of a run arrive in a patch, after a view that had none
-      if (this.emptyEl) this.emptyEl.hidden = this.rootUl.childNodes.length > 0;
-      return;
-    }
-    const item = this.items.get(id);
-    const node = this.data.nodes.get(id);
-    if (item && node) {
-      this.drawRow(item, node);
-      this.drawKids(item, node);
-    }
+    if (id !== null) return this.updateRow(id, true);
+    if (this.rootUl) this.fillChildren(null, this.rootUl);
+    // the first steps of a run arrive in a patch, after a view that had none
+    if (this.emptyEl) this.emptyEl.hidden = this.rootUl.childNodes.length > 0;
   }
 
   setOpen(id, open) {
     const node = this.data.nodes.get(id);
     if (!node || this.keep) return;
-    if (open) {
-      this.collapsed.delete(id);
-      this.expanded.add(id);
-    } else {
-      this.collapsed.add(id);
-      this.expanded.delete(id);
-    }
+    this.collapsed[open ? "delete" : "add"](id);
+    this.expanded[open ? "add" : "delete"](id);
     this.updateChildren(id);
-  }
-
-  focusRow(id) {
-    const item = this.items.get(id);
-    if (item) item.row.focus({ preventScroll: true });
   }
 
   // Opens the ancestors of `id` and drops a filter that hides it; whether to draw again.
@@ -858,9 +767,7 @@ class TreePane {
     });
     if (id && this.keep && !this.keep.has(id)) {
       this.filter = { text: "", kind: "", status: "" };
-      this.inputs.forEach((el) => {
-        el.value = "";
-      });
+      this.inputs.forEach((el) => (el.value = ""));
       redraw = true;
     }
     return redraw;
@@ -873,8 +780,7 @@ class DetailsPane {
   }
 
   build() {
-    this.el = h("div", "nba-live-details");
-    return this.el;
+    return (this.el = h("div", "nba-live-details"));
   }
 
   draw() {
@@ -898,15 +804,10 @@ class DetailsPane {
         return;
       }
       pane.appendChild(field(f));
-      if (isInput && this.view.model && this.view.model.send) pane.appendChild(this.wholeInputButton(id));
+      if (isInput && this.view.canSend()) pane.appendChild(this.wholeInputButton(id));
     });
     if ((node.token_table || []).length) pane.appendChild(field({ label: "Tokens", type: "kv", value: node.token_table }));
-    if (node.diff) {
-      const box = h("div", "nba-field");
-      box.appendChild(h("div", "nba-label", "State"));
-      box.appendChild(diff(node.diff));
-      pane.appendChild(box);
-    }
+    if (node.diff) pane.appendChild(field({ label: "State", type: "diff", value: node.diff }));
     if (node.conversation) pane.appendChild(this.conversation(node));
     this.view.focus.decorate(pane, head, node);
     pane.scrollTop = scroll;
@@ -922,7 +823,6 @@ class DetailsPane {
     return b;
   }
 
-  // The agent's Conversation: its transcript, turn by turn; the filter's text highlighted.
   conversation(node) {
     const conv = node.conversation;
     const needle = this.view.tree.filter.text;
@@ -945,16 +845,12 @@ class DetailsPane {
         const folds = this.view.openFolds;
         const det = h("details", "nba-fold");
         const summary = h("summary");
-        summary.appendChild(h("span", "nba-preview", String(t.content).replace(/\s+/g, " ").slice(0, 100)));
-        summary.appendChild(h("small", null, " (" + String(t.content).length + " chars)"));
-        det.appendChild(summary);
-        det.appendChild(text);
+        const chars = " (" + String(t.content).length + " chars)";
+        summary.append(h("span", "nba-preview", String(t.content).replace(/\s+/g, " ").slice(0, 100)), h("small", null, chars));
+        det.append(summary, text);
         const hit = Boolean(needle) && String(t.content).toLowerCase().includes(needle);
         det.open = hit || folds.has(key);
-        det.addEventListener("toggle", () => {
-          if (det.open) folds.add(key);
-          else folds.delete(key);
-        });
+        det.addEventListener("toggle", () => folds[det.open ? "add" : "delete"](key));
         box.appendChild(det);
       } else box.appendChild(text);
     }
@@ -975,27 +871,17 @@ class Approvals {
   }
 
   build() {
-    this.el = h("div", "nba-approvals");
-    return this.el;
+    return (this.el = h("div", "nba-approvals"));
   }
 
-  pendingRequests() {
-    const out = [];
-    if (!this.view.data) return out;
-    for (const node of this.view.data.nodes.values()) (node.pending || []).forEach((p) => out.push(p));
-    return out;
-  }
-
-  // The request cards under a step's row in the tree.
   drawCards(item, node) {
     const pending = node.pending || [];
     const keys = pending.map((p) => p.key).join("|");
     if (item.cardKeys === keys) return;
     item.cardKeys = keys;
     if (item.card) item.card.remove();
-    item.card = null;
-    if (!pending.length) return;
-    item.card = h("div", "nba-pending");
+    item.card = pending.length ? h("div", "nba-pending") : null;
+    if (!item.card) return;
     pending.forEach((p) => item.card.appendChild(this.requestCard(p)));
     item.row.after(item.card);
   }
@@ -1051,8 +937,7 @@ class Approvals {
       choices.appendChild(b);
     });
     if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
-    box.appendChild(choices);
-    box.appendChild(body);
+    box.append(choices, body);
     draw();
     return box;
   }
@@ -1072,7 +957,8 @@ class Approvals {
   draw() {
     const bar = this.el;
     if (!bar) return;
-    const pending = this.pendingRequests().filter((p) => p.allowed.length);
+    const nodes = this.view.data ? [...this.view.data.nodes.values()] : [];
+    const pending = nodes.flatMap((n) => n.pending || []).filter((p) => p.allowed.length);
     const notice = this.view.model ? this.view.model.get("notice") || "" : "";
     bar.replaceChildren();
     if (!pending.length) {
@@ -1123,38 +1009,11 @@ class Approvals {
 
 // -- the agents' sections: tokens per agent and the timeline ------------------------------------
 
-// Which agents both sections draw: the first ROW_PAGE in run order, more on request.
-class AgentPage {
-  constructor(onMore) {
-    this.limit = ROW_PAGE;
-    this.onMore = onMore;
-  }
-
-  ids(agents) {
-    return agents.slice(0, Math.max(this.limit, ROW_PAGE));
-  }
-
-  // A "show more" button in `box` when agents past the `drawn` first wait; else null.
-  button(box, total, drawn) {
-    const rest = total - drawn;
-    if (rest <= 0) return null;
-    return box.appendChild(
-      moreButton(rest, ROW_PAGE, " agents", () => {
-        this.limit = drawn + ROW_PAGE;
-        this.onMore();
-      }),
-    );
-  }
-}
-
-// A section of one row per agent of the page, keyed by agent id: a patch replaces the touched
-// rows in place; a new order of the drawn agents, or redraw(), draws them all again. A subclass
-// makes a row (row(id) -> {el, ...}), lays all rows out (drawAll), says where "show more" goes
-// (moreBox) and updates what depends on every row (refresh).
+// A section of one row per agent, keyed by id: a patch replaces the touched rows; a new order
+// draws all again. Subclasses give row(id) -> {el}, drawAll (which sets moreAt) and refresh.
 class KeyedRows {
-  constructor(view, page, key, title, cls) {
+  constructor(view, key, title, cls) {
     this.view = view;
-    this.page = page;
     this.key = key;
     this.title = title;
     this.cls = cls;
@@ -1169,12 +1028,8 @@ class KeyedRows {
     return this.sec;
   }
 
-  forget() {
-    this.ids = null;
-  }
-
   redraw() {
-    this.forget();
+    this.ids = null;
     this.update(new Set(), true);
   }
 
@@ -1182,10 +1037,9 @@ class KeyedRows {
     const agents = this.view.data.agents;
     this.sec.style.display = agents.length ? "" : "none";
     if (!agents.length) return;
-    const ids = this.page.ids(agents);
+    const ids = agents.slice(0, Math.max(this.view.agentLimit, ROW_PAGE));
     // New agents past the drawn page only change the "show more" count: no redraw.
-    const same = this.ids && ids.length === this.ids.length && ids.every((id, i) => id === this.ids[i]);
-    if (reorder && !same) this.ids = null;
+    if (reorder && !same(this.ids, ids)) this.ids = null;
     if (this.ids) {
       touched.forEach((id) => {
         const old = this.entries.get(id);
@@ -1197,7 +1051,13 @@ class KeyedRows {
       this.drawAll(ids.map((id) => this.add(id).el));
     }
     if (this.more) this.more.remove();
-    this.more = this.page.button(this.moreBox(), agents.length, ids.length);
+    const rest = agents.length - ids.length;
+    const more = () => {
+      this.view.agentLimit = ids.length + ROW_PAGE; // both sections draw the same agents
+      this.view.table.redraw();
+      this.view.timeline.redraw();
+    };
+    this.more = rest > 0 ? this.moreAt.appendChild(moreButton(rest, ROW_PAGE, " agents", more)) : null;
     this.refresh();
   }
 
@@ -1208,15 +1068,15 @@ class KeyedRows {
   }
 }
 
-// What the token table and the Tools table draw alike: a head of columns, rows of formatted
-// cells (the first indented, with the row's status dot) and a total; cells from `figures` on are
-// right-aligned numbers.
-function tableHead(columns, figures) {
+// The token table's and the Tools table's parts; cells from `figures` on are right-aligned.
+function figureTable(cls, columns, figures, rows, total) {
   const head = h("tr");
   columns.forEach((t, i) => head.appendChild(h("th", i >= figures ? "nba-num" : null, t)));
-  const thead = h("thead");
+  const [table, thead, body] = [h("table", "nba-table " + cls), h("thead"), h("tbody")];
   thead.appendChild(head);
-  return thead;
+  body.append(...rows, total);
+  table.append(thead, body);
+  return table;
 }
 
 function tableRow(row, figures, selected) {
@@ -1224,8 +1084,7 @@ function tableRow(row, figures, selected) {
   (row.cells || []).forEach((c, i) => {
     if (i === 0) {
       const td = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
-      td.appendChild(dot(row.status, row.glyph));
-      td.appendChild(document.createTextNode(" " + c));
+      td.append(dot(row.status, row.glyph), " " + c);
       tr.appendChild(td);
     } else tr.appendChild(h("td", i >= figures ? "nba-num" : null, c));
   });
@@ -1238,22 +1097,14 @@ function totalCells(tr, cells, figures) {
 }
 
 class AgentTable extends KeyedRows {
-  constructor(view, page) {
-    super(view, page, "tokens", "Tokens per agent", null);
+  constructor(view) {
+    super(view, "tokens", "Tokens per agent", null);
   }
 
   drawAll(rows) {
-    const table = h("table", "nba-table nba-tokens");
-    table.appendChild(tableHead(this.view.data.columns, AGENT_FIGURES));
-    const body = h("tbody");
-    table.appendChild(body);
     this.totalRow = h("tr", "nba-total");
-    body.append(...rows, this.totalRow);
-    this.box.replaceChildren(table);
-  }
-
-  moreBox() {
-    return this.box;
+    this.box.replaceChildren(figureTable("nba-tokens", this.view.data.columns, AGENT_FIGURES, rows, this.totalRow));
+    this.moreAt = this.box;
   }
 
   refresh() {
@@ -1270,22 +1121,15 @@ class AgentTable extends KeyedRows {
 }
 
 class Timeline extends KeyedRows {
-  constructor(view, page) {
-    super(view, page, "timeline", "Timeline", "nba-tl");
+  constructor(view) {
+    super(view, "timeline", "Timeline", "nba-tl");
   }
 
   drawAll(rows) {
-    this.moreHolder = h("div");
+    this.moreAt = h("div");
     const legend = h("div", "nba-legend", "bar: agent run");
-    legend.appendChild(h("span", "nba-swatch nba-seg-model"));
-    legend.appendChild(document.createTextNode("model call"));
-    legend.appendChild(h("span", "nba-swatch nba-seg-tool"));
-    legend.appendChild(document.createTextNode("tool call"));
-    this.box.replaceChildren(...rows, this.moreHolder, legend);
-  }
-
-  moreBox() {
-    return this.moreHolder;
+    legend.append(h("span", "nba-swatch nba-seg-model"), "model call", h("span", "nba-swatch nba-seg-tool"), "tool call");
+    this.box.replaceChildren(...rows, this.moreAt, legend);
   }
 
   // The time axis grows with the run: every drawn bar is placed again (numbers only).
@@ -1299,8 +1143,7 @@ class Timeline extends KeyedRows {
     r.dataset.node = id;
     const label = h("span", "nba-tl-label");
     label.style.paddingLeft = Math.min(num(row.depth), 20) * 12 + "px";
-    label.appendChild(dot(row.status, row.glyph));
-    label.appendChild(document.createTextNode(" " + row.name));
+    label.append(dot(row.status, row.glyph), " " + row.name);
     r.appendChild(label);
     const track = h("span", "nba-tl-track nba-tl-abs");
     const bar = h("span", "nba-bar");
@@ -1320,8 +1163,7 @@ class Timeline extends KeyedRows {
       track.appendChild(mark);
       return [mark, m];
     });
-    r.appendChild(track);
-    r.appendChild(h("span", "nba-tl-time", row.time));
+    r.append(track, h("span", "nba-tl-time", row.time));
     r.addEventListener("click", () => this.view.select(id));
     return { el: r, bar, row, segs, marks };
   }
@@ -1338,17 +1180,15 @@ class Timeline extends KeyedRows {
     };
     put(entry.bar, entry.row.start, entry.row.end);
     entry.segs.forEach(([el, s]) => put(el, s.start, s.end));
-    (entry.marks || []).forEach(([el, m]) => {
+    entry.marks.forEach(([el, m]) => {
       el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100));
     });
   }
 }
 
-// -- the tools: a row per tool, which opens its calls ----------------------------------------------
+// -- the tools: a row per tool, which opens its calls ---------------------------------------------
 //
-// Drawn whole when a patch changes it: a run calls a few tools, and an open tool lists the first
-// of its calls only (CALL_LIMIT in nbagents/display/_toolbook.py). A call shows its step's line
-// and details (arguments, result) from the tree's data, and leads to that step in the tree.
+// Drawn whole on a change: a run calls few tools, and an open one lists its first calls only.
 
 class ToolTable {
   constructor(view) {
@@ -1375,16 +1215,10 @@ class ToolTable {
       this.box.replaceChildren();
       return;
     }
-    const table = h("table", "nba-table nba-tools");
-    table.appendChild(tableHead(tools.columns, TOOL_FIGURES));
-    const body = h("tbody");
-    tools.order.slice(0, this.limit).forEach((id) => {
-      const row = tools.rows.get(id);
-      if (row) body.append(...this.rows(id, row, tools.columns.length));
-    });
-    body.appendChild(totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES));
-    table.appendChild(body);
-    const parts = [table];
+    const shown = tools.order.slice(0, this.limit).filter((id) => tools.rows.has(id));
+    const rows = shown.flatMap((id) => this.rows(id, tools.rows.get(id), tools.columns.length));
+    const total = totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES);
+    const parts = [figureTable("nba-tools", tools.columns, TOOL_FIGURES, rows, total)];
     const rest = tools.order.length - this.limit;
     if (rest > 0) {
       parts.push(
@@ -1398,8 +1232,7 @@ class ToolTable {
     this.box.replaceChildren(...parts);
   }
 
-  // A tool's row, and when it is open the row under it with its calls. (The tool's name is the
-  // run's text: it goes in no attribute.)
+  // A tool's row, and when open the row of its calls. (The name goes in no attribute.)
   rows(id, row, width) {
     const open = this.open.has(id);
     const tr = tableRow(row, TOOL_FIGURES, false);
@@ -1408,8 +1241,7 @@ class ToolTable {
     tr.tabIndex = 0;
     tr.setAttribute("aria-expanded", String(open));
     const toggle = () => {
-      if (this.open.has(id)) this.open.delete(id);
-      else this.open.add(id);
+      this.open[this.open.has(id) ? "delete" : "add"](id);
       const at = [...this.box.querySelectorAll("tr.nba-tool-row")].indexOf(tr);
       this.redraw();
       const again = this.box.querySelectorAll("tr.nba-tool-row")[at];
@@ -1439,8 +1271,7 @@ class ToolTable {
     const box = h("div", "nba-tool-call " + statusCls(node.status) + (this.view.selected === c.id ? " nba-selected" : ""));
     box.dataset.node = c.id;
     const head = h("span", "nba-line");
-    head.appendChild(dot(node.status, node.glyph));
-    head.appendChild(h("span", "nba-name", c.agent));
+    head.append(dot(node.status, node.glyph), h("span", "nba-name", c.agent));
     if (node.preview) head.appendChild(h("span", "nba-preview", node.preview));
     head.appendChild(h("span", "nba-meta", node.time));
     box.append(head, " ", button("nba-tree-link", "↑ its step in the call tree", () => this.view.reach(c.id)));
@@ -1451,12 +1282,9 @@ class ToolTable {
 
 // -- one store per widget -----------------------------------------------------------------------
 //
-// Every view of a widget (the same view displayed twice, an output JupyterLab draws again)
-// draws the data of its widget's store, which takes in each whole view and patch once. A view
-// rendered late starts from all that arrived before it, so the kernel sends the whole view
-// again only for a page that loads anew. anywidget hands each view its own proxy of the model:
-// the store is found by the widget's `uid` within its widget manager (a copy of a notebook,
-// open beside it, holds widgets with the same uids).
+// Every view of a widget draws its store's data, which takes in each view and patch once, so a
+// view rendered late starts from all that came before. anywidget hands each view its own model
+// proxy: the store is found by the widget's `uid` within its widget manager.
 
 class Store {
   constructor(model) {
@@ -1497,8 +1325,7 @@ class Store {
     this.draw(patch);
   }
 
-  // A view out of sight (scrolled away, in a tab behind another) is not drawn: it is drawn
-  // whole when it comes into sight: drawing a wide run is most of the page's work.
+  // A view out of sight is drawn whole when it comes into sight (catchUp).
   draw(patch) {
     const changes = changesOf(patch, applyPatch(this.data, patch));
     this.views.forEach((view) => {
@@ -1519,8 +1346,7 @@ class Store {
   }
 }
 
-// What a patch changed, as TraceView.patched takes it: what it touched, and whether it brought
-// a new order of the agents or new columns.
+// What a patch touched, and whether it brought a new order of the agents or new columns.
 function changesOf(patch, touched) {
   return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
 }
@@ -1530,25 +1356,22 @@ const NO_MANAGER = {};
 
 function storesOf(model) {
   const manager = model.widget_manager || NO_MANAGER;
-  let stores = STORES.get(manager);
-  if (!stores) {
-    stores = new Map();
-    STORES.set(manager, stores);
-  }
-  return stores;
+  if (!STORES.has(manager)) STORES.set(manager, new Map());
+  return STORES.get(manager);
+}
+
+// Subscribes `handlers` (event -> function) to `model`; returns the unsubscribe.
+function listen(model, handlers) {
+  const each = (how) => Object.entries(handlers).forEach(([ev, fn]) => model[how](ev, fn));
+  each("on");
+  return () => each("off");
 }
 
 function follow(model, store) {
-  const onView = () => store.whole();
-  const onPatch = () => store.patch();
-  model.on("change:view_json", onView);
-  model.on("change:patch_json", onPatch);
-  onView();
-  onPatch();
-  return () => {
-    model.off("change:view_json", onView);
-    model.off("change:patch_json", onPatch);
-  };
+  const stop = listen(model, { "change:view_json": () => store.whole(), "change:patch_json": () => store.patch() });
+  store.whole();
+  store.patch();
+  return stop;
 }
 
 function initialize({ model }) {
@@ -1563,10 +1386,9 @@ function initialize({ model }) {
   };
 }
 
-// A view that goes (its output replaced when the run ended, or drawn again) leaves what the user
-// chose with the page, by its widget's uid; the next view of that run takes it. For a minute it
-// also leaves its drawn rows, which the run's saved view takes over (takeOver). The saved view
-// runs from its own copy of this module, hence a global.
+// A view that goes leaves what the user chose, by widget uid, for the next view of that run, and
+// for a minute its rows, for the saved view (takeOver), which runs its own copy of this module:
+// hence a global.
 const HANDOFF = Symbol.for("nbagents.handoff");
 const HANDOFF_MS = 60_000;
 
@@ -1613,12 +1435,11 @@ function render({ model, el }, saved = false) {
     { rootMargin: "200px" },
   );
   sight.observe(view.root);
-  const onNotice = () => view.approvals.noticeChanged();
-  const onAnswerable = () => view.approvals.answerableChanged();
-  const onMessage = (msg) => view.received(msg);
-  model.on("msg:custom", onMessage);
-  model.on("change:notice", onNotice);
-  model.on("change:answerable", onAnswerable);
+  const unlisten = listen(model, {
+    "msg:custom": (msg) => view.received(msg),
+    "change:notice": () => view.approvals.noticeChanged(),
+    "change:answerable": () => view.approvals.answerableChanged(),
+  });
   return () => {
     if (uid && view.data) {
       const left = { ui: view.uiState(), view, stale: view.stale };
@@ -1631,14 +1452,11 @@ function render({ model, el }, saved = false) {
     sight.disconnect();
     store.views.delete(view);
     if (stop) stop();
-    model.off("change:notice", onNotice);
-    model.off("change:answerable", onAnswerable);
-    model.off("msg:custom", onMessage);
+    unlisten();
   };
 }
 
-// The saved view of a run takes over the rows the live view drew in this page, brought up to date
-// with the saved view as a patch, instead of drawing them all again after the run.
+// The saved view takes over the live view's rows, brought up to date as a patch.
 function takeOver(handed, model, el, store) {
   const view = handed.view;
   view.model = model;
@@ -1649,7 +1467,6 @@ function takeOver(handed, model, el, store) {
     view.redraw(store.data);
     return view;
   }
-  // The live view's data is brought to the saved one.
   const touched = applyPatch(view.data, patch);
   view.data.pages = store.data.pages;
   store.data = view.data;
@@ -1657,13 +1474,8 @@ function takeOver(handed, model, el, store) {
   return view;
 }
 
-// -- the saved view -----------------------------------------------------------------------------
-//
-// When its run is over, nbagents replaces the live output with HTML (nbagents/display/_saved.py):
-// a static snapshot, which untrusted and sanitizing renderers show, the final view in a comment,
-// and a small script that imports this module and calls showSaved. Where the output is trusted
-// (the session that ran it, the user's own notebook reopened, an exported page) the run is
-// drawn here as the live view drew it, from the saved view alone: no widget, no kernel.
+// -- the saved view (nbagents/display/_saved.py): where the output is trusted, its script
+// draws the run from the final view as the live view did: no widget, no kernel.
 
 function showSaved(box, viewJson, css) {
   if (box.dataset.nbaDrawn) return;
@@ -1675,8 +1487,7 @@ function showSaved(box, viewJson, css) {
   const el = h("div", "nba-saved-view");
   initialize({ model });
   render({ model, el }, true);
-  // The snapshot goes: hidden, a wide run's would keep tens of thousands of elements in the
-  // page, and every later change of the notebook would make the browser walk them. Its stylesheet stays, the view's.
+  // The static snapshot goes (a wide run's is many elements); its stylesheet stays.
   const snapshot = box.querySelector(":scope > .nba-trace");
   if (snapshot) {
     const sheet = snapshot.querySelector("style.nba-css");
@@ -1689,12 +1500,7 @@ function showSaved(box, viewJson, css) {
 export { showSaved };
 export default { initialize, render };
 
-// -- focus: one agent's subtree alone, a breadcrumb back up ------------------------------------
-//
-// A 500-spawn run is a long scroll: focusing on an agent draws its subtree alone (the tree's
-// roots become that agent), a breadcrumb of its ancestor agents leads back up, and the details
-// pane keeps the focused agent's conversation in view whatever step is selected in it.
-
+// -- focus: one agent's subtree alone, a breadcrumb back up, its conversation kept in view ------
 
 class Focus {
   constructor(view) {
@@ -1737,18 +1543,21 @@ class Focus {
   set(id) {
     const node = id ? this.data.nodes.get(id) : null;
     if (!node || !AGENT_KINDS.has(node.kind)) return;
+    this.to(id);
+    this.view.select(id);
+  }
+
+  // Focus on `id` (null: the whole run): the tree and the breadcrumb drawn for it.
+  to(id) {
     this.id = id;
     this.view.tree.draw();
     this.draw();
-    this.view.select(id);
   }
 
   // Back to the whole run, the agent that was focused selected and on screen.
   leave() {
     const was = this.focused();
-    this.id = null;
-    this.view.tree.draw();
-    this.draw();
+    this.to(null);
     if (was !== null) {
       this.view.select(was);
       this.view.keys.bring(was);
@@ -1764,14 +1573,9 @@ class Focus {
     else this.set(parent);
   }
 
-  // Selecting a step outside the focused subtree (from the timeline, the token table) shows the
-  // whole run again: a selection the tree cannot show would look lost.
+  // Selecting a step outside the focused subtree shows the whole run again.
   admit(id) {
-    if (id && this.focused() !== null && this.data.nodes.has(id) && !this.holds(id)) {
-      this.id = null;
-      this.view.tree.draw();
-      this.draw();
-    }
+    if (id && this.focused() !== null && this.data.nodes.has(id) && !this.holds(id)) this.to(null);
   }
 
   build() {
@@ -1791,24 +1595,20 @@ class Focus {
     if (id === null) return;
     const chain = [];
     for (let k = this.parentAgent(id); k !== null; k = this.parentAgent(k)) chain.unshift(k);
-    const crumb = (text, go) => button("nba-crumb", text, go);
-    bar.appendChild(crumb("Whole run", () => this.leave()));
+    bar.appendChild(button("nba-crumb", "Whole run", () => this.leave()));
     chain.forEach((k) => {
-      bar.appendChild(h("span", "nba-crumb-sep", " › "));
-      const b = crumb(this.data.nodes.get(k).name, () => this.set(k));
+      const b = button("nba-crumb", this.data.nodes.get(k).name, () => this.set(k));
       b.dataset.node = k;
       b.title = this.data.nodes.get(k).preview || "";
-      bar.appendChild(b);
+      bar.append(h("span", "nba-crumb-sep", " › "), b);
     });
     bar.appendChild(h("span", "nba-crumb-sep", " › "));
     const here = h("span", "nba-crumb-here", this.data.nodes.get(id).name);
     here.dataset.node = id;
-    bar.appendChild(here);
-    bar.appendChild(h("span", "nba-crumb-note", " (its subtree alone: Esc or \u201cWhole run\u201d goes back)"));
+    bar.append(here, h("span", "nba-crumb-note", " (its subtree alone: Esc or \u201cWhole run\u201d goes back)"));
   }
 
-  // The details pane of `node`: a button to focus on an agent, and in focus, the focused agent's
-  // conversation under another step's details.
+  // A focus button on an agent's details; in focus, the focused agent's conversation below.
   decorate(pane, head, node) {
     const id = this.focused();
     if (AGENT_KINDS.has(node.kind) && node.id !== id) {
@@ -1826,70 +1626,37 @@ class Focus {
   }
 }
 
-// -- keys on a tree row ------------------------------------------------------------------------
-//
-// Besides Enter/Space (select) and ArrowRight/ArrowLeft (open, close): rows, an agent's turns,
-// sibling agents, in and out. None of these is one of JupyterLab's command-mode shortcuts (the
-// arrows are, so a row stops their propagation; so it does for every key it uses).
+// -- keys on a tree row (a row stops their propagation: JupyterLab binds the arrows) ----------
 
 const KEYS_HELP = "Keys on a row: \u2191 \u2193 rows \u00b7 \u2190 \u2192 close, open \u00b7 Enter select \u00b7 [ ] previous, next turn \u00b7 { } previous, next sibling agent \u00b7 f focus on the agent \u00b7 Backspace out to the parent agent \u00b7 Esc whole run";
+
+const KEY_ACTIONS = {
+  ArrowDown: ["step", 1], ArrowUp: ["step", -1], "]": ["turn", 1], "[": ["turn", -1],
+  "}": ["sibling", 1], "{": ["sibling", -1], f: ["into"], F: ["into"], Backspace: ["out"],
+};
 
 class TreeKeys {
   constructor(view) {
     this.view = view;
   }
 
-  get tree() {
-    return this.view.tree;
-  }
-
-  help() {
-    return h("div", "nba-keys", KEYS_HELP);
-  }
-
   // Handles a key pressed on the row of step `id`; whether it was one of these.
   handle(ev, id) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return false;
-    const focus = this.view.focus;
-    switch (ev.key) {
-      case "ArrowDown":
-        this.step(id, 1);
-        return true;
-      case "ArrowUp":
-        this.step(id, -1);
-        return true;
-      case "]":
-        this.turn(id, 1);
-        return true;
-      case "[":
-        this.turn(id, -1);
-        return true;
-      case "}":
-        this.sibling(id, 1);
-        return true;
-      case "{":
-        this.sibling(id, -1);
-        return true;
-      case "f":
-      case "F":
-        this.into(id);
-        return true;
-      case "Backspace":
-        this.out(id);
-        return true;
-      case "Escape":
-        if (focus.focused() === null) return false;
-        focus.leave();
-        return true;
-      default:
-        return false;
+    if (ev.key === "Escape") {
+      if (this.view.focus.focused() === null) return false;
+      this.view.focus.leave();
+      return true;
     }
+    const act = Object.hasOwn(KEY_ACTIONS, ev.key) && KEY_ACTIONS[ev.key];
+    if (!act) return false;
+    this[act[0]](id, act[1]);
+    return true;
   }
 
-  // Keyboard focus to the next (1) or previous (-1) visible row.
   step(id, by) {
-    const item = this.tree.items.get(id);
-    const rows = [...this.tree.el.querySelectorAll(".nba-row")];
+    const item = this.view.tree.items.get(id);
+    const rows = [...this.view.tree.el.querySelectorAll(".nba-row")];
     const at = item ? rows.indexOf(item.row) : -1;
     if (at >= 0 && rows[at + by]) this.show(rows[at + by]);
   }
@@ -1923,8 +1690,7 @@ class TreeKeys {
     return out;
   }
 
-  // The next (1) or previous (-1) agent spawned by the same parent agent as the row's agent; in
-  // focus on that agent, the focus moves to its sibling.
+  // The next (1) or previous (-1) sibling agent of the row's agent (in focus, the focus too).
   sibling(id, by) {
     const focus = this.view.focus;
     const agent = focus.agentOf(id);
@@ -1950,8 +1716,7 @@ class TreeKeys {
     this.bring(target);
   }
 
-  // Out: in focus, to the parent agent's focus (the whole run from a top agent); else the
-  // selection moves to the parent agent.
+  // Out: the focus, else the selection, to the parent agent.
   out(id) {
     const focus = this.view.focus;
     if (focus.focused() !== null) {
@@ -1972,7 +1737,7 @@ class TreeKeys {
 
   // The row of step `id` drawn (past a "show more"), on screen, with the keyboard focus.
   bring(id) {
-    const tree = this.tree;
+    const tree = this.view.tree;
     const chain = lineage(this.view.data.nodes, id).reverse();
     let redraw = false;
     chain.forEach((k, i) => {
@@ -1995,12 +1760,8 @@ class TreeKeys {
   }
 }
 
-// -- a conversation's pages --------------------------------------------------------------------
-//
-// The view holds an agent's first page of its transcript (CONVERSATION_TURNS entries,
-// nbagents/display/_format.py) and how many entries it has: a patch never carries thousands. The
-// details pane shows one page at a time; another page comes from the saved view's `pages`, or the
-// kernel sends it when asked (LiveView._send_turns).
+// -- a conversation's pages: the view holds the first; others come from a saved view's `pages`
+// or from the kernel when asked (LiveView._send_turns).
 
 class TurnPages {
   constructor(view) {
@@ -2034,11 +1795,6 @@ class TurnPages {
     return null;
   }
 
-  canAsk() {
-    const model = this.view.model;
-    return Boolean(model && model.send); // a saved view's has none: no kernel to ask
-  }
-
   ask(node, page) {
     const key = node.id + ":" + page + ":" + this.entries(node);
     if (this.asked.has(key)) return;
@@ -2067,7 +1823,7 @@ class TurnPages {
     const shown = this.page(node, page);
     if (count > 1) box.appendChild(this.bar(node, page, count));
     if (shown === null) {
-      if (this.canAsk()) {
+      if (this.view.canSend()) {
         this.ask(node, page);
         box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
       } else {
