@@ -43,6 +43,19 @@ one gained nothing under ``invoke`` (``bench_tracer_overhead.py``). Reading the 
 quick too."""
 
 
+def _on_end(event: Callable[..., None]) -> Any:
+    """The callback for a run's end: queues ``event`` (a :class:`TraceWriter` method) with the
+    run's output as given."""
+
+    @guarded
+    def on_end(
+        self: Tracer, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
+    ) -> None:
+        self._later(event, self._writer, _as_given(output, parent_run_id), run_id)
+
+    return on_end
+
+
 class Tracer(BaseCallbackHandler):
     """Records every run it sees into ``self.trace``.
 
@@ -116,16 +129,7 @@ class Tracer(BaseCallbackHandler):
             kwargs,
         )
 
-    @guarded
-    def on_chain_end(
-        self,
-        outputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.chain_end, _as_given(outputs, parent_run_id), run_id)
+    on_chain_end = _on_end(TraceWriter.chain_end)
 
     @guarded
     def on_chain_error(
@@ -147,7 +151,7 @@ class Tracer(BaseCallbackHandler):
     def on_chat_model_start(
         self,
         serialized: dict[str, Any] | None,
-        messages: list[list[BaseMessage]],
+        messages: list[list[BaseMessage]] | list[str],
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
@@ -160,22 +164,8 @@ class Tracer(BaseCallbackHandler):
             self._writer.model_start, serialized, prompt, run_id, parent_run_id, metadata, kwargs
         )
 
-    @guarded
-    def on_llm_start(
-        self,
-        serialized: dict[str, Any] | None,
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        prompt = _as_given(prompts[0] if len(prompts) == 1 else prompts, parent_run_id)
-        self._later(
-            self._writer.model_start, serialized, prompt, run_id, parent_run_id, metadata, kwargs
-        )
+    # A completion model's prompts are recorded as a chat model's messages are.
+    on_llm_start = on_chat_model_start  # type: ignore[assignment]
 
     @guarded
     def on_llm_end(
@@ -237,16 +227,7 @@ class Tracer(BaseCallbackHandler):
             kwargs,
         )
 
-    @guarded
-    def on_tool_end(
-        self,
-        output: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.tool_end, _as_given(output, parent_run_id), run_id)
+    on_tool_end = _on_end(TraceWriter.tool_end)
 
     # -- retrievers (shown as tools) ---------------------------------------------------------------
 
@@ -266,16 +247,7 @@ class Tracer(BaseCallbackHandler):
             self._writer.retriever_start, serialized, query, run_id, parent_run_id, metadata, kwargs
         )
 
-    @guarded
-    def on_retriever_end(
-        self,
-        documents: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.retriever_end, _as_given(documents, parent_run_id), run_id)
+    on_retriever_end = _on_end(TraceWriter.retriever_end)
 
     # -- ending the trace --------------------------------------------------------------------------
 
