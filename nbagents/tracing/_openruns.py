@@ -163,25 +163,20 @@ class OpenRuns:
         span.outputs = outputs
         self.pauses.ended(span)
 
-    def fail(self, run_id: UUID, error: BaseException) -> None:
+    def fail(self, run: RunFrame, error: BaseException) -> None:
         """The run raised ``error``: a failure, a stop, or a pause for a human."""
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            status = error_status(error)
-            paused = is_pause(error)
-            text = None if status == "ok" or paused else error_text(error)
-            self.end(run, status, text, None)
-            if paused:
-                self.pauses.place(run, error)
-            if status == "interrupted" and run.parent is not None:
-                run.parent.paused_child = True
-            if run.span.kind in AGENT_KINDS:
-                run.agent.forget_state()
-                if status != "ok":
-                    self._cut_off(run.span, text)
-        self.trace.changed()
+        status = error_status(error)
+        paused = is_pause(error)
+        text = None if status == "ok" or paused else error_text(error)
+        self.end(run, status, text, None)
+        if paused:
+            self.pauses.place(run, error)
+        if status == "interrupted" and run.parent is not None:
+            run.parent.paused_child = True
+        if run.span.kind in AGENT_KINDS:
+            run.agent.forget_state()
+            if status != "ok":
+                self._cut_off(run.span, text)
 
     def _cut_off(self, agent_span: Span, reason: str | None) -> None:
         """Close what an agent left running when it stopped: LangChain reports no end for a

@@ -131,17 +131,7 @@ class Tracer(BaseCallbackHandler):
 
     on_chain_end = _on_end(TraceWriter.chain_end)
 
-    @guarded
-    def on_chain_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.failed, error, run_id)
-
+    on_chain_error = _on_end(TraceWriter.failed)  # an error is no container: kept as given
     # A model, tool or retriever run that failed is recorded as a chain run that failed is.
     on_llm_error = on_tool_error = on_retriever_error = on_chain_error
 

@@ -9,6 +9,7 @@ callback's payload lives in :mod:`nbagents.tracing._extract`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
@@ -46,6 +47,25 @@ from nbagents.tracing.span import AGENT_KINDS
 __all__ = ["VISIBLE_CHARS", "TraceWriter"]
 
 VISIBLE_CHARS = 200_000
+
+
+def _on_run(
+    method: Callable[[TraceWriter, RunFrame, Any], None],
+) -> Callable[[TraceWriter, Any, UUID], None]:
+    """The event ``method(run, value)`` on the open run ``run_id``, under the trace's lock; a
+    run never seen (started before the tracer was attached) is left alone."""
+
+    @guarded
+    @functools.wraps(method)
+    def event(self: TraceWriter, value: Any, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            method(self, run, value)
+        self.trace.changed()
+
+    return event
 
 
 class TraceWriter:
@@ -128,34 +148,29 @@ class TraceWriter:
             )
         runs.publish(span)
 
-    @guarded
-    def chain_end(self, outputs: Any, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
-                run.node_of.updates.append((run.step, outputs))
-                self._runs.agent_offered(run.node_of, outputs)
-            if "rubric_pass" in run.span.attributes:
-                # Named before it ends: an ended step is read once by the live view.
-                run.span.attributes.update(verdict_of(outputs))
-                run.span.name = pass_name(run.span.attributes)
-            status = chain_end_status(run, outputs)
-            if run.span.attributes.get("step") == SUMMARIZATION_STEP and isinstance(outputs, dict):
-                run.span.attributes["summarization"] = jsonready(outputs)
-            converted = (
-                shape(outputs) if run.span.hidden else deferred(outputs, max_chars=VISIBLE_CHARS)
-            )
-            self._runs.end(run, status, None, converted)
-            if run.span.kind in AGENT_KINDS:
-                run.agent.forget_state()
-        self.trace.changed()
+    @_on_run
+    def chain_end(self, run: RunFrame, outputs: Any) -> None:
+        if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
+            run.node_of.updates.append((run.step, outputs))
+            self._runs.agent_offered(run.node_of, outputs)
+        if "rubric_pass" in run.span.attributes:
+            # Named before it ends: an ended step is read once by the live view.
+            run.span.attributes.update(verdict_of(outputs))
+            run.span.name = pass_name(run.span.attributes)
+        status = chain_end_status(run, outputs)
+        if run.span.attributes.get("step") == SUMMARIZATION_STEP and isinstance(outputs, dict):
+            run.span.attributes["summarization"] = jsonready(outputs)
+        converted = (
+            shape(outputs) if run.span.hidden else deferred(outputs, max_chars=VISIBLE_CHARS)
+        )
+        self._runs.end(run, status, None, converted)
+        if run.span.kind in AGENT_KINDS:
+            run.agent.forget_state()
 
-    @guarded
-    def failed(self, error: BaseException, run_id: UUID) -> None:
+    @_on_run
+    def failed(self, run: RunFrame, error: BaseException) -> None:
         """A chain, model, tool or retriever run raised ``error``."""
-        self._runs.fail(run_id, error)
+        self._runs.fail(run, error)
 
     # -- models ----------------------------------------------------------------------------------
 
@@ -179,31 +194,21 @@ class TraceWriter:
             span.attributes["tools"] = tools
         self.trace.add(span)
 
-    @guarded
-    def model_end(self, result: ModelResult, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            outputs = jsonready(result.produced)
-            self._runs.calls_made(run, result.calls)
-            run.span.usage = result.usage
-            run.span.attributes.pop(STREAMED, None)
-            if result.model:
-                run.span.model = result.model
-            self._runs.end(run, "ok", None, outputs)
-        self.trace.changed()
+    @_on_run
+    def model_end(self, run: RunFrame, result: ModelResult) -> None:
+        outputs = jsonready(result.produced)
+        self._runs.calls_made(run, result.calls)
+        run.span.usage = result.usage
+        run.span.attributes.pop(STREAMED, None)
+        if result.model:
+            run.span.model = result.model
+        self._runs.end(run, "ok", None, outputs)
 
-    @guarded
-    def new_token(self, token: str, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None or run.span.status != "running":
-                return
+    @_on_run
+    def new_token(self, run: RunFrame, token: str) -> None:
+        if run.span.status == "running":
             attrs = run.span.attributes
-            text = attrs.get(STREAMED, "") + token
-            attrs[STREAMED] = text[-STREAMED_CHARS:]
-        self.trace.changed()
+            attrs[STREAMED] = (attrs.get(STREAMED, "") + token)[-STREAMED_CHARS:]
 
     # -- tools -----------------------------------------------------------------------------------
 
@@ -242,22 +247,17 @@ class TraceWriter:
                 runs.agent_opened(run.agent, skill["skill"])
         runs.publish(span)
 
-    @guarded
-    def tool_end(self, output: Any, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
-            if run.span.name == WRITE_TODOS_TOOL and outcome.status == "ok":
-                todos = run.span.inputs.get("todos") if isinstance(run.span.inputs, dict) else None
-                self._runs.agent_planned(run.agent, todos, self._runs.now())
-            sub = run.subagent
-            if run.span.kind == "task" and sub is not None:
-                sub.attributes["returned"] = returned_keys(output)
-                sub.attributes["result"] = outcome.text
-            self._runs.end(run, outcome.status, outcome.error, deferred(output))
-        self.trace.changed()
+    @_on_run
+    def tool_end(self, run: RunFrame, output: Any) -> None:
+        outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
+        if run.span.name == WRITE_TODOS_TOOL and outcome.status == "ok":
+            todos = run.span.inputs.get("todos") if isinstance(run.span.inputs, dict) else None
+            self._runs.agent_planned(run.agent, todos, self._runs.now())
+        sub = run.subagent
+        if run.span.kind == "task" and sub is not None:
+            sub.attributes["returned"] = returned_keys(output)
+            sub.attributes["result"] = outcome.text
+        self._runs.end(run, outcome.status, outcome.error, deferred(output))
 
     # -- retrievers (shown as tools) ---------------------------------------------------------------
 
@@ -276,14 +276,9 @@ class TraceWriter:
         span.attributes["retriever"] = True
         self.trace.add(span)
 
-    @guarded
-    def retriever_end(self, documents: Any, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            self._runs.end(run, "ok", None, deferred(documents))
-        self.trace.changed()
+    @_on_run
+    def retriever_end(self, run: RunFrame, documents: Any) -> None:
+        self._runs.end(run, "ok", None, deferred(documents))
 
     # -- ending the trace --------------------------------------------------------------------------
 
