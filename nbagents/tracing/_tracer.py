@@ -119,14 +119,7 @@ class Tracer(BaseCallbackHandler):
     ) -> None:
         inputs = _as_given(inputs, parent_run_id)
         self._later(
-            self._writer.chain_start,
-            serialized,
-            inputs,
-            run_id,
-            parent_run_id,
-            tags,
-            metadata,
-            kwargs,
+            self._writer.chain_start, serialized, inputs, run_id, parent_run_id, metadata, kwargs
         )
 
     on_chain_end = _on_end(TraceWriter.chain_end)
@@ -205,16 +198,9 @@ class Tracer(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        inputs = _as_given(inputs, parent_run_id)
+        kwargs["inputs"] = _as_given(inputs, parent_run_id)
         self._later(
-            self._writer.tool_start,
-            serialized,
-            input_str,
-            run_id,
-            parent_run_id,
-            metadata,
-            inputs,
-            kwargs,
+            self._writer.tool_start, serialized, input_str, run_id, parent_run_id, metadata, kwargs
         )
 
     on_tool_end = _on_end(TraceWriter.tool_end)

@@ -94,7 +94,6 @@ class TraceWriter:
         inputs: Any,
         run_id: UUID,
         parent_run_id: UUID | None,
-        tags: list[str] | None,
         metadata: dict[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> None:
@@ -104,7 +103,7 @@ class TraceWriter:
         with self._lock:
             now = runs.now()
             parent = runs.get(parent_run_id)
-            kind, agent, node_of = classify_chain(name, md, tags or [], parent)
+            kind, agent, node_of = classify_chain(name, md, parent)
             key = _resume_key(kind, parent, md, name)
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
@@ -220,10 +219,10 @@ class TraceWriter:
         run_id: UUID,
         parent_run_id: UUID | None,
         metadata: dict[str, Any] | None,
-        inputs: dict[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> None:
         name = run_name(serialized, kwargs, "tool")
+        inputs = kwargs.get("inputs")
         kind = tool_kind(name, inputs)
         args = inputs if inputs is not None else input_str
         skill = skill_arguments(inputs) if kind == "skill" else None
