@@ -75,16 +75,12 @@ class OpenRuns:
         with self._lock:
             parent = self.get(parent_run_id)
             agent = agent_of(md, name, parent)
-            if resume_key is not None:
-                reopened = self.reopen(md, kind, resume_key, self.now())
-                if reopened is not None:
-                    frame = RunFrame(reopened, agent, step_of(md, parent), parent=parent)
-                    self._runs[run_id] = frame
-                    return frame
-            span = new_span(run_id, parent, kind, name, agent, self.now())
-            span.inputs = deferred(inputs)
-            if resume_key is not None:
-                self.pauses.resumable(span, thread_of(md), resume_key)
+            span = None if resume_key is None else self.reopen(md, kind, resume_key, self.now())
+            if span is None:
+                span = new_span(run_id, parent, kind, name, agent, self.now())
+                span.inputs = deferred(inputs)
+                if resume_key is not None:
+                    self.pauses.resumable(span, thread_of(md), resume_key)
             frame = RunFrame(span, agent, step_of(md, parent), parent=parent)
             self._runs[run_id] = frame
         return frame

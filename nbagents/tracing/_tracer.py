@@ -7,12 +7,10 @@ parallel sub-agents running on many threads (or tasks) never mix up their childr
 A callback only takes down what happened and when, in a queue on the trace; the trace applies
 the queued events (:class:`~nbagents.tracing._writer.TraceWriter`), in order, when something
 reads it (a view, an export, ``len(trace)``), when the tracer finishes, or once
-:data:`APPLY_AT` events are waiting. Measured at 100 parallel sub-agents under ``invoke``, the
-same work done on each agent thread as its callback came cost twice as much CPU per span as
-done in one pass: hundreds of threads taking turns leave each callback's data out of the
-processor's caches. What must be read at the time is read at the time: the clock, a root
-run's containers (the caller may change them afterwards) and a model's reply (``create_agent``
-renames it once the call has ended).
+:data:`APPLY_AT` events are waiting: done in one pass, the work stays in the processor's caches,
+which hundreds of agent threads taking turns would evict. What must be read at the time is read
+at the time: the clock, a root run's containers (the caller may change them afterwards) and a
+model's reply (``create_agent`` renames it once the call has ended).
 """
 
 from __future__ import annotations
@@ -38,9 +36,7 @@ __all__ = ["APPLY_AT", "Tracer"]
 APPLY_AT = 256
 """Events waiting in the queue at which the callback that adds one applies them all. Short,
 because a queued event keeps alive what its callback was given (whole graph states) and the
-garbage collector walks it: a longer queue made wide traced ``ainvoke`` runs slower, a shorter
-one gained nothing under ``invoke`` (``bench_tracer_overhead.py``). Reading the trace stays
-quick too."""
+garbage collector walks it (``bench_tracer_overhead.py`` measures it)."""
 
 
 def _on_end(event: Callable[..., None]) -> Any:

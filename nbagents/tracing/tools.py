@@ -158,12 +158,9 @@ def tool_calls(trace: Trace) -> list[ToolCall]:
                 continue
             turn_id = turn_of(span)
             turn = trace.get(turn_id) if turn_id is not None and turn_id in trace else None
-            calls.append(ToolCall(span, tool_name(span), turn if _is_turn(turn) else None))
+            is_turn = turn is not None and turn.kind == "model"
+            calls.append(ToolCall(span, tool_name(span), turn if is_turn else None))
         return calls
-
-
-def _is_turn(span: Span | None) -> bool:
-    return span is not None and span.kind == "model"
 
 
 def tool_turns(calls: Iterable[ToolCall]) -> list[Span]:
