@@ -75,19 +75,17 @@ class OpenRuns:
         with self._lock:
             parent = self.get(parent_run_id)
             agent = agent_of(md, name, parent)
-            span = None if resume_key is None else self.reopen(md, kind, resume_key, self.now())
+            thread = thread_of(md)
+            key = resume_key
+            span = None if key is None else self.pauses.resume(thread, kind, key, self.now())
             if span is None:
                 span = new_span(run_id, parent, kind, name, agent, self.now())
                 span.inputs = deferred(inputs)
                 if resume_key is not None:
-                    self.pauses.resumable(span, thread_of(md), resume_key)
+                    self.pauses.resumable(span, thread, resume_key)
             frame = RunFrame(span, agent, step_of(md, parent), parent=parent)
             self._runs[run_id] = frame
         return frame
-
-    def reopen(self, md: Mapping[str, Any], kind: str, key: str, now: float) -> Span | None:
-        """The span a pause left on this run's thread under ``key``, running again."""
-        return self.pauses.resume(thread_of(md), kind, key, now)
 
     def publish(self, span: Span) -> None:
         """Add a new span to the trace, or tell it that a reopened one changed."""

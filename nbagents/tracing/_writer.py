@@ -1,7 +1,5 @@
-"""What each LangChain callback means for the trace: the work a :class:`Tracer` queues.
+"""What each LangChain callback means for the trace: the events a :class:`Tracer` queues.
 
-The tracer's callbacks only take down what happened and when; the trace applies their events
-here, in the order they happened, when something reads it (see ``Trace`` and ``Tracer``).
 The open runs and the life of their spans are :class:`~nbagents.tracing._openruns.OpenRuns`;
 which kind a run is lives in :mod:`nbagents.tracing._classify`; what is read out of a
 callback's payload lives in :mod:`nbagents.tracing._extract`.
@@ -105,11 +103,12 @@ class TraceWriter:
             parent = runs.get(parent_run_id)
             kind, agent, node_of = classify_chain(name, md, parent)
             key = _resume_key(kind, parent, md, name)
+            thread = thread_of(md)
+            if parent is None and is_resume(inputs):
+                runs.pauses.answered(thread, inputs.resume)
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
-            if parent is None and is_resume(inputs):
-                runs.pauses.answered(thread_of(md), inputs.resume)
-            reopened = runs.reopen(md, kind, key, now) if continues and key is not None else None
+            reopened = runs.pauses.resume(thread, kind, key, now) if continues and key else None
             span = reopened
             if span is None:
                 span = new_span(run_id, parent, kind, name, agent, now)
@@ -124,9 +123,9 @@ class TraceWriter:
                     span.attributes.update(graded)
                     span.name = pass_name(graded)
             if key is not None:
-                runs.pauses.resumable(span, thread_of(md), key)
-                if parent is None and thread_of(md) is not None:
-                    span.attributes[THREAD] = thread_of(md)
+                runs.pauses.resumable(span, thread, key)
+                if parent is None and thread is not None:
+                    span.attributes[THREAD] = thread
                     if md.get(AGENT_REF):
                         span.attributes[AGENT] = str(md[AGENT_REF])
             run = RunFrame(span, agent, step_of(md, parent), node_of=node_of, parent=parent)
@@ -229,11 +228,15 @@ class TraceWriter:
         # A skill load is named by the skill it opens; the tool stays in its attributes.
         span_name = skill["skill"] if skill else name
         call_id = kwargs.get("tool_call_id")
-        resume_key = _task_key(metadata or {}, call_id) if kind == "task" and call_id else None
-        runs = self._runs
-        run = runs.open(
-            run_id, parent_run_id, metadata or {}, kind, span_name, args, resume_key=resume_key
+        md = metadata or {}
+        # A pause leaves a task span under its tool call id, which scripted models repeat across
+        # agents, with its step's checkpoint namespace, which LangGraph derives from the
+        # checkpoint the step ran from: the same for the resumed call and no other conversation.
+        resume_key = (
+            f"{md.get('checkpoint_ns', '')}|{call_id}" if kind == "task" and call_id else None
         )
+        runs = self._runs
+        run = runs.open(run_id, parent_run_id, md, kind, span_name, args, resume_key=resume_key)
         span = run.span
         with self._lock:
             if call_id:
@@ -302,11 +305,3 @@ def _resume_key(
     if kind == "subagent" and parent is not None and parent.span.kind == "task":
         return parent.span.id
     return None
-
-
-def _task_key(md: Mapping[str, Any], call_id: Any) -> str:
-    """Under which key a pause leaves a ``task`` span: its tool call id, which scripted models
-    repeat across agents, with the step's checkpoint namespace, which LangGraph derives from
-    the checkpoint the step ran from, so it is the same for the resumed call and for no other
-    conversation's."""
-    return f"{md.get('checkpoint_ns', '')}|{call_id}"
