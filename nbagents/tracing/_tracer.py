@@ -39,6 +39,55 @@ because a queued event keeps alive what its callback was given (whole graph stat
 garbage collector walks it (``bench_tracer_overhead.py`` measures it)."""
 
 
+def _as_given(value: Any, parent_run_id: UUID | None) -> Any:
+    """What a span keeps of a run's input or output, before it is converted when read. A root
+    run's belongs to its caller, who may change it once the call returns (append to
+    ``result["messages"]``): its containers are copied now (the messages in them are not:
+    nobody edits a sent message). Inside a run, LangChain and LangGraph make new messages and
+    states rather than change them: a reference is kept."""
+    return _containers_copied(value) if parent_run_id is None else value
+
+
+def _prompt_as_given(prompts: list[Any], parent_run_id: UUID | None) -> Any:
+    """A model run's messages (or texts) as given: the one list (or text) of a single prompt."""
+    return _as_given(prompts[0] if len(prompts) == 1 else prompts, parent_run_id)
+
+
+def _containers_copied(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
+    if depth > 3:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_containers_copied(v, depth + 1) for v in value]
+    return value
+
+
+def _on_start(event: Callable[..., None], given: Callable[[Any, UUID | None], Any]) -> Any:
+    """The callback for a run's start: queues ``event`` (a :class:`TraceWriter` method) with
+    what the run was given, as ``given`` keeps it."""
+
+    @guarded
+    def on_start(
+        self: Tracer,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        inputs = given(inputs, parent_run_id)
+        self._later(
+            event, self._writer, serialized, inputs, run_id, parent_run_id, metadata, kwargs
+        )
+
+    return on_start
+
+
 def _on_end(event: Callable[..., None]) -> Any:
     """The callback for a run's end: queues ``event`` (a :class:`TraceWriter` method) with the
     run's output as given."""
@@ -99,52 +148,16 @@ class Tracer(BaseCallbackHandler):
             self.trace._catch_up()
         self.trace.changed()
 
-    # -- chains: graphs, nodes, sequences --------------------------------------------------------
-
-    @guarded
-    def on_chain_start(
-        self,
-        serialized: dict[str, Any] | None,
-        inputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        inputs = _as_given(inputs, parent_run_id)
-        self._later(
-            self._writer.chain_start, serialized, inputs, run_id, parent_run_id, metadata, kwargs
-        )
-
+    on_chain_start = _on_start(TraceWriter.chain_start, _as_given)
     on_chain_end = _on_end(TraceWriter.chain_end)
 
     on_chain_error = _on_end(TraceWriter.failed)  # an error is no container: kept as given
     # A model, tool or retriever run that failed is recorded as a chain run that failed is.
     on_llm_error = on_tool_error = on_retriever_error = on_chain_error
 
-    # -- models ----------------------------------------------------------------------------------
-
-    @guarded
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any] | None,
-        messages: list[list[BaseMessage]] | list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        prompt = _as_given(messages[0] if len(messages) == 1 else messages, parent_run_id)
-        self._later(
-            self._writer.model_start, serialized, prompt, run_id, parent_run_id, metadata, kwargs
-        )
-
+    on_chat_model_start = _on_start(TraceWriter.model_start, _prompt_as_given)
     # A completion model's prompts are recorded as a chat model's messages are.
-    on_llm_start = on_chat_model_start  # type: ignore[assignment]
+    on_llm_start = on_chat_model_start
 
     @guarded
     def on_llm_end(
@@ -179,8 +192,6 @@ class Tracer(BaseCallbackHandler):
         if isinstance(token, str) and token:
             self._later(self._writer.new_token, token, run_id)
 
-    # -- tools -----------------------------------------------------------------------------------
-
     @guarded
     def on_tool_start(
         self,
@@ -201,27 +212,8 @@ class Tracer(BaseCallbackHandler):
 
     on_tool_end = _on_end(TraceWriter.tool_end)
 
-    # -- retrievers (shown as tools) ---------------------------------------------------------------
-
-    @guarded
-    def on_retriever_start(
-        self,
-        serialized: dict[str, Any] | None,
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(
-            self._writer.retriever_start, serialized, query, run_id, parent_run_id, metadata, kwargs
-        )
-
+    on_retriever_start = _on_start(TraceWriter.retriever_start, _as_given)
     on_retriever_end = _on_end(TraceWriter.retriever_end)
-
-    # -- ending the trace --------------------------------------------------------------------------
 
     def finish(self) -> None:
         """Mark the trace finished; spans still running are marked ``interrupted``.
@@ -230,23 +222,3 @@ class Tracer(BaseCallbackHandler):
         """
         self.trace._catch_up()
         self._writer.finish()
-
-
-def _as_given(value: Any, parent_run_id: UUID | None) -> Any:
-    """What a span keeps of a run's input or output, before it is converted when read. A root
-    run's belongs to its caller, who may change it once the call returns (append to
-    ``result["messages"]``): its containers are copied now (the messages in them are not:
-    nobody edits a sent message). Inside a run, LangChain and LangGraph make new messages and
-    states rather than change them: a reference is kept."""
-    return _containers_copied(value) if parent_run_id is None else value
-
-
-def _containers_copied(value: Any, depth: int = 0) -> Any:
-    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
-    if depth > 3:
-        return value
-    if isinstance(value, Mapping):
-        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_containers_copied(v, depth + 1) for v in value]
-    return value

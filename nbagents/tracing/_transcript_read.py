@@ -47,9 +47,6 @@ __all__ = ["find_agent_span", "transcript_of"]
 _CALL_KINDS = ("tool", "task", "skill")
 
 
-# -- finding an agent -----------------------------------------------------------------------------
-
-
 def find_agent_span(trace: Trace, which: Any) -> Span:
     """The agent span ``which`` names: a span (an agent's, or any step of one), a span id, a
     ``SubAgentRecord``, an agent's name when one agent has it, or ``None`` for the main
@@ -94,9 +91,6 @@ def _agent_at(trace: Trace, span: Span | None) -> Span | None:
     while span is not None and span.kind not in AGENT_KINDS:
         span = trace.parent(span)
     return span
-
-
-# -- building -------------------------------------------------------------------------------------
 
 
 def transcript_of(trace: Trace, agent: Span) -> Transcript:
@@ -247,16 +241,10 @@ class _Builder:
     def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
         self.answered.add(_call_id(message))
         kind = span.kind if span is not None else None
-        subagent = _spawned(self.trace, span) if span is not None and kind == "task" else None
-        self.add(
-            "tool",
-            turn,
-            message,
-            span_id=_id(span),
-            subagent_id=subagent,
-            subagent=_title(self.trace, subagent),
-            skill=typed_attribute(span.attributes, "skill") if kind == "skill" and span else None,
-        )
+        sub = _spawned(self.trace, span) if span is not None and kind == "task" else None
+        skill = typed_attribute(span.attributes, "skill") if kind == "skill" and span else None
+        fields = {"subagent_id": sub, "subagent": _title(self.trace, sub), "skill": skill}
+        self.add("tool", turn, message, span_id=_id(span), **fields)
 
     def _reply(self, turn: int, model: Span) -> None:
         message = reply(model.outputs)
