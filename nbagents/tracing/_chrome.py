@@ -97,18 +97,8 @@ class _Track:
             lane = found if found is not None else self._lane()
         tid, taken = self.lanes[lane]
         taken.append((start, end, span.id))
-        self.events.append(
-            {
-                "name": _name(span),
-                "cat": span.kind,
-                "ph": "X",
-                "ts": start,
-                "dur": end - start,
-                "pid": PID,
-                "tid": tid,
-                "args": _args(span),
-            }
-        )
+        what = {"name": _name(span), "cat": span.kind, "ph": "X", "ts": start, "dur": end - start}
+        self.events.append({**what, "pid": PID, "tid": tid, "args": _args(span)})
         stack = list(reversed(trace.children(span)))
         while stack:
             child = stack.pop()

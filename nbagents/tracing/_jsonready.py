@@ -54,15 +54,6 @@ MAX_DEPTH = 12
 MAX_CHARS = 200_000
 """Rough budget of characters for one converted value."""
 
-_CHUNK_TYPES = {
-    "AIMessageChunk": "ai",
-    "HumanMessageChunk": "human",
-    "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool",
-    "ChatMessageChunk": "chat",
-    "FunctionMessageChunk": "function",
-}
-
 
 class _Budget:
     __slots__ = ("remaining",)
@@ -236,7 +227,9 @@ def items_left_out(value: Iterable[Any]) -> int:
 
 
 def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any]:
-    kind = _CHUNK_TYPES.get(message.type, message.type)
+    kind = message.type  # a chunk's type is its class name: AIMessageChunk is an "ai" message
+    if kind.endswith("MessageChunk"):
+        kind = kind.removesuffix("MessageChunk").lower()
     data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
     if message.name:
         data["name"] = message.name

@@ -94,8 +94,6 @@ class OpenRuns:
         else:
             self.trace.add(span)
 
-    # -- what agents did: their skills, and where their tool calls sit ---------------------------
-
     def agent_offered(self, agent: AgentFrame, outputs: Any) -> None:
         """Record on the agent's span the skills a node (the skills middleware) offered it, and
         the memory files one (the memory middleware) loaded."""
@@ -140,14 +138,8 @@ class OpenRuns:
 
     def call_position(self, agent: AgentFrame, call_id: str | None) -> SpanAttributes:
         """Which reply of ``agent`` made the tool call ``call_id``, and where in it."""
-        if not call_id:
-            return {}
-        found = self._calls.get((agent.span_id, call_id))
-        if found is None:
-            return {}
-        return {"batch": found[0], "call_index": found[1]}
-
-    # -- ending --------------------------------------------------------------------------------
+        found = self._calls.get((agent.span_id, call_id)) if call_id else None
+        return {} if found is None else {"batch": found[0], "call_index": found[1]}
 
     def end(self, run: RunFrame, status: SpanStatus, error: str | None, outputs: Any) -> None:
         span = run.span

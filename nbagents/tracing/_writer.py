@@ -83,8 +83,6 @@ class TraceWriter:
         finally:
             self._runs.clock = None
 
-    # -- chains: graphs, nodes, sequences --------------------------------------------------------
-
     @guarded
     def chain_start(
         self,
@@ -170,8 +168,6 @@ class TraceWriter:
         """A chain, model, tool or retriever run raised ``error``."""
         self._runs.fail(run, error)
 
-    # -- models ----------------------------------------------------------------------------------
-
     @guarded
     def model_start(
         self,
@@ -207,8 +203,6 @@ class TraceWriter:
         if run.span.status == "running":
             attrs = run.span.attributes
             attrs[STREAMED] = (attrs.get(STREAMED, "") + token)[-STREAMED_CHARS:]
-
-    # -- tools -----------------------------------------------------------------------------------
 
     @guarded
     def tool_start(
@@ -261,8 +255,6 @@ class TraceWriter:
             sub.attributes["result"] = outcome.text
         self._runs.end(run, outcome.status, outcome.error, deferred(output))
 
-    # -- retrievers (shown as tools) ---------------------------------------------------------------
-
     @guarded
     def retriever_start(
         self,
@@ -281,8 +273,6 @@ class TraceWriter:
     @_on_run
     def retriever_end(self, run: RunFrame, documents: Any) -> None:
         self._runs.end(run, "ok", None, deferred(documents))
-
-    # -- ending the trace --------------------------------------------------------------------------
 
     @guarded
     def finish(self) -> None:

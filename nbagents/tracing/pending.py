@@ -182,9 +182,7 @@ class PausedSpans:
 
     def resume(self, thread: str | None, kind: str, key: str, now: float) -> Span | None:
         """The span to continue instead of opening a new one, reopened, or ``None``."""
-        if thread is None:
-            return None
-        span = self._waiting.pop((thread, kind, key), None)
+        span = None if thread is None else self._waiting.pop((thread, kind, key), None)
         if span is None:
             return None
         pauses: list[list[float]] = span.attributes.setdefault("paused", [])
