@@ -180,9 +180,8 @@ class TraceWriter:
     ) -> None:
         md = metadata or {}
         model, tools = model_request(md, kwargs)
-        span = self._runs.open(
-            run_id, parent_run_id, md, "model", run_name(serialized, kwargs, "model"), prompt
-        ).span
+        name = run_name(serialized, kwargs, "model")
+        span = self._runs.open(run_id, parent_run_id, md, "model", name, prompt).span
         span.model = model
         if tools:
             span.attributes["tools"] = tools

@@ -57,35 +57,17 @@ __all__ = [
 TOOL_KINDS: tuple[SpanKind, ...] = ("tool", "task", "skill")
 """The kinds of span that are a tool call."""
 
-TOOL_COLUMNS = [
-    "tool",
-    "calls",
-    "agents",
-    "failures",
-    "seconds",
-    "turns",
+_TURN_COLUMNS = [
     "turn_input_tokens",
     "turn_output_tokens",
     "turn_total_tokens",
     "turn_cost",
     "unknown_models",
 ]
-CALL_COLUMNS = [
-    "tool",
-    "agent",
-    "status",
-    "seconds",
-    "arguments",
-    "result",
-    "error",
-    "turn_input_tokens",
-    "turn_output_tokens",
-    "turn_total_tokens",
-    "turn_cost",
-    "unknown_models",
-    "turn_span_id",
-    "span_id",
-]
+"""What a row says of the turns that asked for its calls."""
+TOOL_COLUMNS = ["tool", "calls", "agents", "failures", "seconds", "turns", *_TURN_COLUMNS]
+_CALL = ["tool", "agent", "status", "seconds", "arguments", "result", "error"]
+CALL_COLUMNS = [*_CALL, *_TURN_COLUMNS, "turn_span_id", "span_id"]
 
 
 def tool_name(span: Span) -> str:
