@@ -54,13 +54,8 @@ def chrome_trace(trace: Trace) -> dict[str, Any]:
 
 
 class _Track:
-    """One agent's track, and the lanes its parallel calls need.
-
-    A track's slices must nest (Perfetto drops a slice that ends outside the one it started
-    in), but parallel calls of one agent overlap. Such a call goes to a lane: another thread
-    named after the agent (``main ‖ 2``), sorted right after its track. An agent that made no
-    overlapping calls has its one track.
-    """
+    """One agent's track, and the lanes its overlapping calls need (Perfetto drops a slice
+    that ends outside the one it started in)."""
 
     def __init__(self, label: str, tids: Any, events: list[dict[str, Any]]) -> None:
         self.label = label
@@ -102,18 +97,8 @@ class _Track:
             lane = found if found is not None else self._lane()
         tid, taken = self.lanes[lane]
         taken.append((start, end, span.id))
-        self.events.append(
-            {
-                "name": _name(span),
-                "cat": span.kind,
-                "ph": "X",
-                "ts": start,
-                "dur": end - start,
-                "pid": PID,
-                "tid": tid,
-                "args": _args(span),
-            }
-        )
+        what = {"name": _name(span), "cat": span.kind, "ph": "X", "ts": start, "dur": end - start}
+        self.events.append({**what, "pid": PID, "tid": tid, "args": _args(span)})
         stack = list(reversed(trace.children(span)))
         while stack:
             child = stack.pop()

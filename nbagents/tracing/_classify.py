@@ -24,7 +24,7 @@ A new kind of tool span is decided in :func:`tool_kind`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from nbagents._contract import (
@@ -51,46 +51,25 @@ __all__ = [
 
 
 def classify_chain(
-    name: str, md: Mapping[str, Any], tags: Sequence[str], parent: RunFrame | None
+    name: str, md: Mapping[str, Any], parent: RunFrame | None
 ) -> tuple[SpanKind, AgentFrame, AgentFrame | None]:
     """The kind of a chain run, the agent it belongs to, and the graph it is a node of."""
-    create_agent_graph = bool(md.get("ls_integration"))
+    plain = not md.get("ls_integration")
     spawn_id = spawn_call_id(md)
     if parent is None:
-        agent = AgentFrame(
-            None,
-            str(md.get("lc_agent_name") or name),
-            0,
-            spawn_id=spawn_id,
-            plain_graph=not create_agent_graph,
-        )
-        return "agent", agent, None
+        root = AgentFrame(None, str(md.get("lc_agent_name") or name), 0, spawn_id, plain)
+        return "agent", root, None
     outer = parent.agent
-    spawned_here = parent.span.kind == "task" or (
-        spawn_id is not None and spawn_id != outer.spawn_id
-    )
-    if spawned_here:
-        call_id = parent.span.attributes.get("tool_call_id") if parent.span.kind == "task" else None
-        agent = AgentFrame(
-            None,
-            name,
-            outer.depth + 1,
-            spawn_id=call_id or spawn_id,
-            plain_graph=not create_agent_graph,
-        )
-        return "subagent", agent, None
-    if (
-        md.get("lc_agent_name") == name
-        and name != outer.name
-        and parent.span.kind in ("tool", "chain")
+    kind = parent.span.kind
+    if kind == "task" or (spawn_id is not None and spawn_id != outer.spawn_id):
+        call_id = parent.span.attributes.get("tool_call_id") if kind == "task" else None
+        return "subagent", AgentFrame(None, name, outer.depth + 1, call_id or spawn_id, plain), None
+    # An agent graph run as a step or tool, or the grader graph a rubric pass runs: upstream
+    # hands that one the agent's own metadata, so only where it starts tells it apart.
+    if (md.get("lc_agent_name") == name and name != outer.name and kind in ("tool", "chain")) or (
+        kind == "chain" and is_grading_pass(parent.span.attributes)
     ):
-        agent = AgentFrame(None, name, outer.depth + 1, outer.spawn_id, not create_agent_graph)
-        return "agent", agent, None
-    if parent.span.kind == "chain" and is_grading_pass(parent.span.attributes):
-        # The grader graph a rubric pass runs: upstream hands it the agent's own metadata, so
-        # only where it starts tells it apart.
-        agent = AgentFrame(None, name, outer.depth + 1, outer.spawn_id, not create_agent_graph)
-        return "agent", agent, None
+        return "agent", AgentFrame(None, name, outer.depth + 1, outer.spawn_id, plain), None
     node_of = outer if parent.span.id == outer.span_id else None
     return "chain", outer, node_of
 
@@ -132,7 +111,8 @@ def step_of(md: Mapping[str, Any], parent: RunFrame | None) -> int:
 
 def chain_end_status(run: RunFrame, outputs: Any) -> SpanStatus:
     """An agent graph that ends on an interrupt has paused, not finished."""
-    if run.span.kind in AGENT_KINDS and (run.paused_child or _interrupted_output(outputs)):
+    interrupted = isinstance(outputs, Mapping) and bool(outputs.get("__interrupt__"))
+    if run.span.kind in AGENT_KINDS and (run.paused_child or interrupted):
         return "interrupted"
     return "ok"
 
@@ -153,7 +133,3 @@ def error_status(error: BaseException) -> SpanStatus:
 def _agent_plumbing(node: str) -> bool:
     """Nodes of a ``create_agent`` graph that only wrap what users see as model and tool calls."""
     return node in ("model", "tools") or "." in node or node.startswith("__")
-
-
-def _interrupted_output(outputs: Any) -> bool:
-    return isinstance(outputs, Mapping) and bool(outputs.get("__interrupt__"))

@@ -60,9 +60,6 @@ def run_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any], de
     return default
 
 
-# -- models ----------------------------------------------------------------------------------------
-
-
 def model_request(md: Mapping[str, Any], kwargs: Mapping[str, Any]) -> tuple[str | None, list[str]]:
     """The model name and the names of the bound tools, from a model run's start."""
     params: Mapping[str, Any] = kwargs.get("invocation_params") or {}
@@ -109,12 +106,8 @@ def model_result(response: LLMResult) -> ModelResult:
         usage = _legacy_usage(llm_output.get("token_usage") or llm_output.get("usage"))
     model = model or _first(llm_output, "model_name", "model", "model_id")
     produced: list[Any] = messages or texts
-    return ModelResult(
-        produced=produced[0] if len(produced) == 1 else produced,
-        usage=usage,
-        model=str(model) if model else None,
-        calls=calls,
-    )
+    one = produced[0] if len(produced) == 1 else produced
+    return ModelResult(one, usage, str(model) if model else None, calls)
 
 
 def _legacy_usage(usage: Any) -> TokenUsage:
@@ -145,9 +138,6 @@ def _tool_name(tool: Any) -> str:
     return str(getattr(tool, "name", "?"))
 
 
-# -- tools -----------------------------------------------------------------------------------------
-
-
 def task_arguments(inputs: Any) -> SpanAttributes:
     """A ``task`` call's brief and sub-agent type (the default type when the call named none)."""
     given = inputs if isinstance(inputs, Mapping) else {}
@@ -172,15 +162,10 @@ def offered_skills(state: Any) -> SpanAttributes | None:
         skills = update.get(SKILLS_METADATA_KEY)
         if not isinstance(skills, list | tuple):
             continue
+        names = [str(s["name"]) for s in skills if isinstance(s, Mapping) and "name" in s]
         warnings = update.get(SKILLS_ERRORS_KEY)
-        return {
-            "skills_offered": [
-                str(s["name"]) for s in skills if isinstance(s, Mapping) and "name" in s
-            ],
-            "skill_warnings": [
-                str(w) for w in (warnings if isinstance(warnings, list | tuple) else ())
-            ],
-        }
+        warned = warnings if isinstance(warnings, list | tuple) else ()
+        return {"skills_offered": names, "skill_warnings": [str(w) for w in warned]}
     return None
 
 
@@ -210,9 +195,8 @@ def tool_outcome(output: Any, call_id: Any) -> ToolOutcome:
     message = _tool_message(output, call_id)
     text = _text(message) if message is not None else None
     if message is not None and message.status == "error":
-        limited = (
-            isinstance(message.artifact, Mapping) and message.artifact.get("status") == "limit"
-        )
+        artifact = message.artifact
+        limited = isinstance(artifact, Mapping) and artifact.get("status") == "limit"
         return ToolOutcome("limit" if limited else "error", text, text)
     return ToolOutcome("ok", None, text)
 
@@ -242,9 +226,6 @@ def _text(message: ToolMessage) -> str:
     if isinstance(content, str):
         return content
     return message.text
-
-
-# -- sub-agents and errors -------------------------------------------------------------------------
 
 
 def subagent_attributes(

@@ -21,12 +21,7 @@ __all__ = [
     "token_usage_frame",
 ]
 
-_TOKEN_COLUMNS = [
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "total_tokens_incl_descendants",
-]
+_TOKEN_COLUMNS = ["input_tokens", "output_tokens", "total_tokens", "total_tokens_incl_descendants"]
 
 
 def spans_frame(trace: Trace) -> pd.DataFrame:
@@ -70,20 +65,10 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     for root in (s for s in trace.walk() if s.kind == "agent"):
         own = trace.own_usage(root)
         total = trace.usage_including_descendants(root)
-        rows.append(_row(root.name, "main", root.depth, 1, own, total, root.id, ""))
+        rows.append(_row(root.name, "main", root.depth, own, total, root.id, ""))
     for rec in trace.subagents:
-        rows.append(
-            _row(
-                rec.type,
-                "subagent",
-                rec.depth,
-                1,
-                rec.tokens_own,
-                rec.tokens_total,
-                rec.span_id,
-                rec.description,
-            )
-        )
+        own, total = rec.tokens_own, rec.tokens_total
+        rows.append(_row(rec.type, "subagent", rec.depth, own, total, rec.span_id, rec.description))
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=["agent", "role", "spawns", *_TOKEN_COLUMNS])
@@ -135,7 +120,6 @@ def _row(
     agent: str,
     role: str,
     depth: int,
-    spawns: int,
     own: TokenUsage,
     total: TokenUsage,
     span_id: str,
@@ -145,7 +129,7 @@ def _row(
         "agent": agent,
         "role": role,
         "depth": depth,
-        "spawns": spawns,
+        "spawns": 1,
         "description": description,
         "input_tokens": own.input,
         "output_tokens": own.output,

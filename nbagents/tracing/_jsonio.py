@@ -43,7 +43,8 @@ def trace_to_json(trace: Trace, *, indent: int | None = None) -> str:
             "finished": trace.finished,
             "spans": [s.to_dict() for s in trace.spans],
         }
-        text = json.dumps(payload, indent=indent, ensure_ascii=False, default=_fallback)
+        # Inputs and outputs are made JSON-ready by the tracer; anything left is shown as text.
+        text = json.dumps(payload, indent=indent, ensure_ascii=False, default=repr)
     return escape_surrogates(text)
 
 
@@ -150,8 +151,3 @@ def _too_deep(value: Any) -> bool:
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
     return False
-
-
-def _fallback(value: Any) -> Any:
-    # Inputs and outputs are made JSON-ready by the tracer; anything left is shown as text.
-    return repr(value)

@@ -40,8 +40,6 @@ __all__ = [
     "deferred",
     "items_left_out",
     "jsonready",
-    "left_out_marker",
-    "message_dict",
     "shape",
 ]
 
@@ -55,15 +53,6 @@ last ones."""
 MAX_DEPTH = 12
 MAX_CHARS = 200_000
 """Rough budget of characters for one converted value."""
-
-_CHUNK_TYPES = {
-    "AIMessageChunk": "ai",
-    "HumanMessageChunk": "human",
-    "SystemMessageChunk": "system",
-    "ToolMessageChunk": "tool",
-    "ChatMessageChunk": "chat",
-    "FunctionMessageChunk": "function",
-}
 
 
 class _Budget:
@@ -122,11 +111,6 @@ def deferred(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
     return Deferred(value, max_chars)
 
 
-def message_dict(message: BaseMessage, *, max_chars: int = MAX_CHARS) -> dict[str, Any]:
-    """One message as a dict: ``type``, ``content`` and, when set, the other message fields."""
-    return _message(message, _Budget(max_chars), 0)
-
-
 def shape(value: Any) -> Any:
     """What a plumbing span carried, without copying it: ``{"messages": "12 items", …}``.
 
@@ -175,7 +159,7 @@ def _convert(value: Any, budget: _Budget, depth: int) -> Any:
         return _convert(value.value, budget, depth + 1)
     if isinstance(value, Mapping):
         return _mapping(value, budget, depth)
-    if isinstance(value, list | tuple | Set) or _is_deque(value):
+    if isinstance(value, list | tuple | Set) or type(value).__name__ == "deque":
         items = sorted(value, key=repr) if isinstance(value, Set) else list(value)
         return _sequence(items, budget, depth)
     kind = type(value).__name__
@@ -230,12 +214,7 @@ def _sequence(items: list[Any], budget: _Budget, depth: int) -> list[Any]:
         tail.append(_convert(item, budget, depth + 1))
     tail.reverse()
     left_out = len(items) - len(head) - len(tail)
-    return [*head, left_out_marker(left_out), *tail] if left_out else head + tail
-
-
-def left_out_marker(count: int) -> str:
-    """What stands in a converted list for the ``count`` items it left out."""
-    return f"… {count} more items"
+    return [*head, f"… {left_out} more items", *tail] if left_out else head + tail
 
 
 def items_left_out(value: Iterable[Any]) -> int:
@@ -248,7 +227,9 @@ def items_left_out(value: Iterable[Any]) -> int:
 
 
 def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any]:
-    kind = _CHUNK_TYPES.get(message.type, message.type)
+    kind = message.type  # a chunk's type is its class name: AIMessageChunk is an "ai" message
+    if kind.endswith("MessageChunk"):
+        kind = kind.removesuffix("MessageChunk").lower()
     data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
     if message.name:
         data["name"] = message.name
@@ -298,10 +279,6 @@ def _langgraph_object(value: Any, budget: _Budget, depth: int) -> dict[str, Any]
         if item is not None and item != ():
             data[attr] = _convert(item, budget, depth + 1)
     return data
-
-
-def _is_deque(value: Any) -> bool:
-    return type(value).__name__ == "deque"
 
 
 def _short_repr(value: Any) -> str:

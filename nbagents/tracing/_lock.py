@@ -1,15 +1,10 @@
 """The trace's lock: reentrant, and never handed to a thread that cannot run yet.
 
-Every callback of every agent thread takes the trace's lock for a few microseconds. With
-``threading.RLock`` a thread blocked on it is woken holding it, and must then wait for the
-GIL, up to the interpreter's switch interval (5 ms), while every other thread that wants the
-lock queues behind it. Once hundreds of threads queue (a reader held the lock for a few
-milliseconds, or its holder lost the GIL), each hand-over costs a GIL wait, new callbacks
-arrive faster than the queue drains, and the queue lasts as long as the run: in a wide run
-with the live view following, agent threads spent far more time waiting for the lock than
-working, and most runs took visibly longer. Here a thread that finds the lock taken sleeps briefly
-(without the GIL) and tries again: the lock is only ever taken by a thread that is running,
-so no queue forms.
+With ``threading.RLock`` a thread blocked on the lock is woken holding it and must then wait
+for the GIL (up to the switch interval) while every other thread that wants the lock queues
+behind it; with hundreds of agent threads such a queue can last as long as the run. Here a
+thread that finds the lock taken sleeps briefly (without the GIL) and tries again: the lock is
+only ever taken by a thread that is running, so no queue forms.
 """
 
 from __future__ import annotations

@@ -75,23 +75,17 @@ class OpenRuns:
         with self._lock:
             parent = self.get(parent_run_id)
             agent = agent_of(md, name, parent)
-            if resume_key is not None:
-                reopened = self.reopen(md, kind, resume_key, self.now())
-                if reopened is not None:
-                    frame = RunFrame(reopened, agent, step_of(md, parent), parent=parent)
-                    self._runs[run_id] = frame
-                    return frame
-            span = new_span(run_id, parent, kind, name, agent, self.now())
-            span.inputs = deferred(inputs)
-            if resume_key is not None:
-                self.pauses.resumable(span, thread_of(md), resume_key)
+            thread = thread_of(md)
+            key = resume_key
+            span = None if key is None else self.pauses.resume(thread, kind, key, self.now())
+            if span is None:
+                span = new_span(run_id, parent, kind, name, agent, self.now())
+                span.inputs = deferred(inputs)
+                if resume_key is not None:
+                    self.pauses.resumable(span, thread, resume_key)
             frame = RunFrame(span, agent, step_of(md, parent), parent=parent)
             self._runs[run_id] = frame
         return frame
-
-    def reopen(self, md: Mapping[str, Any], kind: str, key: str, now: float) -> Span | None:
-        """The span a pause left on this run's thread under ``key``, running again."""
-        return self.pauses.resume(thread_of(md), kind, key, now)
 
     def publish(self, span: Span) -> None:
         """Add a new span to the trace, or tell it that a reopened one changed."""
@@ -99,8 +93,6 @@ class OpenRuns:
             self.trace.changed()
         else:
             self.trace.add(span)
-
-    # -- what agents did: their skills, and where their tool calls sit ---------------------------
 
     def agent_offered(self, agent: AgentFrame, outputs: Any) -> None:
         """Record on the agent's span the skills a node (the skills middleware) offered it, and
@@ -146,14 +138,8 @@ class OpenRuns:
 
     def call_position(self, agent: AgentFrame, call_id: str | None) -> SpanAttributes:
         """Which reply of ``agent`` made the tool call ``call_id``, and where in it."""
-        if not call_id:
-            return {}
-        found = self._calls.get((agent.span_id, call_id))
-        if found is None:
-            return {}
-        return {"batch": found[0], "call_index": found[1]}
-
-    # -- ending --------------------------------------------------------------------------------
+        found = self._calls.get((agent.span_id, call_id)) if call_id else None
+        return {} if found is None else {"batch": found[0], "call_index": found[1]}
 
     def end(self, run: RunFrame, status: SpanStatus, error: str | None, outputs: Any) -> None:
         span = run.span
@@ -163,25 +149,20 @@ class OpenRuns:
         span.outputs = outputs
         self.pauses.ended(span)
 
-    def fail(self, run_id: UUID, error: BaseException) -> None:
+    def fail(self, run: RunFrame, error: BaseException) -> None:
         """The run raised ``error``: a failure, a stop, or a pause for a human."""
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            status = error_status(error)
-            paused = is_pause(error)
-            text = None if status == "ok" or paused else error_text(error)
-            self.end(run, status, text, None)
-            if paused:
-                self.pauses.place(run, error)
-            if status == "interrupted" and run.parent is not None:
-                run.parent.paused_child = True
-            if run.span.kind in AGENT_KINDS:
-                run.agent.forget_state()
-                if status != "ok":
-                    self._cut_off(run.span, text)
-        self.trace.changed()
+        status = error_status(error)
+        paused = is_pause(error)
+        text = None if status == "ok" or paused else error_text(error)
+        self.end(run, status, text, None)
+        if paused:
+            self.pauses.place(run, error)
+        if status == "interrupted" and run.parent is not None:
+            run.parent.paused_child = True
+        if run.span.kind in AGENT_KINDS:
+            run.agent.forget_state()
+            if status != "ok":
+                self._cut_off(run.span, text)
 
     def _cut_off(self, agent_span: Span, reason: str | None) -> None:
         """Close what an agent left running when it stopped: LangChain reports no end for a

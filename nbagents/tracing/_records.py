@@ -14,7 +14,7 @@ from nbagents.tracing.span import AGENT_KINDS, Span, SpanStatus
 if TYPE_CHECKING:
     from nbagents.tracing.model import Trace
 
-__all__ = ["AgentRecord", "SubAgentRecord", "agent_records"]
+__all__ = ["AgentRecord", "SubAgentRecord", "agent_records", "agents_under"]
 
 
 @dataclass(frozen=True)
@@ -91,15 +91,16 @@ def agent_records(trace: Trace) -> list[AgentRecord]:
     order (not start order: parallel siblings start in whatever order their threads get going,
     so equal runs give equal trees)."""
     with trace.lock:
-        return [_record(trace, s) for s in _agents_under(trace, None)]
+        return [_record(trace, s) for s in agents_under(trace, None)]
 
 
-def _agents_under(trace: Trace, span: Span | None) -> Iterator[Span]:
+def agents_under(trace: Trace, span: Span | None) -> Iterator[Span]:
+    """The agent spans nearest under ``span`` (under no span: the top ones), in call order."""
     for child in trace.children(span):
         if child.kind in AGENT_KINDS:
             yield child
         else:
-            yield from _agents_under(trace, child)
+            yield from agents_under(trace, child)
 
 
 def _record(trace: Trace, span: Span) -> AgentRecord:
@@ -125,7 +126,7 @@ def _record(trace: Trace, span: Span) -> AgentRecord:
         returned=tuple(attrs.get("returned", ())),
         error=span.error,
         task_span_id=task.id if task else None,
-        children=tuple(_record(trace, s) for s in _agents_under(trace, span)),
+        children=tuple(_record(trace, s) for s in agents_under(trace, span)),
     )
 
 

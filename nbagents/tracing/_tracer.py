@@ -7,12 +7,10 @@ parallel sub-agents running on many threads (or tasks) never mix up their childr
 A callback only takes down what happened and when, in a queue on the trace; the trace applies
 the queued events (:class:`~nbagents.tracing._writer.TraceWriter`), in order, when something
 reads it (a view, an export, ``len(trace)``), when the tracer finishes, or once
-:data:`APPLY_AT` events are waiting. Measured at 100 parallel sub-agents under ``invoke``, the
-same work done on each agent thread as its callback came cost twice as much CPU per span as
-done in one pass: hundreds of threads taking turns leave each callback's data out of the
-processor's caches. What must be read at the time is read at the time: the clock, a root
-run's containers (the caller may change them afterwards) and a model's reply (``create_agent``
-renames it once the call has ended).
+:data:`APPLY_AT` events are waiting: done in one pass, the work stays in the processor's caches,
+which hundreds of agent threads taking turns would evict. What must be read at the time is read
+at the time: the clock, a root run's containers (the caller may change them afterwards) and a
+model's reply (``create_agent`` renames it once the call has ended).
 """
 
 from __future__ import annotations
@@ -38,9 +36,69 @@ __all__ = ["APPLY_AT", "Tracer"]
 APPLY_AT = 256
 """Events waiting in the queue at which the callback that adds one applies them all. Short,
 because a queued event keeps alive what its callback was given (whole graph states) and the
-garbage collector walks it: a longer queue made wide traced ``ainvoke`` runs slower, a shorter
-one gained nothing under ``invoke`` (``bench_tracer_overhead.py``). Reading the trace stays
-quick too."""
+garbage collector walks it (``bench_tracer_overhead.py`` measures it)."""
+
+
+def _as_given(value: Any, parent_run_id: UUID | None) -> Any:
+    """What a span keeps of a run's input or output, before it is converted when read. A root
+    run's belongs to its caller, who may change it once the call returns (append to
+    ``result["messages"]``): its containers are copied now (the messages in them are not:
+    nobody edits a sent message). Inside a run, LangChain and LangGraph make new messages and
+    states rather than change them: a reference is kept."""
+    return _containers_copied(value) if parent_run_id is None else value
+
+
+def _prompt_as_given(prompts: list[Any], parent_run_id: UUID | None) -> Any:
+    """A model run's messages (or texts) as given: the one list (or text) of a single prompt."""
+    return _as_given(prompts[0] if len(prompts) == 1 else prompts, parent_run_id)
+
+
+def _containers_copied(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
+    if depth > 3:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_containers_copied(v, depth + 1) for v in value]
+    return value
+
+
+def _on_start(event: Callable[..., None], given: Callable[[Any, UUID | None], Any]) -> Any:
+    """The callback for a run's start: queues ``event`` (a :class:`TraceWriter` method) with
+    what the run was given, as ``given`` keeps it."""
+
+    @guarded
+    def on_start(
+        self: Tracer,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        inputs = given(inputs, parent_run_id)
+        self._later(
+            event, self._writer, serialized, inputs, run_id, parent_run_id, metadata, kwargs
+        )
+
+    return on_start
+
+
+def _on_end(event: Callable[..., None]) -> Any:
+    """The callback for a run's end: queues ``event`` (a :class:`TraceWriter` method) with the
+    run's output as given."""
+
+    @guarded
+    def on_end(
+        self: Tracer, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
+    ) -> None:
+        self._later(event, self._writer, _as_given(output, parent_run_id), run_id)
+
+    return on_end
 
 
 class Tracer(BaseCallbackHandler):
@@ -90,92 +148,16 @@ class Tracer(BaseCallbackHandler):
             self.trace._catch_up()
         self.trace.changed()
 
-    # -- chains: graphs, nodes, sequences --------------------------------------------------------
+    on_chain_start = _on_start(TraceWriter.chain_start, _as_given)
+    on_chain_end = _on_end(TraceWriter.chain_end)
 
-    @guarded
-    def on_chain_start(
-        self,
-        serialized: dict[str, Any] | None,
-        inputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        inputs = _as_given(inputs, parent_run_id)
-        self._later(
-            self._writer.chain_start,
-            serialized,
-            inputs,
-            run_id,
-            parent_run_id,
-            tags,
-            metadata,
-            kwargs,
-        )
-
-    @guarded
-    def on_chain_end(
-        self,
-        outputs: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.chain_end, _as_given(outputs, parent_run_id), run_id)
-
-    @guarded
-    def on_chain_error(
-        self,
-        error: BaseException,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.failed, error, run_id)
-
+    on_chain_error = _on_end(TraceWriter.failed)  # an error is no container: kept as given
     # A model, tool or retriever run that failed is recorded as a chain run that failed is.
     on_llm_error = on_tool_error = on_retriever_error = on_chain_error
 
-    # -- models ----------------------------------------------------------------------------------
-
-    @guarded
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any] | None,
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        prompt = _as_given(messages[0] if len(messages) == 1 else messages, parent_run_id)
-        self._later(
-            self._writer.model_start, serialized, prompt, run_id, parent_run_id, metadata, kwargs
-        )
-
-    @guarded
-    def on_llm_start(
-        self,
-        serialized: dict[str, Any] | None,
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        prompt = _as_given(prompts[0] if len(prompts) == 1 else prompts, parent_run_id)
-        self._later(
-            self._writer.model_start, serialized, prompt, run_id, parent_run_id, metadata, kwargs
-        )
+    on_chat_model_start = _on_start(TraceWriter.model_start, _prompt_as_given)
+    # A completion model's prompts are recorded as a chat model's messages are.
+    on_llm_start = on_chat_model_start
 
     @guarded
     def on_llm_end(
@@ -210,8 +192,6 @@ class Tracer(BaseCallbackHandler):
         if isinstance(token, str) and token:
             self._later(self._writer.new_token, token, run_id)
 
-    # -- tools -----------------------------------------------------------------------------------
-
     @guarded
     def on_tool_start(
         self,
@@ -225,59 +205,15 @@ class Tracer(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        inputs = _as_given(inputs, parent_run_id)
+        kwargs["inputs"] = _as_given(inputs, parent_run_id)
         self._later(
-            self._writer.tool_start,
-            serialized,
-            input_str,
-            run_id,
-            parent_run_id,
-            metadata,
-            inputs,
-            kwargs,
+            self._writer.tool_start, serialized, input_str, run_id, parent_run_id, metadata, kwargs
         )
 
-    @guarded
-    def on_tool_end(
-        self,
-        output: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.tool_end, _as_given(output, parent_run_id), run_id)
+    on_tool_end = _on_end(TraceWriter.tool_end)
 
-    # -- retrievers (shown as tools) ---------------------------------------------------------------
-
-    @guarded
-    def on_retriever_start(
-        self,
-        serialized: dict[str, Any] | None,
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(
-            self._writer.retriever_start, serialized, query, run_id, parent_run_id, metadata, kwargs
-        )
-
-    @guarded
-    def on_retriever_end(
-        self,
-        documents: Any,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._later(self._writer.retriever_end, _as_given(documents, parent_run_id), run_id)
-
-    # -- ending the trace --------------------------------------------------------------------------
+    on_retriever_start = _on_start(TraceWriter.retriever_start, _as_given)
+    on_retriever_end = _on_end(TraceWriter.retriever_end)
 
     def finish(self) -> None:
         """Mark the trace finished; spans still running are marked ``interrupted``.
@@ -286,23 +222,3 @@ class Tracer(BaseCallbackHandler):
         """
         self.trace._catch_up()
         self._writer.finish()
-
-
-def _as_given(value: Any, parent_run_id: UUID | None) -> Any:
-    """What a span keeps of a run's input or output, before it is converted when read. A root
-    run's belongs to its caller, who may change it once the call returns (append to
-    ``result["messages"]``): its containers are copied now (the messages in them are not:
-    nobody edits a sent message). Inside a run, LangChain and LangGraph make new messages and
-    states rather than change them: a reference is kept."""
-    return _containers_copied(value) if parent_run_id is None else value
-
-
-def _containers_copied(value: Any, depth: int = 0) -> Any:
-    """``value`` with its dicts and lists (four levels down) copied, not what they hold."""
-    if depth > 3:
-        return value
-    if isinstance(value, Mapping):
-        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_containers_copied(v, depth + 1) for v in value]
-    return value

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nbagents.tracing._attributes import typed_attribute
+from nbagents.tracing._records import agents_under
 from nbagents.tracing._transcript import EntryKind, Transcript, TranscriptEntry
 from nbagents.tracing.messages import (
     compact_json,
@@ -44,9 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["find_agent_span", "transcript_of"]
 
 _CALL_KINDS = ("tool", "task", "skill")
-
-
-# -- finding an agent -----------------------------------------------------------------------------
 
 
 def find_agent_span(trace: Trace, which: Any) -> Span:
@@ -82,14 +80,17 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
             f"{len(named)} agents are named {which!r}; pick one from trace.subagents "
             "(or pass its span id)."
         )
-    while span is not None and span.kind not in AGENT_KINDS:
-        span = trace.parent(span)
+    span = _agent_at(trace, span)
     if span is None:
         raise LookupError(f"The span {which!r} belongs to no agent.")
     return span
 
 
-# -- building -------------------------------------------------------------------------------------
+def _agent_at(trace: Trace, span: Span | None) -> Span | None:
+    """``span`` if it is an agent's, else the agent span it runs under."""
+    while span is not None and span.kind not in AGENT_KINDS:
+        span = trace.parent(span)
+    return span
 
 
 def transcript_of(trace: Trace, agent: Span) -> Transcript:
@@ -104,9 +105,7 @@ def transcript_of(trace: Trace, agent: Span) -> Transcript:
         )
         calls = [s for s in own if s.kind in _CALL_KINDS]
         entries = _Builder(trace, agent, calls, folds).build(models)
-        parent = trace.parent(agent)
-        while parent is not None and parent.kind not in AGENT_KINDS:
-            parent = trace.parent(parent)
+        parent = _agent_at(trace, trace.parent(agent))
         attrs = agent.typed_attributes()
         return Transcript(
             span_id=agent.id,
@@ -242,16 +241,10 @@ class _Builder:
     def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
         self.answered.add(_call_id(message))
         kind = span.kind if span is not None else None
-        subagent = _spawned(self.trace, span) if span is not None and kind == "task" else None
-        self.add(
-            "tool",
-            turn,
-            message,
-            span_id=_id(span),
-            subagent_id=subagent,
-            subagent=_title(self.trace, subagent),
-            skill=typed_attribute(span.attributes, "skill") if kind == "skill" and span else None,
-        )
+        sub = _spawned(self.trace, span) if span is not None and kind == "task" else None
+        skill = typed_attribute(span.attributes, "skill") if kind == "skill" and span else None
+        fields = {"subagent_id": sub, "subagent": _title(self.trace, sub), "skill": skill}
+        self.add("tool", turn, message, span_id=_id(span), **fields)
 
     def _reply(self, turn: int, model: Span) -> None:
         message = reply(model.outputs)
@@ -342,13 +335,7 @@ def _title(trace: Trace, span_id: str | None) -> str:
 
 def _spawned(trace: Trace, task: Span) -> str | None:
     """The sub-agent span a ``task`` call spawned: the first agent span under it."""
-    stack = list(reversed(trace.children(task)))
-    while stack:
-        span = stack.pop()
-        if span.kind in AGENT_KINDS:
-            return span.id
-        stack.extend(reversed(trace.children(span)))
-    return None
+    return next((s.id for s in agents_under(trace, task)), None)
 
 
 def _call_id(message: Mapping[str, Any]) -> str:

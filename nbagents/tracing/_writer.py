@@ -1,7 +1,5 @@
-"""What each LangChain callback means for the trace: the work a :class:`Tracer` queues.
+"""What each LangChain callback means for the trace: the events a :class:`Tracer` queues.
 
-The tracer's callbacks only take down what happened and when; the trace applies their events
-here, in the order they happened, when something reads it (see ``Trace`` and ``Tracer``).
 The open runs and the life of their spans are :class:`~nbagents.tracing._openruns.OpenRuns`;
 which kind a run is lives in :mod:`nbagents.tracing._classify`; what is read out of a
 callback's payload lives in :mod:`nbagents.tracing._extract`.
@@ -9,6 +7,7 @@ callback's payload lives in :mod:`nbagents.tracing._extract`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
@@ -48,6 +47,25 @@ __all__ = ["VISIBLE_CHARS", "TraceWriter"]
 VISIBLE_CHARS = 200_000
 
 
+def _on_run(
+    method: Callable[[TraceWriter, RunFrame, Any], None],
+) -> Callable[[TraceWriter, Any, UUID], None]:
+    """The event ``method(run, value)`` on the open run ``run_id``, under the trace's lock; a
+    run never seen (started before the tracer was attached) is left alone."""
+
+    @guarded
+    @functools.wraps(method)
+    def event(self: TraceWriter, value: Any, run_id: UUID) -> None:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            method(self, run, value)
+        self.trace.changed()
+
+    return event
+
+
 class TraceWriter:
     """Applies a tracer's events to ``trace``; every change happens under the trace's lock."""
 
@@ -65,8 +83,6 @@ class TraceWriter:
         finally:
             self._runs.clock = None
 
-    # -- chains: graphs, nodes, sequences --------------------------------------------------------
-
     @guarded
     def chain_start(
         self,
@@ -74,7 +90,6 @@ class TraceWriter:
         inputs: Any,
         run_id: UUID,
         parent_run_id: UUID | None,
-        tags: list[str] | None,
         metadata: dict[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> None:
@@ -84,13 +99,14 @@ class TraceWriter:
         with self._lock:
             now = runs.now()
             parent = runs.get(parent_run_id)
-            kind, agent, node_of = classify_chain(name, md, tags or [], parent)
+            kind, agent, node_of = classify_chain(name, md, parent)
             key = _resume_key(kind, parent, md, name)
+            thread = thread_of(md)
+            if parent is None and is_resume(inputs):
+                runs.pauses.answered(thread, inputs.resume)
             # New input on a paused thread starts a new run; only Command(resume=...) continues.
             continues = key is not None and (parent is not None or is_resume(inputs))
-            if parent is None and is_resume(inputs):
-                runs.pauses.answered(thread_of(md), inputs.resume)
-            reopened = runs.reopen(md, kind, key, now) if continues and key is not None else None
+            reopened = runs.pauses.resume(thread, kind, key, now) if continues and key else None
             span = reopened
             if span is None:
                 span = new_span(run_id, parent, kind, name, agent, now)
@@ -105,9 +121,9 @@ class TraceWriter:
                     span.attributes.update(graded)
                     span.name = pass_name(graded)
             if key is not None:
-                runs.pauses.resumable(span, thread_of(md), key)
-                if parent is None and thread_of(md) is not None:
-                    span.attributes[THREAD] = thread_of(md)
+                runs.pauses.resumable(span, thread, key)
+                if parent is None and thread is not None:
+                    span.attributes[THREAD] = thread
                     if md.get(AGENT_REF):
                         span.attributes[AGENT] = str(md[AGENT_REF])
             run = RunFrame(span, agent, step_of(md, parent), node_of=node_of, parent=parent)
@@ -128,36 +144,29 @@ class TraceWriter:
             )
         runs.publish(span)
 
-    @guarded
-    def chain_end(self, outputs: Any, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
-                run.node_of.updates.append((run.step, outputs))
-                self._runs.agent_offered(run.node_of, outputs)
-            if "rubric_pass" in run.span.attributes:
-                # Named before it ends: an ended step is read once by the live view.
-                run.span.attributes.update(verdict_of(outputs))
-                run.span.name = pass_name(run.span.attributes)
-            status = chain_end_status(run, outputs)
-            if run.span.attributes.get("step") == SUMMARIZATION_STEP and isinstance(outputs, dict):
-                run.span.attributes["summarization"] = jsonready(outputs)
-            converted = (
-                shape(outputs) if run.span.hidden else deferred(outputs, max_chars=VISIBLE_CHARS)
-            )
-            self._runs.end(run, status, None, converted)
-            if run.span.kind in AGENT_KINDS:
-                run.agent.forget_state()
-        self.trace.changed()
+    @_on_run
+    def chain_end(self, run: RunFrame, outputs: Any) -> None:
+        if run.node_of is not None and run.span.parent_id == run.node_of.span_id:
+            run.node_of.updates.append((run.step, outputs))
+            self._runs.agent_offered(run.node_of, outputs)
+        if "rubric_pass" in run.span.attributes:
+            # Named before it ends: an ended step is read once by the live view.
+            run.span.attributes.update(verdict_of(outputs))
+            run.span.name = pass_name(run.span.attributes)
+        status = chain_end_status(run, outputs)
+        if run.span.attributes.get("step") == SUMMARIZATION_STEP and isinstance(outputs, dict):
+            run.span.attributes["summarization"] = jsonready(outputs)
+        converted = (
+            shape(outputs) if run.span.hidden else deferred(outputs, max_chars=VISIBLE_CHARS)
+        )
+        self._runs.end(run, status, None, converted)
+        if run.span.kind in AGENT_KINDS:
+            run.agent.forget_state()
 
-    @guarded
-    def failed(self, error: BaseException, run_id: UUID) -> None:
+    @_on_run
+    def failed(self, run: RunFrame, error: BaseException) -> None:
         """A chain, model, tool or retriever run raised ``error``."""
-        self._runs.fail(run_id, error)
-
-    # -- models ----------------------------------------------------------------------------------
+        self._runs.fail(run, error)
 
     @guarded
     def model_start(
@@ -171,41 +180,28 @@ class TraceWriter:
     ) -> None:
         md = metadata or {}
         model, tools = model_request(md, kwargs)
-        span = self._runs.open(
-            run_id, parent_run_id, md, "model", run_name(serialized, kwargs, "model"), prompt
-        ).span
+        name = run_name(serialized, kwargs, "model")
+        span = self._runs.open(run_id, parent_run_id, md, "model", name, prompt).span
         span.model = model
         if tools:
             span.attributes["tools"] = tools
         self.trace.add(span)
 
-    @guarded
-    def model_end(self, result: ModelResult, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            outputs = jsonready(result.produced)
-            self._runs.calls_made(run, result.calls)
-            run.span.usage = result.usage
-            run.span.attributes.pop(STREAMED, None)
-            if result.model:
-                run.span.model = result.model
-            self._runs.end(run, "ok", None, outputs)
-        self.trace.changed()
+    @_on_run
+    def model_end(self, run: RunFrame, result: ModelResult) -> None:
+        outputs = jsonready(result.produced)
+        self._runs.calls_made(run, result.calls)
+        run.span.usage = result.usage
+        run.span.attributes.pop(STREAMED, None)
+        if result.model:
+            run.span.model = result.model
+        self._runs.end(run, "ok", None, outputs)
 
-    @guarded
-    def new_token(self, token: str, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None or run.span.status != "running":
-                return
+    @_on_run
+    def new_token(self, run: RunFrame, token: str) -> None:
+        if run.span.status == "running":
             attrs = run.span.attributes
-            text = attrs.get(STREAMED, "") + token
-            attrs[STREAMED] = text[-STREAMED_CHARS:]
-        self.trace.changed()
-
-    # -- tools -----------------------------------------------------------------------------------
+            attrs[STREAMED] = (attrs.get(STREAMED, "") + token)[-STREAMED_CHARS:]
 
     @guarded
     def tool_start(
@@ -215,21 +211,25 @@ class TraceWriter:
         run_id: UUID,
         parent_run_id: UUID | None,
         metadata: dict[str, Any] | None,
-        inputs: dict[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> None:
         name = run_name(serialized, kwargs, "tool")
+        inputs = kwargs.get("inputs")
         kind = tool_kind(name, inputs)
         args = inputs if inputs is not None else input_str
         skill = skill_arguments(inputs) if kind == "skill" else None
         # A skill load is named by the skill it opens; the tool stays in its attributes.
         span_name = skill["skill"] if skill else name
         call_id = kwargs.get("tool_call_id")
-        resume_key = _task_key(metadata or {}, call_id) if kind == "task" and call_id else None
-        runs = self._runs
-        run = runs.open(
-            run_id, parent_run_id, metadata or {}, kind, span_name, args, resume_key=resume_key
+        md = metadata or {}
+        # A pause leaves a task span under its tool call id, which scripted models repeat across
+        # agents, with its step's checkpoint namespace, which LangGraph derives from the
+        # checkpoint the step ran from: the same for the resumed call and no other conversation.
+        resume_key = (
+            f"{md.get('checkpoint_ns', '')}|{call_id}" if kind == "task" and call_id else None
         )
+        runs = self._runs
+        run = runs.open(run_id, parent_run_id, md, kind, span_name, args, resume_key=resume_key)
         span = run.span
         with self._lock:
             if call_id:
@@ -242,24 +242,17 @@ class TraceWriter:
                 runs.agent_opened(run.agent, skill["skill"])
         runs.publish(span)
 
-    @guarded
-    def tool_end(self, output: Any, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
-            if run.span.name == WRITE_TODOS_TOOL and outcome.status == "ok":
-                todos = run.span.inputs.get("todos") if isinstance(run.span.inputs, dict) else None
-                self._runs.agent_planned(run.agent, todos, self._runs.now())
-            sub = run.subagent
-            if run.span.kind == "task" and sub is not None:
-                sub.attributes["returned"] = returned_keys(output)
-                sub.attributes["result"] = outcome.text
-            self._runs.end(run, outcome.status, outcome.error, deferred(output))
-        self.trace.changed()
-
-    # -- retrievers (shown as tools) ---------------------------------------------------------------
+    @_on_run
+    def tool_end(self, run: RunFrame, output: Any) -> None:
+        outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
+        if run.span.name == WRITE_TODOS_TOOL and outcome.status == "ok":
+            todos = run.span.inputs.get("todos") if isinstance(run.span.inputs, dict) else None
+            self._runs.agent_planned(run.agent, todos, self._runs.now())
+        sub = run.subagent
+        if run.span.kind == "task" and sub is not None:
+            sub.attributes["returned"] = returned_keys(output)
+            sub.attributes["result"] = outcome.text
+        self._runs.end(run, outcome.status, outcome.error, deferred(output))
 
     @guarded
     def retriever_start(
@@ -276,16 +269,9 @@ class TraceWriter:
         span.attributes["retriever"] = True
         self.trace.add(span)
 
-    @guarded
-    def retriever_end(self, documents: Any, run_id: UUID) -> None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            self._runs.end(run, "ok", None, deferred(documents))
-        self.trace.changed()
-
-    # -- ending the trace --------------------------------------------------------------------------
+    @_on_run
+    def retriever_end(self, run: RunFrame, documents: Any) -> None:
+        self._runs.end(run, "ok", None, deferred(documents))
 
     @guarded
     def finish(self) -> None:
@@ -308,11 +294,3 @@ def _resume_key(
     if kind == "subagent" and parent is not None and parent.span.kind == "task":
         return parent.span.id
     return None
-
-
-def _task_key(md: Mapping[str, Any], call_id: Any) -> str:
-    """Under which key a pause leaves a ``task`` span: its tool call id, which scripted models
-    repeat across agents, with the step's checkpoint namespace, which LangGraph derives from
-    the checkpoint the step ran from, so it is the same for the resumed call and for no other
-    conversation's."""
-    return f"{md.get('checkpoint_ns', '')}|{call_id}"

@@ -89,9 +89,8 @@ def pending_requests(error: BaseException) -> list[PendingRequest]:
     found = error.args[0] if error.args else ()
     if not isinstance(found, list | tuple):
         return []
-    interrupts = [i for i in found if isinstance(i, Interrupt)]
     requests: list[PendingRequest] = []
-    for interrupt in interrupts:
+    for interrupt in (i for i in found if isinstance(i, Interrupt)):
         approvals = list(pending_approvals([interrupt]))
         if not approvals:
             requests.append(
@@ -125,12 +124,9 @@ def pending_requests(error: BaseException) -> list[PendingRequest]:
 def waiting_root(trace: Trace) -> Span | None:
     """The root span of the trace's last run, if that run is paused."""
     roots = trace.visible_roots()
-    if not roots:
-        return None
-    last = roots[-1]
-    if last.status != "interrupted" or last.error is not None:
-        return None
-    return last
+    last = roots[-1] if roots else None
+    paused = last is not None and last.status == "interrupted" and last.error is None
+    return last if paused else None
 
 
 def waiting_thread(trace: Trace) -> str | None:
@@ -186,9 +182,7 @@ class PausedSpans:
 
     def resume(self, thread: str | None, kind: str, key: str, now: float) -> Span | None:
         """The span to continue instead of opening a new one, reopened, or ``None``."""
-        if thread is None:
-            return None
-        span = self._waiting.pop((thread, kind, key), None)
+        span = None if thread is None else self._waiting.pop((thread, kind, key), None)
         if span is None:
             return None
         pauses: list[list[float]] = span.attributes.setdefault("paused", [])

@@ -57,35 +57,17 @@ __all__ = [
 TOOL_KINDS: tuple[SpanKind, ...] = ("tool", "task", "skill")
 """The kinds of span that are a tool call."""
 
-TOOL_COLUMNS = [
-    "tool",
-    "calls",
-    "agents",
-    "failures",
-    "seconds",
-    "turns",
+_TURN_COLUMNS = [
     "turn_input_tokens",
     "turn_output_tokens",
     "turn_total_tokens",
     "turn_cost",
     "unknown_models",
 ]
-CALL_COLUMNS = [
-    "tool",
-    "agent",
-    "status",
-    "seconds",
-    "arguments",
-    "result",
-    "error",
-    "turn_input_tokens",
-    "turn_output_tokens",
-    "turn_total_tokens",
-    "turn_cost",
-    "unknown_models",
-    "turn_span_id",
-    "span_id",
-]
+"""What a row says of the turns that asked for its calls."""
+TOOL_COLUMNS = ["tool", "calls", "agents", "failures", "seconds", "turns", *_TURN_COLUMNS]
+_CALL = ["tool", "agent", "status", "seconds", "arguments", "result", "error"]
+CALL_COLUMNS = [*_CALL, *_TURN_COLUMNS, "turn_span_id", "span_id"]
 
 
 def tool_name(span: Span) -> str:
@@ -158,12 +140,9 @@ def tool_calls(trace: Trace) -> list[ToolCall]:
                 continue
             turn_id = turn_of(span)
             turn = trace.get(turn_id) if turn_id is not None and turn_id in trace else None
-            calls.append(ToolCall(span, tool_name(span), turn if _is_turn(turn) else None))
+            is_turn = turn is not None and turn.kind == "model"
+            calls.append(ToolCall(span, tool_name(span), turn if is_turn else None))
         return calls
-
-
-def _is_turn(span: Span | None) -> bool:
-    return span is not None and span.kind == "model"
 
 
 def tool_turns(calls: Iterable[ToolCall]) -> list[Span]:
