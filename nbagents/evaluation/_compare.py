@@ -3,12 +3,12 @@ interval and test, and per sub-agent type how spawns, tokens, cost and failures 
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from nbagents.comparison import Comparison
 from nbagents.comparison import compare as compare_runs
 from nbagents.evaluation._experiment import Experiment, type_figures
+from nbagents.evaluation._html import HtmlView
 from nbagents.evaluation._stats import paired
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def compare(*runs: Any, **options: Any) -> ExperimentComparison | Comparison | R
     return compare_runs(*runs, **options)
 
 
-class ExperimentComparison:
+class ExperimentComparison(HtmlView):
     """Experiment ``b`` against experiment ``a``, paired by case id (each case's repeats
     averaged). A win is a case that scored higher in ``b``."""
 
@@ -179,11 +179,3 @@ class ExperimentComparison:
         from nbagents.evaluation._html import comparison_html
 
         return comparison_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
-    ) -> dict[str, str]:
-        from nbagents.evaluation._html import mimebundle
-
-        renderers = {"text/plain": lambda: repr(self), "text/html": self.to_html}
-        return mimebundle(renderers, include, exclude)

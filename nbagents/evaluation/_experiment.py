@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagents.evaluation._cases import Case
+from nbagents.evaluation._html import HtmlView
 from nbagents.evaluation._results import Result, answer_of
 from nbagents.evaluation._scoring import Scorer, as_scorers
 from nbagents.evaluation._stats import (
@@ -40,7 +41,7 @@ _TYPE_COLUMNS = [
 ]
 
 
-class Experiment:
+class Experiment(HtmlView):
     """An agent run over a set of cases, ``repeats`` times each, every run scored.
 
     Made by :func:`nbagents.evaluate`; reopened by :func:`nbagents.load_experiment`. Each run is
@@ -366,14 +367,6 @@ class Experiment:
         from nbagents.evaluation._html import experiment_html
 
         return experiment_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
-    ) -> dict[str, str]:
-        from nbagents.evaluation._html import mimebundle
-
-        renderers = {"text/plain": lambda: repr(self), "text/html": self.to_html}
-        return mimebundle(renderers, include, exclude)
 
 
 def arguments(case: Case, outputs: Any, trace: Trace | None) -> dict[str, Any]:

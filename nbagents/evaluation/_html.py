@@ -23,17 +23,24 @@ ROW_LIMIT = 500
 PASS, FAIL = "#cfe8cf", "#f2cccc"
 
 
-def mimebundle(
-    renderers: Mapping[str, Callable[[], str]],
-    include: Collection[str] | None,
-    exclude: Collection[str] | None,
-) -> dict[str, str]:
-    """The requested of ``renderers`` (mime type → what draws it), only those drawn."""
-    return {
-        mime: render()
-        for mime, render in renderers.items()
-        if (include is None or mime in include) and (exclude is None or mime not in exclude)
-    }
+class HtmlView:
+    """Displays as its ``repr`` and its ``to_html()``, only those IPython asks for built."""
+
+    def to_html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(
+        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
+    ) -> dict[str, str]:
+        renderers: dict[str, Callable[[], str]] = {
+            "text/plain": self.__repr__,
+            "text/html": self.to_html,
+        }
+        return {
+            mime: render()
+            for mime, render in renderers.items()
+            if (include is None or mime in include) and (exclude is None or mime not in exclude)
+        }
 
 
 def _open(kind: str) -> list[str]:
