@@ -149,9 +149,7 @@ def spawn_call_id(metadata: Mapping[str, Any]) -> str | None:
     ``tool_call_id``), without building the record: every run inside a sub-agent inherits its
     metadata, and the tracer asks this of each."""
     found = metadata.get(SPAWN_KEY)
-    if found is None or not isinstance(found, Mapping):
-        return None
-    call_id = found.get("tool_call_id")
+    call_id = found.get("tool_call_id") if isinstance(found, Mapping) else None
     return None if call_id is None else str(call_id)
 
 

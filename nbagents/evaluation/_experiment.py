@@ -175,7 +175,7 @@ class Experiment(HtmlView):
         for name in self.scorers:
             columns += [name, f"{name}_comment"] if comments else [name]
         columns += ["tokens", "cost", "seconds", "run_id", "error"]
-        return pd.DataFrame(rows, columns=list(columns))
+        return pd.DataFrame(rows, columns=columns)
 
     def summary(self, by: Literal["scorer", "subagent"] = "scorer") -> pd.DataFrame:
         """``by="scorer"``: per scorer, the pass rate (a yes/no scorer) or the mean, its 95 %
