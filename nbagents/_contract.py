@@ -11,7 +11,7 @@ is part of the record: the tracer infers the same wording for runs nbagents did 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 __all__ = [
     "DEPTH_KEY",
@@ -48,7 +48,7 @@ MAX_PARALLEL_SUBAGENTS = 4096
 ``max_concurrency`` and the size of the thread pool that runs sub-agents' sync tools under
 ``ainvoke`` (a smaller pool would cap what the concurrency allows). Both pools start threads
 only as calls need them, so the bound costs nothing below it; it is high enough that a
-2,000-way fan-out of one-second sub-agents runs in one wave (at 256 it ran in eight)."""
+fan-out of thousands of sub-agents runs in one wave."""
 
 DEPTH_KEY = "nbagents_depth"
 """Run metadata: how deep the running agent is (the main agent is 0)."""
@@ -149,9 +149,7 @@ def spawn_call_id(metadata: Mapping[str, Any]) -> str | None:
     ``tool_call_id``), without building the record: every run inside a sub-agent inherits its
     metadata, and the tracer asks this of each."""
     found = metadata.get(SPAWN_KEY)
-    if found is None or not isinstance(found, Mapping):
-        return None
-    call_id = found.get("tool_call_id")
+    call_id = found.get("tool_call_id") if isinstance(found, Mapping) else None
     return None if call_id is None else str(call_id)
 
 
@@ -178,27 +176,17 @@ def read_remote(metadata: Mapping[str, Any]) -> RemoteRecord | None:
     found = metadata.get(REMOTE_KEY)
     if not isinstance(found, Mapping):
         return None
-    return RemoteRecord(
-        url=str(found.get("url", "")),
-        graph_id=str(found.get("graph_id", "")),
-        thread_id=str(found.get("thread_id", "")),
-        run_id=str(found.get("run_id", "")),
-        steps=str(found.get("steps", "")),
-        trace=str(found.get("trace", "")),
-    )
+    return cast(RemoteRecord, {k: str(found.get(k, "")) for k in RemoteRecord.__annotations__})
 
 
 def describe_size(value: Any) -> str:
     """A short, human size of a state value: ``"12 items"``, ``"340 chars"``, ``"int"``."""
-    cls = type(value)
-    if cls is list or cls is dict:  # most state values; spares the abstract-class checks
-        n = len(value)
-        return f"{n} item" if n == 1 else f"{n} items"
     if isinstance(value, str):
         return f"{len(value)} chars"
     if isinstance(value, bytes):
         return f"{len(value)} bytes"
-    if isinstance(value, Mapping | Sequence | set | frozenset):
+    # A list or a dict (most state values) spares the abstract-class checks.
+    if type(value) in (list, dict) or isinstance(value, Mapping | Sequence | set | frozenset):
         n = len(value)
         return f"{n} item" if n == 1 else f"{n} items"
     return type(value).__name__

@@ -182,21 +182,18 @@ def _dispatches_comms_while_busy(shell: Any) -> bool:
 
 def load_ipython_extension(ip: Any) -> None:
     """Register the ``%%trace`` cell magic."""
-    ip.register_magic_function(_magic(ip), magic_kind="cell", magic_name="trace")
 
-
-def unload_ipython_extension(ip: Any) -> None:
-    """Nothing to undo: IPython cannot unregister a magic, and a trace displays itself."""
-
-
-def _magic(ip: Any) -> Any:
     def trace(line: str, cell: str) -> Any:
         """Trace the cell: ``%%trace [name]`` (the trace is stored as ``name``, default
         ``_trace``). Shows the live call tree while the cell runs; the cell's last expression
         is its value, and its exceptions propagate as usual."""
         return trace_cell(ip, cell, line.strip() or DEFAULT_NAME)
 
-    return trace
+    ip.register_magic_function(trace, magic_kind="cell", magic_name="trace")
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """Nothing to undo: IPython cannot unregister a magic, and a trace displays itself."""
 
 
 def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:

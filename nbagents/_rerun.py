@@ -151,10 +151,8 @@ def _recorded_input(span: Span) -> tuple[dict[str, Any], list[str]]:
     description = span.typed_attributes().get("description", "")
     state: dict[str, Any] = {k: v for k, v in recorded.items() if k != "messages"}
     state["messages"] = [HumanMessage(content=description)]
-    notes: list[str] = []
-    if was_cut(description) or was_cut(state):
-        notes.append("the recorded input was shortened (over the trace's size bounds)")
-    return state, notes
+    note = "the recorded input was shortened (over the trace's size bounds)"
+    return state, [note] if was_cut(description) or was_cut(state) else []
 
 
 def _missing_tools(original: Trace, graph: Any) -> list[str]:
@@ -162,9 +160,8 @@ def _missing_tools(original: Trace, graph: Any) -> list[str]:
     have = set(getattr(getattr(node, "bound", None), "tools_by_name", {}))
     used = sorted({s.name for s in original.spans if s.kind == "tool"} - {"task"})
     missing = [t for t in used if t not in have]
-    if not missing:
-        return []
-    return [f"the original called {', '.join(missing)}, which this re-run does not have"]
+    note = f"the original called {', '.join(missing)}, which this re-run does not have"
+    return [note] if missing else []
 
 
 def find_spawn(trace: Trace, spawn: SubAgentRecord | Span | str | int) -> Span:

@@ -27,15 +27,10 @@ __all__ = ["runtime_tool"]
 
 
 class _RuntimeTool(StructuredTool):
-    """A ``StructuredTool`` whose function takes no ``config`` or ``callbacks`` parameter.
-
-    ``StructuredTool._run`` looks for such parameters in the function's type hints on every
-    call; :func:`runtime_tool` checked once that there are none. ``_run`` and ``_arun`` take
-    none either, so LangChain passes them neither ``config`` nor ``run_manager``: it reads their
-    signatures and type hints on every call to find out, and ``StructuredTool``'s (string
-    annotations, evaluated each time) add to the cost of each ``task`` call. This module's
-    annotations are not postponed for the same reason.
-    """
+    """A ``StructuredTool`` whose function takes no ``config`` or ``callbacks`` parameter
+    (:func:`runtime_tool` checked once). ``_run`` and ``_arun`` take neither, so LangChain,
+    which reads their type hints on every call, passes them neither; this module's annotations
+    are not postponed so that those hints need no evaluation."""
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         if self.func is None:

@@ -8,6 +8,7 @@ JSON data.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
@@ -49,37 +50,13 @@ class TokenUsage:
     cache_write_1h: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.input + other.input,
-            self.output + other.output,
-            self.total + other.total,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-            self.reasoning + other.reasoning,
-            self.cache_write_1h + other.cache_write_1h,
-        )
+        return TokenUsage(*map(operator.add, vars(self).values(), vars(other).values()))
 
     def __sub__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            self.input - other.input,
-            self.output - other.output,
-            self.total - other.total,
-            self.cache_read - other.cache_read,
-            self.cache_write - other.cache_write,
-            self.reasoning - other.reasoning,
-            self.cache_write_1h - other.cache_write_1h,
-        )
+        return TokenUsage(*map(operator.sub, vars(self).values(), vars(other).values()))
 
     def __bool__(self) -> bool:
-        return bool(
-            self.input
-            or self.output
-            or self.total
-            or self.cache_read
-            or self.cache_write
-            or self.reasoning
-            or self.cache_write_1h
-        )
+        return any(vars(self).values())
 
     @classmethod
     def from_usage_metadata(cls, usage: UsageMetadata | Mapping[str, Any] | None) -> TokenUsage:

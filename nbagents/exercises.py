@@ -158,21 +158,19 @@ def build_workshop(
             _write(make(notebook), folder / path.name)
             written[audience].append(folder / path.name)
         for extra in source.iterdir():
-            if extra.suffix == ".ipynb" or extra.name.startswith("."):
-                continue
-            if extra.is_dir():
-                shutil.copytree(extra, folder / extra.name, ignore=_ignored)
-            else:
-                shutil.copy2(extra, folder / extra.name)
+            if extra.suffix != ".ipynb" and not extra.name.startswith("."):
+                _copy(extra, folder)
     for extra in map(Path, also):
-        if extra.is_dir():
-            shutil.copytree(extra, out / extra.name, ignore=_ignored)
-        else:
-            shutil.copy2(extra, out / extra.name)
+        _copy(extra, out)
     return written
 
 
-_ignored = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc")
+def _copy(path: Path, folder: Path) -> None:
+    if path.is_dir():
+        ignored = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc")
+        shutil.copytree(path, folder / path.name, ignore=ignored)
+    else:
+        shutil.copy2(path, folder / path.name)
 
 
 def exercise_count(notebook: dict[str, Any]) -> int:

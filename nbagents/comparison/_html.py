@@ -11,8 +11,9 @@ the price table) in ``<span class="nba-cost">``, for the sanitize rules nbagents
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nbagents.display import MINUS, WRAP_LONG_WORDS, stylesheet
 
@@ -61,6 +62,14 @@ def _delta(value: float | None, fmt: str) -> str:
     if fmt == "cost":
         return f'<span class="nba-cost">{value:+,.6f}</span>' if value else "0"
     return f'<span class="nba-t">{value:+.2f} s</span>'
+
+
+_FIGURES: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("tokens", "tokens", _tokens),
+    ("cost", "cost", _cost),
+    ("seconds", "time", _seconds),
+)
+"""A figure of a run: its attribute, its label and how it is shown."""
 
 
 def _num(text: str) -> str:
@@ -146,16 +155,10 @@ def _row(row: Row) -> str:
         f'<td style="word-break:break-all">{escape(task, quote=True)}</td>',
         f'<td class="nba-change nba-change-{row.change}">{row.change}</td>',
         f"<td>{_status(row.a)}</td><td>{_status(row.b)}</td>",
-        _num(_tokens(row.a.tokens)),
-        _num(_tokens(row.b.tokens)),
-        _num(_delta(row.delta("tokens"), "tokens")),
-        _num(_cost(row.a.cost)),
-        _num(_cost(row.b.cost)),
-        _num(_delta(row.delta("cost"), "cost")),
-        _num(_seconds(row.a.seconds)),
-        _num(_seconds(row.b.seconds)),
-        _num(_delta(row.delta("seconds"), "seconds")),
     ]
+    for what, _, show in _FIGURES:
+        a, b = getattr(row.a, what), getattr(row.b, what)
+        cells += [_num(show(a)), _num(show(b)), _num(_delta(row.delta(what), what))]
     line = f'<tr class="nba-compare-{row.change}"{style}>' + "".join(cells) + "</tr>"
     if row.diff is None:
         return line
@@ -196,20 +199,10 @@ def runs_table_html(table: RunsTable) -> str:
         out.append(f'<table class="nba-table"><thead><tr><th>agent</th><th></th>{head}</tr>')
         out.append("</thead><tbody>")
         for agent, cells in table.per_type.items():
-            name = escape(agent, quote=True)
-            out.append(
-                f"<tr><th>{name}</th><th>tokens</th>"
-                + "".join(_num(_tokens(c[0])) for c in cells)
-                + "</tr>"
-            )
-            out.append(
-                "<tr><th></th><th>cost</th>" + "".join(_num(_cost(c[1])) for c in cells) + "</tr>"
-            )
-            out.append(
-                "<tr><th></th><th>time</th>"
-                + "".join(_num(_seconds(c[2])) for c in cells)
-                + "</tr>"
-            )
+            for n, (_, label, show) in enumerate(_FIGURES):
+                name = escape(agent, quote=True) if n == 0 else ""
+                shown = "".join(_num(show(c[n])) for c in cells)
+                out.append(f"<tr><th>{name}</th><th>{label}</th>{shown}</tr>")
         out.append("</tbody></table></details>")
     out.append("</div>")
     return "\n".join(out)

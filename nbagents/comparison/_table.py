@@ -39,20 +39,11 @@ class RunsTable:
 
         records: list[dict[str, Any]] = []
         for position, total in enumerate(self.totals):
-            record: dict[str, Any] = {
-                "run": total.label,
-                "status": total.status,
-                "tokens": total.tokens,
-                "cost": total.cost,
-                "seconds": total.seconds,
-                "spawns": total.spawns,
-                "failures": total.failures,
-            }
+            record: dict[str, Any] = {"run": total.label, **vars(total)}
+            del record["label"]
             for agent, cells in self.per_type.items():
-                tokens, cost, seconds = cells[position]
-                record[f"{agent} tokens"] = tokens
-                record[f"{agent} cost"] = cost
-                record[f"{agent} seconds"] = seconds
+                figures = zip(("tokens", "cost", "seconds"), cells[position], strict=True)
+                record |= {f"{agent} {what}": value for what, value in figures}
             records.append(record)
         return pd.DataFrame.from_records(records)
 

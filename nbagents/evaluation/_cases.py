@@ -46,8 +46,8 @@ def read_cases(cases: Any) -> list[Case]:
     or of ``Case``, a pandas DataFrame, or the path of a ``.jsonl`` or ``.csv`` file."""
     if isinstance(cases, str | os.PathLike):
         rows: Iterable[Any] = _read_file(Path(cases))
-    elif _is_dataframe(cases):
-        rows = _frame_rows(cases)
+    elif type(cases).__name__ == "DataFrame" and hasattr(cases, "to_dict"):
+        rows = [_flat_row(record) for record in cases.to_dict(orient="records")]
     elif isinstance(cases, Mapping):
         raise TypeError(
             "cases must be a list of cases, not one mapping: "
@@ -99,14 +99,6 @@ def _case(row: Any, n: int) -> Case:
     identity = case_id(row["inputs"]) if given in (None, "") else str(given)
     metadata = row.get("metadata")
     return Case(identity, row["inputs"], expected, dict(metadata) if metadata else None)
-
-
-def _is_dataframe(value: Any) -> bool:
-    return type(value).__name__ == "DataFrame" and hasattr(value, "to_dict")
-
-
-def _frame_rows(frame: Any) -> list[dict[str, Any]]:
-    return [_flat_row(record) for record in frame.to_dict(orient="records")]
 
 
 def _flat_row(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,12 +3,12 @@ interval and test, and per sub-agent type how spawns, tokens, cost and failures 
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from nbagents.comparison import Comparison
 from nbagents.comparison import compare as compare_runs
-from nbagents.evaluation._experiment import Experiment
+from nbagents.evaluation._experiment import Experiment, type_figures
+from nbagents.evaluation._html import HtmlView
 from nbagents.evaluation._stats import paired
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def compare(*runs: Any, **options: Any) -> ExperimentComparison | Comparison | R
     return compare_runs(*runs, **options)
 
 
-class ExperimentComparison:
+class ExperimentComparison(HtmlView):
     """Experiment ``b`` against experiment ``a``, paired by case id (each case's repeats
     averaged). A win is a case that scored higher in ``b``."""
 
@@ -101,21 +101,22 @@ class ExperimentComparison:
         failure rate, in ``a`` and in ``b``, and the change."""
         import pandas as pd
 
-        sides = [_per_type(self.a, self.case_ids), _per_type(self.b, self.case_ids)]
+        wanted = set(self.case_ids)
+        sides = [
+            type_figures([r for r in e.results if r.status == "ok" and r.case_id in wanted])
+            for e in (self.a, self.b)
+        ]
         types = sorted(set(sides[0]) | set(sides[1]))
+        figures = ("spawns_per_run", "tokens_per_run", "cost_per_run", "failure_rate")
         rows = []
         for type_ in types:
             row: dict[str, Any] = {"type": type_}
-            for figure in ("spawns_per_run", "tokens_per_run", "cost_per_run", "failure_rate"):
+            for figure in figures:
                 a = sides[0].get(type_, {}).get(figure, 0.0)
                 b = sides[1].get(type_, {}).get(figure, 0.0)
                 row |= {f"{figure}_a": a, f"{figure}_b": b, f"{figure}_delta": b - a}
             rows.append(row)
-        columns = ["type"] + [
-            f"{figure}_{side}"
-            for figure in ("spawns_per_run", "tokens_per_run", "cost_per_run", "failure_rate")
-            for side in ("a", "b", "delta")
-        ]
+        columns = ["type"] + [f"{f}_{side}" for f in figures for side in ("a", "b", "delta")]
         return pd.DataFrame(rows, columns=columns)
 
     def to_dataframe(self) -> pd.DataFrame:
@@ -178,30 +179,3 @@ class ExperimentComparison:
         from nbagents.evaluation._html import comparison_html
 
         return comparison_html(self)
-
-    def _repr_mimebundle_(
-        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
-    ) -> dict[str, str]:
-        from nbagents.evaluation._html import mimebundle
-
-        renderers = {"text/plain": lambda: repr(self), "text/html": self.to_html}
-        return mimebundle(renderers, include, exclude)
-
-
-def _per_type(exp: Experiment, case_ids: list[str]) -> dict[str, dict[str, float]]:
-    wanted = set(case_ids)
-    ran = [r for r in exp.results if r.status == "ok" and r.case_id in wanted]
-    found: dict[str, dict[str, float]] = {}
-    if not ran:
-        return found
-    for type_ in {t for r in ran for t in r.types}:
-        figures = [r.types[type_] for r in ran if type_ in r.types]
-        spawns = sum(f.spawns for f in figures)
-        costs = [f.cost for f in figures]
-        found[type_] = {
-            "spawns_per_run": spawns / len(ran),
-            "tokens_per_run": sum(f.tokens for f in figures) / len(ran),
-            "cost_per_run": NAN if None in costs else sum(c or 0.0 for c in costs) / len(ran),
-            "failure_rate": sum(f.failures for f in figures) / spawns if spawns else NAN,
-        }
-    return found

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagents.evaluation._cases import Case
+from nbagents.evaluation._html import HtmlView
 from nbagents.evaluation._results import Result, answer_of
 from nbagents.evaluation._scoring import Scorer, as_scorers
 from nbagents.evaluation._stats import (
@@ -29,18 +30,18 @@ if TYPE_CHECKING:
 __all__ = ["Experiment", "experiments", "load_experiment"]
 
 NAN = float("nan")
-_SCORER_COLUMNS = ("scorer", "kind", "n", "value", "ci_low", "ci_high", "pass_at_k", "k", "errors")
-_TYPE_COLUMNS = (
+_SCORER_COLUMNS = ["scorer", "kind", "n", "value", "ci_low", "ci_high", "pass_at_k", "k", "errors"]
+_TYPE_COLUMNS = [
     "type",
     "runs_with",
     "spawns_per_run",
     "tokens_per_run",
     "cost_per_run",
     "failure_rate",
-)
+]
 
 
-class Experiment:
+class Experiment(HtmlView):
     """An agent run over a set of cases, ``repeats`` times each, every run scored.
 
     Made by :func:`nbagents.evaluate`; reopened by :func:`nbagents.load_experiment`. Each run is
@@ -174,7 +175,7 @@ class Experiment:
         for name in self.scorers:
             columns += [name, f"{name}_comment"] if comments else [name]
         columns += ["tokens", "cost", "seconds", "run_id", "error"]
-        return pd.DataFrame(rows, columns=list(columns))
+        return pd.DataFrame(rows, columns=columns)
 
     def summary(self, by: Literal["scorer", "subagent"] = "scorer") -> pd.DataFrame:
         """``by="scorer"``: per scorer, the pass rate (a yes/no scorer) or the mean, its 95 %
@@ -186,7 +187,7 @@ class Experiment:
 
         if by == "scorer":
             rows = [self._scorer_row(name) for name in self.scorers]
-            return pd.DataFrame(rows, columns=list(_SCORER_COLUMNS))
+            return pd.DataFrame(rows, columns=_SCORER_COLUMNS)
         if by == "subagent":
             columns = [*_TYPE_COLUMNS, *(f"corr_{name}" for name in self.scorers)]
             return pd.DataFrame(self._type_rows(), columns=columns)
@@ -234,21 +235,10 @@ class Experiment:
 
     def _type_rows(self) -> list[dict[str, Any]]:
         ran = [r for r in self.results if r.status == "ok"]
-        types = sorted({t for r in ran for t in r.types})
         rows = []
-        for type_ in types:
-            figures = [r.types.get(type_) for r in ran]
-            spawns = [f.spawns if f else 0 for f in figures]
-            failures = sum(f.failures for f in figures if f)
-            costs = [f.cost if f else 0.0 for f in figures]
-            row: dict[str, Any] = {
-                "type": type_,
-                "runs_with": sum(1 for s in spawns if s),
-                "spawns_per_run": sum(spawns) / len(ran),
-                "tokens_per_run": sum(f.tokens for f in figures if f) / len(ran),
-                "cost_per_run": NAN if None in costs else sum(c or 0.0 for c in costs) / len(ran),
-                "failure_rate": failures / sum(spawns) if sum(spawns) else NAN,
-            }
+        for type_, figures in type_figures(ran).items():
+            spawns = [r.types[type_].spawns if type_ in r.types else 0 for r in ran]
+            row: dict[str, Any] = {"type": type_, **figures}
             for name in self.scorers:
                 values = self.values(name)
                 pairs = [
@@ -378,14 +368,6 @@ class Experiment:
 
         return experiment_html(self)
 
-    def _repr_mimebundle_(
-        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
-    ) -> dict[str, str]:
-        from nbagents.evaluation._html import mimebundle
-
-        renderers = {"text/plain": lambda: repr(self), "text/html": self.to_html}
-        return mimebundle(renderers, include, exclude)
-
 
 def arguments(case: Case, outputs: Any, trace: Trace | None) -> dict[str, Any]:
     """What a scorer may ask for, for one run."""
@@ -397,6 +379,24 @@ def arguments(case: Case, outputs: Any, trace: Trace | None) -> dict[str, Any]:
         "answer": answer_of(outputs),
         "trace": trace,
     }
+
+
+def type_figures(ran: list[Result]) -> dict[str, dict[str, float]]:
+    """Per sub-agent type, over runs that finished: the runs that spawned it, its spawns, tokens
+    and cost per run, and the share of its spawns that failed."""
+    found: dict[str, dict[str, float]] = {}
+    for type_ in sorted({t for r in ran for t in r.types}):
+        figures = [r.types[type_] for r in ran if type_ in r.types]
+        spawns = sum(f.spawns for f in figures)
+        costs = [f.cost for f in figures]
+        found[type_] = {
+            "runs_with": sum(1 for f in figures if f.spawns),
+            "spawns_per_run": spawns / len(ran),
+            "tokens_per_run": sum(f.tokens for f in figures) / len(ran),
+            "cost_per_run": NAN if None in costs else sum(c or 0.0 for c in costs) / len(ran),
+            "failure_rate": sum(f.failures for f in figures) / spawns if spawns else NAN,
+        }
+    return found
 
 
 def load_experiment(experiment_id: str, *, store: StoreLike = None) -> Experiment:

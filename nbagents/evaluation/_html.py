@@ -23,17 +23,24 @@ ROW_LIMIT = 500
 PASS, FAIL = "#cfe8cf", "#f2cccc"
 
 
-def mimebundle(
-    renderers: Mapping[str, Callable[[], str]],
-    include: Collection[str] | None,
-    exclude: Collection[str] | None,
-) -> dict[str, str]:
-    """The requested of ``renderers`` (mime type → what draws it), only those drawn."""
-    return {
-        mime: render()
-        for mime, render in renderers.items()
-        if (include is None or mime in include) and (exclude is None or mime not in exclude)
-    }
+class HtmlView:
+    """Displays as its ``repr`` and its ``to_html()``, only those IPython asks for built."""
+
+    def to_html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(
+        self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
+    ) -> dict[str, str]:
+        renderers: dict[str, Callable[[], str]] = {
+            "text/plain": self.__repr__,
+            "text/html": self.to_html,
+        }
+        return {
+            mime: render()
+            for mime, render in renderers.items()
+            if (include is None or mime in include) and (exclude is None or mime not in exclude)
+        }
 
 
 def _open(kind: str) -> list[str]:
@@ -77,6 +84,11 @@ def _table(head: list[str], rows: list[str]) -> str:
     return f'<table class="nba-table"><thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _section(title: str, head: list[str], rows: list[str]) -> str:
+    table = _table(head, rows)
+    return f'<details class="nba-sec" open><summary>{title}</summary>{table}</details>'
+
+
 def experiment_html(exp: Experiment) -> str:
     results = exp.results
     failed = sum(r.status != "ok" for r in results)
@@ -104,13 +116,8 @@ def experiment_html(exp: Experiment) -> str:
             + "</tr>"
             for row in summary
         ]
-        out.append('<details class="nba-sec" open><summary>Scores</summary>')
-        out.append(
-            _table(
-                ["scorer", "kind", "runs", "value", "95% interval", "pass@k", "scorer errors"], rows
-            )
-        )
-        out.append("</details>")
+        head = ["scorer", "kind", "runs", "value", "95% interval", "pass@k", "scorer errors"]
+        out.append(_section("Scores", head, rows))
     types = exp.summary(by="subagent").to_dict(orient="records")
     if types:
         rows = []
@@ -132,32 +139,14 @@ def experiment_html(exp: Experiment) -> str:
                 + _cell(corr or "—")
                 + "</tr>"
             )
-        out.append('<details class="nba-sec" open><summary>Sub-agent types</summary>')
-        out.append(
-            _table(
-                [
-                    "type",
-                    "spawns/run",
-                    "tokens/run",
-                    "cost/run",
-                    "failed",
-                    "correlation with scores",
-                ],
-                rows,
-            )
-        )
-        out.append("</details>")
+        head = ["type", "spawns/run", "tokens/run", "cost/run", "failed", "correlation with scores"]
+        out.append(_section("Sub-agent types", head, rows))
     out.append(
         f'<details class="nba-sec"><summary>Runs ({len(results)})</summary>'
         "<div>A run's trace: <code>exp.trace(case_id, repeat)</code>.</div>"
     )
-    rows = [_run_row(exp, r) for r in results[:ROW_LIMIT]]
-    out.append(
-        _table(
-            ["case", "repeat", "status", *exp.scorers, "tokens", "cost", "time", "run", "error"],
-            rows,
-        )
-    )
+    head = ["case", "repeat", "status", *exp.scorers, "tokens", "cost", "time", "run", "error"]
+    out.append(_table(head, [_run_row(exp, r) for r in results[:ROW_LIMIT]]))
     if len(results) > ROW_LIMIT:
         out.append(
             f"<div>{len(results) - ROW_LIMIT:,} more runs: <code>exp.to_dataframe()</code> "
@@ -223,24 +212,8 @@ def comparison_html(comparison: ExperimentComparison) -> str:
             + _cell(_number(row["p_value"], ".3f"), right=True)
             + "</tr>"
         )
-    out.append('<details class="nba-sec" open><summary>Scores, paired by case</summary>')
-    out.append(
-        _table(
-            [
-                "scorer",
-                "a",
-                "b",
-                "b \u2212 a",
-                "95% interval",
-                "b better",
-                "b worse",
-                "tied",
-                "sign test p",
-            ],
-            rows,
-        )
-    )
-    out.append("</details>")
+    head = ["scorer", "a", "b", "b \u2212 a", "95% interval", "b better", "b worse", "tied"]
+    out.append(_section("Scores, paired by case", [*head, "sign test p"], rows))
     rows = []
     for row in comparison.subagents().to_dict(orient="records"):
         cells = [_cell(_text(row["type"]))]
@@ -255,9 +228,8 @@ def comparison_html(comparison: ExperimentComparison) -> str:
             )
         rows.append("<tr>" + "".join(cells) + "</tr>")
     if rows:
-        out.append('<details class="nba-sec" open><summary>Sub-agent types, a → b</summary>')
-        out.append(_table(["type", "spawns/run", "tokens/run", "cost/run", "failed"], rows))
-        out.append("</details>")
+        head = ["type", "spawns/run", "tokens/run", "cost/run", "failed"]
+        out.append(_section("Sub-agent types, a → b", head, rows))
     out.append("<div>One case's two runs, agent by agent: <code>cmp.case(case_id)</code>.</div>")
     out.append("</div>")
     return "".join(out)

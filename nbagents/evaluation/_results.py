@@ -54,22 +54,13 @@ class Result:
         return replace(self, scores={**self.scores, **scores})
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "case_id": self.case_id,
-                "repeat": self.repeat,
-                "status": self.status,
-                "outputs": encode_outputs(self.outputs),
-                "error": self.error,
-                "scores": {name: s.to_dict() for name, s in self.scores.items()},
-                "tokens": self.tokens,
-                "cost": self.cost,
-                "seconds": self.seconds,
-                "run_id": self.run_id,
-                "types": {name: t.to_dict() for name, t in self.types.items()},
-            },
-            ensure_ascii=False,
-        )
+        data = {
+            **vars(self),
+            "outputs": encode_outputs(self.outputs),
+            "scores": {name: s.to_dict() for name, s in self.scores.items()},
+            "types": {name: t.to_dict() for name, t in self.types.items()},
+        }
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> Result:

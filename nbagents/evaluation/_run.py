@@ -7,11 +7,10 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
 from nbagents import history
@@ -115,18 +114,17 @@ async def aevaluate(
         plan.progress.finish()
 
 
-def run_coroutine(make: Callable[[], Awaitable[T]], progress: Progress | None = None) -> T:
+def run_coroutine(
+    make: Callable[[], Coroutine[Any, Any, T]], progress: Progress | None = None
+) -> T:
     """Run a coroutine to its end from synchronous code, also under a running loop (a notebook
     cell): then it runs on a loop of its own in a worker thread while this thread draws the
     progress. Ctrl-C cancels it; what it returns after cancelling is returned."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running and progress is None:
-        return asyncio.run(_awaited(make))
+        if progress is None:
+            return asyncio.run(make())
     box: dict[str, Any] = {}
     started, finished = threading.Event(), threading.Event()
 
@@ -162,10 +160,6 @@ def run_coroutine(make: Callable[[], Awaitable[T]], progress: Progress | None = 
     return value
 
 
-async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
-    return await make()
-
-
 async def _tick(progress: Progress) -> None:
     while True:
         progress.draw()
@@ -185,13 +179,9 @@ def _plan(
     config: RunnableConfig | None,
     progress: bool | None,
 ) -> _Plan:
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+    if type(repeats) is not int or repeats < 1:
         raise ValueError(f"repeats must be a whole number of at least 1, not {repeats!r}")
-    if (
-        isinstance(max_concurrency, bool)
-        or not isinstance(max_concurrency, int)
-        or (max_concurrency < 1)
-    ):
+    if type(max_concurrency) is not int or max_concurrency < 1:  # a bool is no count
         raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency!r}")
     if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
         raise TypeError("tags must be a list of strings")
@@ -200,7 +190,14 @@ def _plan(
     made = as_scorers(scorers)
     if resume is not None:
         experiment = load_experiment(resume, store=store) if isinstance(resume, str) else resume
-        _check_resumable(experiment, made)
+        if not isinstance(experiment, Experiment):
+            raise TypeError(f"resume takes an Experiment or its id, not {type(resume).__name__}")
+        names = [s.name for s in made]
+        if experiment.results and names != experiment.scorers:
+            raise ValueError(
+                f"resume with the experiment's scorers {experiment.scorers} (got {names}); to "
+                "score its runs with others, use exp.rescore(...)."
+            )
         known = {case.id for case in experiment.cases}
         experiment.cases += [case for case in read if case.id not in known]
         experiment.repeats = max(experiment.repeats, repeats)
@@ -214,7 +211,11 @@ def _plan(
             scorers=[s.name for s in made],
             tags=tags,
             created_at=time.time(),
-            agent=_describe(agent),
+            agent=str(
+                getattr(agent, "name", None)
+                or getattr(agent, "__name__", None)
+                or type(agent).__name__
+            ),
             store=history.resolve_store(store),
         )
     todo = experiment.missing()
@@ -228,17 +229,6 @@ def _plan(
         config=config or {},
         progress=Progress(experiment, len(todo), progress),
     )
-
-
-def _check_resumable(experiment: Experiment, scorers: list[Scorer]) -> None:
-    if not isinstance(experiment, Experiment):
-        raise TypeError(f"resume takes an Experiment or its id, not {type(experiment).__name__}")
-    names = [s.name for s in scorers]
-    if experiment.results and names != experiment.scorers:
-        raise ValueError(
-            f"resume with the experiment's scorers {experiment.scorers} (got {names}); to "
-            "score its runs with others, use exp.rescore(...)."
-        )
 
 
 def _runnable(agent: Any) -> Runnable[Any, Any]:
@@ -256,12 +246,6 @@ def _runnable(agent: Any) -> Runnable[Any, Any]:
     raise TypeError(
         f"agent must be a LangChain runnable (an agent, a graph, a chain) or a function, not "
         f"{type(agent).__name__}"
-    )
-
-
-def _describe(agent: Any) -> str:
-    return str(
-        getattr(agent, "name", None) or getattr(agent, "__name__", None) or type(agent).__name__
     )
 
 
@@ -355,25 +339,20 @@ def _config(
     given: RunnableConfig, tracer: Tracer, experiment: Experiment, case: Case, repeat: int
 ) -> RunnableConfig:
     callbacks = given.get("callbacks")
-    handlers: list[BaseCallbackHandler] = (
-        [*callbacks, tracer] if isinstance(callbacks, list) else [tracer]
-    )
     if callbacks is not None and not isinstance(callbacks, list):
         raise TypeError("config['callbacks'] must be a list of handlers for evaluate")
-    configurable = {"thread_id": uuid.uuid4().hex, **(given.get("configurable") or {})}
     metadata = {
         **(given.get("metadata") or {}),
         "nbagents_experiment": experiment.id,
         "nbagents_case": case.id,
         "nbagents_repeat": repeat,
     }
-    made: RunnableConfig = {
+    return {
         **given,
-        "callbacks": handlers,
-        "configurable": configurable,
+        "callbacks": [*(callbacks or []), tracer],
+        "configurable": {"thread_id": uuid.uuid4().hex, **(given.get("configurable") or {})},
         "metadata": metadata,
     }
-    return made
 
 
 def _figures(trace: Trace) -> tuple[int, float | None, dict[str, TypeFigures]]:

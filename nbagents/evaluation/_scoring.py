@@ -89,11 +89,9 @@ def read_score(said: Any) -> Score:
         return Score(None, comment=comment)
     if isinstance(said, bool):
         return Score(1.0 if said else 0.0, said, comment)
-    if isinstance(said, int | float) and not isinstance(said, bool):
+    if isinstance(said, int | float):
         value = float(said)
-        if math.isnan(value):
-            return Score(None, comment=comment)
-        return Score(value, None, comment)
+        return Score(None if math.isnan(value) else value, None, comment)
     raise TypeError(
         f"a scorer returns a bool, a number or {{'score': ..., 'comment': ...}}, not "
         f"{type(said).__name__}"
@@ -109,14 +107,10 @@ def as_scorers(scorers: Any) -> list[Scorer]:
         pairs = [(_name_of(scorers, 0), scorers)]
     else:
         pairs = [(_name_of(function, n), function) for n, function in enumerate(scorers)]
-    made: list[Scorer] = []
     for name, function in pairs:
-        if isinstance(function, Scorer):
-            made.append(function)
-            continue
-        if not callable(function):
+        if not isinstance(function, Scorer) and not callable(function):
             raise TypeError(f"scorer {name!r} is a {type(function).__name__}, not a function")
-        made.append(Scorer(function, name))
+    made = [f if isinstance(f, Scorer) else Scorer(f, name) for name, f in pairs]
     names = [s.name for s in made]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

@@ -76,27 +76,18 @@ class SpanConverter:
             match = _ERROR_TYPE.match(message)
             attributes["error.type"] = match.group(1) if match else "_OTHER"
             status = Status(StatusCode.ERROR, message)
-            events.append(
-                Event(
-                    "exception",
-                    {"exception.type": str(attributes["error.type"]), "exception.message": message},
-                    self._ns(finish),
-                )
-            )
+            facts = {"exception.type": str(attributes["error.type"]), "exception.message": message}
+            events.append(Event("exception", facts, self._ns(finish)))
         elif span.status in ("interrupted", "running", "limit"):
             # Not a failure: a run paused for a human, stopped by its limit, or cut off when
             # the trace ended.
-            events.append(
-                Event(
-                    f"nbagents.{span.status}",
-                    {"message": span.error} if span.error else {},
-                    self._ns(finish),
-                )
-            )
+            facts = {"message": span.error} if span.error else {}
+            events.append(Event(f"nbagents.{span.status}", facts, self._ns(finish)))
         # A pause that was resumed on the same thread: the span was waiting for a person.
-        for paused, resumed in _pauses(span):
-            events.append(Event("nbagents.paused", {}, self._ns(paused)))
-            events.append(Event("nbagents.resumed", {}, self._ns(resumed)))
+        for pause in span.typed_attributes().get("paused", []):
+            if len(pause) == 2:
+                events.append(Event("nbagents.paused", {}, self._ns(float(pause[0]))))
+                events.append(Event("nbagents.resumed", {}, self._ns(float(pause[1]))))
         events.sort(key=lambda e: e.timestamp or 0)
         return ReadableSpan(
             name=name,
@@ -272,8 +263,6 @@ def _chain(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
 def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
     """What a grading pass's grader wrote: model output, so exported with the content only."""
     out: dict[str, AttributeValue] = {}
-    if "rubric_pass" not in a:
-        return out
     if a.get("rubric_explanation"):
         out["nbagents.rubric.explanation"] = a["rubric_explanation"]
     if a.get("rubric_criteria"):
@@ -312,21 +301,8 @@ def _json(value: Any) -> str:
     return text if len(text) <= _CONTENT_CHARS else text[: _CONTENT_CHARS - 1] + "…"
 
 
-def first_span_id(trace: Trace) -> str | None:
-    spans = trace.spans
-    return spans[0].id if spans else None
-
-
 def trace_id_of(trace: Trace) -> int:
-    first = first_span_id(trace)
-    if first is None:
+    spans = trace.spans
+    if not spans:
         raise ValueError("The trace has no spans: there is nothing to export.")
-    return otel_trace_id(first)
-
-
-def _pauses(span: Span) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    for pause in span.typed_attributes().get("paused", []):
-        if len(pause) == 2:
-            out.append((float(pause[0]), float(pause[1])))
-    return out
+    return otel_trace_id(spans[0].id)

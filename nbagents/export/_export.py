@@ -46,7 +46,10 @@ def to_otel_spans(
     attributes; ``include_content`` adds the spans' inputs and outputs as JSON (off by default:
     prompts and tool results often hold what should not leave the notebook).
     """
-    converter = _converter(trace, start_time_unix_nano, resource, prices, include_content)
+    origin = start_time_unix_nano
+    if origin is None:
+        origin = time.time_ns() - round(trace.duration * _NANOS)
+    converter = _converter(trace, origin, resource, prices, include_content)
     end = trace.duration
     return [converter.convert(s, end=end) for s in trace.walk() if not s.hidden]
 
@@ -68,11 +71,10 @@ def export_trace(
     processor or provider gets them through ``on_end`` (its ``force_flush`` sends them).
     A ``TracerProvider``'s resource is used unless ``resource`` is given.
     """
-    resource = resource or _resource_of(target)
     spans = to_otel_spans(
         trace,
         start_time_unix_nano=start_time_unix_nano,
-        resource=resource,
+        resource=resource or _resource_of(target),
         prices=prices,
         include_content=include_content,
     )
@@ -193,17 +195,10 @@ class LiveExport:
             return [converter.convert(s, end=end) for s in ready]
 
     def _make_converter(self) -> SpanConverter:
-        if self._origin is None:
-            latest = max(max(s.start, s.end or 0.0) for s in self.trace.spans)
-            self._origin = time.time_ns() - round(latest * _NANOS)
-        self._converter = SpanConverter(
-            trace=self.trace,
-            origin_ns=self._origin,
-            trace_id=trace_id_of(self.trace),
-            resource=self._resource,
-            prices=self._prices,
-            include_content=self._include_content,
-        )
+        self._take_origin()  # called with spans to send, so the trace has spans
+        assert self._origin is not None
+        origin, resource, prices = self._origin, self._resource, self._prices
+        self._converter = _converter(self.trace, origin, resource, prices, self._include_content)
         return self._converter
 
     def _send(self, spans: list[ReadableSpan]) -> int:
@@ -237,22 +232,15 @@ class LiveExport:
 
 
 def _converter(
-    trace: Trace,
-    start_time_unix_nano: int | None,
-    resource: Resource | None,
-    prices: Prices | None,
-    include_content: bool,
+    trace: Trace, origin: int, resource: Resource | None, prices: Prices | None, content: bool
 ) -> SpanConverter:
-    origin = start_time_unix_nano
-    if origin is None:
-        origin = time.time_ns() - round(trace.duration * _NANOS)
     return SpanConverter(
         trace=trace,
         origin_ns=origin,
         trace_id=trace_id_of(trace),
         resource=resource or default_resource(),
         prices=None if prices is None else as_price_source(prices),
-        include_content=include_content,
+        include_content=content,
     )
 
 

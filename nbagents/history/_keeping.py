@@ -8,13 +8,12 @@ import uuid
 import warnings
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nbagents.history._location import default_store_path
-from nbagents.history._record import describe, git_commit, notebook_path
+from nbagents.history._record import RunInfo, describe, git_commit, notebook_path
 from nbagents.history._store import RunStore, RunStoreError
 from nbagents.tracing.model import Trace
 
@@ -29,19 +28,9 @@ class RunStoreWarning(UserWarning):
     """The run history could not save a run; the run and its trace are unaffected."""
 
 
-@dataclass(frozen=True)
-class _Kept:
-    store: RunStore
-    run_id: str
-    started_at: float
-    name: str
-    tags: tuple[str, ...]
-    notebook: str | None
-    git_commit: str | None
-
-
-# The history entry of each trace being kept: saved when its run ends, again if it resumes.
-_kept: weakref.WeakKeyDictionary[Trace, _Kept] = weakref.WeakKeyDictionary()
+# The store and the facts known at the start (run id, start, name, tags, notebook, commit) of
+# each trace being kept: saved when its run ends, again if it resumes.
+_kept: weakref.WeakKeyDictionary[Trace, tuple[RunStore, RunInfo]] = weakref.WeakKeyDictionary()
 
 
 def resolve_store(store: StoreLike) -> RunStore | None:
@@ -79,14 +68,16 @@ def keep_trace(
     if chosen is None:
         return None
     run_id = uuid.uuid4().hex[:12]
-    _kept[trace] = _Kept(
-        store=chosen,
-        run_id=run_id,
-        started_at=time.time(),
-        name=name,
-        tags=tuple(tags),
-        notebook=notebook_path(user_ns),
-        git_commit=git_commit(),
+    _kept[trace] = (
+        chosen,
+        RunInfo(
+            run_id=run_id,
+            started_at=time.time(),
+            name=name,
+            tags=tuple(tags),
+            notebook=notebook_path(user_ns),
+            git_commit=git_commit(),
+        ),
     )
     return run_id
 
@@ -94,38 +85,29 @@ def keep_trace(
 def run_id_of(trace: Trace) -> str | None:
     """The id ``trace`` is saved under in the history, if it is kept."""
     kept = _kept.get(trace)
-    return None if kept is None else kept.run_id
+    return None if kept is None else kept[1].run_id
 
 
 def run_name_of(trace: Trace) -> str | None:
     """The name ``trace`` is saved under in the history, if it is kept."""
     kept = _kept.get(trace)
-    return None if kept is None else kept.name
+    return None if kept is None else kept[1].name
 
 
 def save(trace: Trace) -> bool:
     """Save ``trace`` as it stands, if it is kept. Never raises: a store that fails is one
     ``RunStoreWarning``. Whether it was saved."""
-    kept = _kept.get(trace)
-    if kept is None:
+    if trace not in _kept:
         return False
+    store, head = _kept[trace]
     try:
-        info = describe(
-            trace,
-            run_id=kept.run_id,
-            started_at=kept.started_at,
-            name=kept.name,
-            tags=kept.tags,
-            notebook=kept.notebook,
-            git_commit=kept.git_commit,
-        )
-        kept.store.save(info, trace)
+        store.save(describe(trace, head), trace)
     except RunStoreError as error:
         warnings.warn(f"The run was not saved: {error}", RunStoreWarning, stacklevel=2)
         return False
     except Exception as error:  # the history must never cost the user the run
         warnings.warn(
-            f"The run was not saved to {kept.store.path}: {type(error).__name__}: {error}",
+            f"The run was not saved to {store.path}: {type(error).__name__}: {error}",
             RunStoreWarning,
             stacklevel=2,
         )

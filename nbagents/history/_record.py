@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +37,9 @@ class RunInfo:
     """US dollars, when every model called has a known price."""
 
 
-def describe(
-    trace: Trace,
-    *,
-    run_id: str,
-    started_at: float,
-    name: str = "",
-    tags: Sequence[str] = (),
-    notebook: str | None = None,
-    git_commit: str | None = None,
-) -> RunInfo:
-    """The listing facts of ``trace`` as it stands now."""
+def describe(trace: Trace, head: RunInfo) -> RunInfo:
+    """The listing facts of ``trace`` as it stands now; ``head`` gives those known at its start
+    (run id, start, name, tags, notebook, commit)."""
     with trace.lock:
         spans = trace.spans
         spawns = trace.subagents
@@ -64,13 +55,8 @@ def describe(
     agent_types = [r.name for r in roots if r.kind in ("agent", "subagent")]
     agent_types += [s.type for s in spawns]
     models = [s.model for s in spans if s.kind == "model" and s.model]
-    return RunInfo(
-        run_id=run_id,
-        started_at=started_at,
-        name=name,
-        tags=tuple(tags),
-        notebook=notebook,
-        git_commit=git_commit,
+    return replace(
+        head,
         status=status,
         duration=duration,
         spans=len(spans),

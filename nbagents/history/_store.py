@@ -232,23 +232,15 @@ class RunStore:
     ) -> list[RunInfo]:
         """Runs newest first, filtered: ``name`` (``*`` and ``?`` match any text), one ``tag``,
         ``status``, started ``since``/``until`` (datetimes, ISO strings or epoch seconds)."""
-        where: list[str] = []
-        values: list[Any] = []
-        if name is not None:
-            where.append("name GLOB ?" if any(c in name for c in "*?[") else "name = ?")
-            values.append(name)
-        if tag is not None:
-            where.append("EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ?)")
-            values.append(tag)
-        if status is not None:
-            where.append("status = ?")
-            values.append(status)
-        if since is not None:
-            where.append("started_at >= ?")
-            values.append(_epoch(since, "since"))
-        if until is not None:
-            where.append("started_at < ?")
-            values.append(_epoch(until, "until"))
+        tests = [
+            ("name GLOB ?" if any(c in (name or "") for c in "*?[") else "name = ?", name),
+            ("EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ?)", tag),
+            ("status = ?", status),
+            ("started_at >= ?", None if since is None else _epoch(since, "since")),
+            ("started_at < ?", None if until is None else _epoch(until, "until")),
+        ]
+        where = [test for test, value in tests if value is not None]
+        values: list[Any] = [value for _, value in tests if value is not None]
         sql = f"SELECT {', '.join(_COLUMNS)} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)

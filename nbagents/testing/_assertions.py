@@ -53,13 +53,8 @@ def assert_spawned(
     every = spawns(trace)
     found = [s for s in every if s.type == subagent_type and (by is None or s.parent == by)]
     whose = f"{subagent_type!r}" + (f" by {by!r}" if by is not None else "")
-    if times is None and not found:
-        _fail(f"expected {whose} to be spawned, it never was.", describe_spawns(every))
-    if times is not None and len(found) != times:
-        _fail(
-            f"expected {whose} to be spawned {_times(times)}, {_actual(len(found), 'spawned')}.",
-            describe_spawns(every),
-        )
+    never = f"expected {whose} to be spawned, it never was."
+    _check_times(len(found), times, never, f"{whose} to be spawned", describe_spawns(every))
     if parallel is not None:
         wrong = [s for s in found if s.parallel != parallel]
         if wrong:
@@ -132,13 +127,8 @@ def assert_tool_called(
     ]
     which = f"{tool!r}" + (f" by {by!r}" if by is not None else "")
     which += f" with {dict(args)!r}" if args else ""
-    if times is None and not found:
-        _fail(f"expected a call of {which}, there was none.", describe_calls(every))
-    if times is not None and len(found) != times:
-        _fail(
-            f"expected {which} to be called {_times(times)}, {_actual(len(found), 'called')}.",
-            describe_calls(every),
-        )
+    never = f"expected a call of {which}, there was none."
+    _check_times(len(found), times, never, f"{which} to be called", describe_calls(every))
     return found
 
 
@@ -162,7 +152,10 @@ def assert_within_budget(
         _fail(
             f"expected at most {tokens:,} tokens, the run used {used.total:,} "
             f"({used.input:,} in, {used.output:,} out).",
-            ["Tokens per agent:", *_indented(trace.token_usage().to_string(index=False))],
+            [
+                "Tokens per agent:",
+                *(f"  {line}" for line in trace.token_usage().to_string(index=False).splitlines()),
+            ],
         )
     if cost is not None:
         spent = total_cost(trace, prices)
@@ -224,12 +217,20 @@ def _has_args(actual: Any, wanted: Mapping[str, Any] | None) -> bool:
     )
 
 
+def _check_times(n: int, times: int | None, never: str, what: str, listed: list[str]) -> None:
+    """Fail with ``never`` when nothing was found and any number would do, or when ``n`` is not
+    the ``times`` asked for (``what`` is "<name> to be <verb>")."""
+    __tracebackhide__ = True
+    if times is None and not n:
+        _fail(never, listed)
+    if times is not None and n != times:
+        verb = what.rsplit(" ", 1)[1]
+        actual = f"it was never {verb}" if n == 0 else f"it was {verb} {_times(n)}"
+        _fail(f"expected {what} {_times(times)}, {actual}.", listed)
+
+
 def _times(n: int) -> str:
     return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-def _actual(n: int, verb: str) -> str:
-    return f"it was never {verb}" if n == 0 else f"it was {verb} {_times(n)}"
 
 
 def _count(n: int, noun: str) -> str:
@@ -244,7 +245,3 @@ def _short(value: Any, width: int = 40) -> str:
 
 def _more(total: int) -> list[str]:
     return [f"  … and {total - LISTED} more"] if total > LISTED else []
-
-
-def _indented(text: str) -> list[str]:
-    return [f"  {line}" for line in text.splitlines()]

@@ -121,7 +121,7 @@ def problems(trace: Trace) -> list[Problem]:
             for s in failed
             if not _passed_up(trace, s)
         ]
-        found += [_stopped(trace, s) for s in _stopped_by_limits(trace)]
+        found += _stopped_by_limits(trace)
         for root in trace.visible_roots():
             if root.status == "running":
                 found.append(Problem(_where(trace, root), "still running: the run did not end"))
@@ -197,30 +197,20 @@ def _passed_up(trace: Trace, span: Span) -> bool:
     )
 
 
-def _stopped_by_limits(trace: Trace) -> list[Span]:
+def _stopped_by_limits(trace: Trace) -> list[Problem]:
     """The agents a spec's or a run's limit stopped, each limit once: where it stopped the
     deepest agent (a run-wide limit stops the sub-agents running then, and then the run)."""
     stopped = [s for s in trace.walk() if s.status == "limit" and s.kind in AGENT_KINDS]
-
-    def reached(span: Span) -> str | None:
-        found = REACHED.search(span.error or "")
-        return found.group(1) if found else None
-
-    return [
-        s
-        for s in stopped
-        if not any(
-            d.status == "limit" and d.kind in AGENT_KINDS and reached(d) == reached(s)
-            for d in trace.descendants(s)
-        )
-    ]
-
-
-def _stopped(trace: Trace, span: Span) -> Problem:
-    found = REACHED.search(span.error or "")
-    if found is None:
-        return Problem(_where(trace, span), span.error or "stopped by a limit", "a limit")
-    return Problem(_where(trace, span), found.group(2) or "stopped", found.group(1))
+    reached = {s.id: REACHED.search(s.error or "") for s in stopped}
+    limit = {key: found.group(1) if found else None for key, found in reached.items()}
+    found: list[Problem] = []
+    for s in stopped:
+        if any(d.id in limit and limit[d.id] == limit[s.id] for d in trace.descendants(s)):
+            continue
+        said = reached[s.id]
+        what = (said.group(2) or "stopped") if said else s.error or "stopped by a limit"
+        found.append(Problem(_where(trace, s), what, limit[s.id] or "a limit"))
+    return found
 
 
 def _limit(error: str | None) -> str | None:
