@@ -320,6 +320,28 @@ def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPa
     assert min(gaps) >= 0.3, gaps
 
 
+def test_a_build_held_up_by_other_work_does_not_hold_the_view_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On a machine busy with other work a cheap build can take long in wall time (its thread
+    # waits for a core): the wait after it follows what it cost, not how long it took.
+    update = ViewBuilder.update
+
+    def held_up(self: ViewBuilder) -> Any:
+        time.sleep(0.15)
+        return update(self)
+
+    monkeypatch.setattr(ViewBuilder, "update", held_up)
+    trace = Trace()
+    view = LiveView(trace).start()
+    recorder = Recorder(view)
+    _grow_until(trace, recorder, updates=4, pause=0.005)
+    view.finish()
+    gaps = _gaps_before_finish(recorder)
+    # Twenty times 0.15 s of wall time would keep the flusher away 3 s after each update.
+    assert len(gaps) >= 2 and max(gaps[1:]) < 1.5, gaps
+
+
 def test_the_listener_only_signals_the_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
     # The listener runs on the agent's threads: it must never build or send the view itself.
     view = LiveView(Trace())

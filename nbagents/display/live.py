@@ -47,8 +47,10 @@ LIVE_TEXT_PREFIX = "nbagents live view: "
 BYTES_PER_SECOND = 2_000_000
 """Budget of widget state sent per second; below it updates come at ``max_rate``."""
 MAX_DUTY = 20
-"""The flusher waits at least this many times as long as its last update took (wall time):
-building the view holds the GIL the agent's threads need."""
+"""The flusher waits at least this many times the processor time its last update took: building
+the view holds the GIL the agent's threads need. Processor time, not wall time: on a machine busy
+with other work a small update's wall time can be a hundred times its cost, and the view stalled
+for the rest of the run."""
 LIVE_HTML_START = "<!-- nba-live -->"
 LIVE_HTML_END = "<!-- /nba-live -->"
 """Around the live output's ``text/html``, which nbagents' sanitize rules blank: nbval ignores
@@ -143,12 +145,12 @@ class LiveView:
 
     def _tick(self) -> None:
         with self._sync_lock:
-            started = time.monotonic()
+            started, cpu = time.monotonic(), time.thread_time()
             changed = self._update()
             # Once finish() began, it makes the last update (none for an output it replaces):
             # a tick caught in it would send a wide run's whole view while the cell waits.
             if not self._stop.is_set() and (started >= self._send_at or not self._based):
-                self._send(changed, whole=False, started=started)
+                self._send(changed, whole=False, cpu=cpu)
             else:
                 self._unsent |= changed
 
@@ -158,10 +160,10 @@ class LiveView:
         ``whole`` sends the whole view instead of a patch.
         """
         with self._sync_lock:
-            started = time.monotonic()
-            return self._send(self._update(), whole=whole, started=started)
+            cpu = time.thread_time()
+            return self._send(self._update(), whole=whole, cpu=cpu)
 
-    def _send(self, changed: bool, *, whole: bool, started: float) -> bool:
+    def _send(self, changed: bool, *, whole: bool, cpu: float) -> bool:
         """Send the widget what changed since its last update. Under ``_sync_lock``."""
         whole |= not self._based
         if not (changed or self._unsent or whole):
@@ -181,9 +183,9 @@ class LiveView:
         self._check_answerable()
         # Large views are sent less often: at most ~BYTES_PER_SECOND of widget state (what the
         # page has to draw), and an update may take at most 1/MAX_DUTY of the kernel's time.
-        ended = time.monotonic()
-        self._send_at = ended + max(
-            self.min_interval, len(text) / BYTES_PER_SECOND, (ended - started) * MAX_DUTY
+        spent = time.thread_time() - cpu
+        self._send_at = time.monotonic() + max(
+            self.min_interval, len(text) / BYTES_PER_SECOND, spent * MAX_DUTY
         )
         return True
 
