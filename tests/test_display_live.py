@@ -8,6 +8,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -291,20 +292,30 @@ def _gaps_before_finish(recorder: Recorder) -> list[float]:
     return [b - a for a, b in itertools.pairwise(times)]
 
 
-def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Building the view holds the GIL the agent's threads need: its share of time is capped.
+def _view_whose_update_first(
+    monkeypatch: pytest.MonkeyPatch, before: Callable[[], None]
+) -> tuple[Trace, LiveView, Recorder]:
+    """A live view of a new trace whose builder calls ``before()`` at each update."""
     update = ViewBuilder.update
 
-    def slow_update(self: ViewBuilder) -> Any:
+    def slowed(self: ViewBuilder) -> Any:
+        before()
+        return update(self)
+
+    monkeypatch.setattr(ViewBuilder, "update", slowed)
+    trace = Trace()
+    view = LiveView(trace).start()
+    return trace, view, Recorder(view)
+
+
+def test_a_view_slow_to_build_is_rebuilt_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Building the view holds the GIL the agent's threads need: its share of time is capped.
+    def spin() -> None:
         busy_until = time.thread_time() + 0.05
         while time.thread_time() < busy_until:
             pass
-        return update(self)
 
-    monkeypatch.setattr(ViewBuilder, "update", slow_update)
-    trace = Trace()
-    view = LiveView(trace).start()
-    recorder = Recorder(view)
+    trace, view, recorder = _view_whose_update_first(monkeypatch, spin)
     # Until three updates went out: on a loaded machine (other test workers) the build, and so
     # the wait after it, only take longer.
     _grow_until(trace, recorder, updates=3, pause=0.005)
@@ -325,16 +336,7 @@ def test_a_build_held_up_by_other_work_does_not_hold_the_view_back(
 ) -> None:
     # On a machine busy with other work a cheap build can take long in wall time (its thread
     # waits for a core): the wait after it follows what it cost, not how long it took.
-    update = ViewBuilder.update
-
-    def held_up(self: ViewBuilder) -> Any:
-        time.sleep(0.15)
-        return update(self)
-
-    monkeypatch.setattr(ViewBuilder, "update", held_up)
-    trace = Trace()
-    view = LiveView(trace).start()
-    recorder = Recorder(view)
+    trace, view, recorder = _view_whose_update_first(monkeypatch, lambda: time.sleep(0.15))
     _grow_until(trace, recorder, updates=4, pause=0.005)
     view.finish()
     gaps = _gaps_before_finish(recorder)
