@@ -114,10 +114,11 @@ pytest:
 
 # The contributor's loop: ruff, then every test not marked browser, server, kernel, install or
 # slow (pyproject's markers), tests taken one by one by whichever worker is free; tests/browser/
-# (browser tests only) and langsmith's pytest plugin are not even loaded. It prints how long it
-# took: past a minute, mark what made it slow. It lets Python keep bytecode even where the
-# environment says not to (PYTHONDONTWRITEBYTECODE): pytest then caches its rewrite of every test
-# module, a third of the loop's time when it is done afresh at each run.
+# (browser tests only), langsmith's pytest plugin and nbval are not even loaded (importing nbval
+# compiles a URI grammar for jsonschema: seconds of CPU in each of the three processes). It prints
+# how long it took: past a minute, mark what made it slow. It lets Python keep bytecode even where
+# the environment says not to (PYTHONDONTWRITEBYTECODE): pytest then caches its rewrite of every
+# test module, a third of the loop's time when it is done afresh at each run.
 QUICK_MARKERS := not (browser or server or kernel or install or slow)
 quick: install-test
 	@start=$$(date +%s); rc=0; \
@@ -125,7 +126,7 @@ quick: install-test
 	NBAGENTS_CASSETTE_MODE=replay $(STEP) "pytest -m '$(QUICK_MARKERS)'" \
 	    env -u PYTHONDONTWRITEBYTECODE \
 	    $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "$(QUICK_MARKERS)" \
-	        -p no:langsmith_plugin --ignore tests/browser $(PYTEST_ARGS) || rc=1; \
+	        -p no:langsmith_plugin -p no:nbval -o addopts='-p no:cacheprovider' --ignore tests/browser $(PYTEST_ARGS) || rc=1; \
 	echo "make quick: $$([[ $$rc -eq 0 ]] && echo passed || echo FAILED) in $$(($$(date +%s) - start)) s"; \
 	exit $$rc
 
