@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import math
 
-import openai
 import pandas as pd
 import pytest
-from langchain_openai import ChatOpenAI
 from support.openai_loopback import Reply, loopback_openai
 
 from nbagents import Trace, Tracer, create_deep_agent
@@ -46,6 +44,9 @@ COSTS = [0.0096, 0.0136, 0.005272]
 
 
 def run_agent(stream: bool) -> tuple[Trace, list[dict[str, object]]]:
+    # Imported here, not at the top: the SDKs' import costs every test process of `make quick`.
+    from langchain_openai import ChatOpenAI
+
     with loopback_openai(REPLIES) as server:
         model = ChatOpenAI(
             model="o3",
@@ -73,6 +74,8 @@ def run(request: pytest.FixtureRequest) -> tuple[Trace, list[dict[str, object]],
 
 
 def test_the_server_answers_as_the_openai_sdk_reads_it() -> None:
+    import openai
+
     with loopback_openai([REPLIES[2], REPLIES[2]]) as server:
         client = openai.OpenAI(base_url=server.url, api_key="sk-loopback", max_retries=0)
         done = client.chat.completions.create(

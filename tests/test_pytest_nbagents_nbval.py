@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 pytestmark = pytest.mark.kernel  # nbval runs the notebook in a kernel
@@ -96,6 +95,8 @@ def failed_cells(result: subprocess.CompletedProcess[str]) -> list[str]:
 
 def edit(project: Path, old: str, new: str) -> None:
     """Change the notebook's code, not its saved outputs: the agent now does something else."""
+    import nbformat  # here, not at the top: its import costs every test process of `make quick`
+
     path = project / "research.ipynb"
     notebook = nbformat.read(path, as_version=4)
     assert old in notebook.cells[0].source
@@ -106,6 +107,8 @@ def edit(project: Path, old: str, new: str) -> None:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The user's project: the notebook, run and saved as Jupyter would save it."""
+    import nbformat
+
     root = tmp_path_factory.mktemp("user-project")
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(c) for c in (SETUP, RUN, "print(t)", "t")]

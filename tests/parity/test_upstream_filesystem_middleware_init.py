@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import AgentState
-from langchain_anthropic import ChatAnthropic
 from langgraph.store.memory import InMemoryStore
 
 from nbagents.backends import (
@@ -49,9 +48,7 @@ class TestFilesystemMiddlewareInit:
 
     def test_state_backend_adds_files_state(self) -> None:
         middleware = FilesystemMiddleware(backend=StateBackend())
-        agent = create_agent(
-            model=ChatAnthropic(model="claude-sonnet-4-6"), middleware=[middleware]
-        )
+        agent = create_agent(model=_claude(), middleware=[middleware])
 
         assert middleware.state_schema is FilesystemState
         assert "files" in agent.channels
@@ -65,9 +62,7 @@ class TestFilesystemMiddlewareInit:
         middleware = FilesystemMiddleware(
             backend=StoreBackend(namespace=lambda _rt: ("filesystem",))
         )
-        agent = create_agent(
-            model=ChatAnthropic(model="claude-sonnet-4-6"), middleware=[middleware]
-        )
+        agent = create_agent(model=_claude(), middleware=[middleware])
 
         assert middleware.state_schema is AgentState
         assert "files" not in agent.channels
@@ -120,7 +115,7 @@ class TestFilesystemMiddlewareInit:
     def test_filesystem_tool_prompt_override(self) -> None:
         """Test that custom tool descriptions can be set via FilesystemMiddleware."""
         agent = create_agent(
-            model=ChatAnthropic(model="claude-sonnet-4-6"),
+            model=_claude(),
             middleware=[
                 FilesystemMiddleware(
                     backend=StateBackend(),
@@ -145,7 +140,7 @@ class TestFilesystemMiddlewareInit:
     def test_filesystem_tool_prompt_override_with_longterm_memory(self) -> None:
         """Test that custom tool descriptions work with composite backends and longterm memory."""
         agent = create_agent(
-            model=ChatAnthropic(model="claude-sonnet-4-6"),
+            model=_claude(),
             middleware=[
                 FilesystemMiddleware(
                     backend=build_composite_state_backend(
@@ -169,3 +164,11 @@ class TestFilesystemMiddlewareInit:
         assert tools["write_file"].description == WRITE_FILE_TOOL_DESCRIPTION.rstrip()
         assert "edit_file" in tools
         assert tools["edit_file"].description == "Squirtle"
+
+
+def _claude() -> Any:
+    # nbagents: imported where a test builds one, not at the top: the import alone costs every
+    # test process of `make quick` a second or more.
+    from langchain_anthropic import ChatAnthropic
+
+    return ChatAnthropic(model="claude-sonnet-4-6")
