@@ -8,7 +8,6 @@ import re
 from typing import Any
 
 import pytest
-from nbval.plugin import get_sanitize_patterns
 from support.display_fixtures import priced_trace
 
 import nbagents
@@ -137,6 +136,9 @@ def test_the_live_views_first_snapshot_and_its_last_sanitize_to_the_same() -> No
 
 
 def test_the_file_text_is_what_nbval_reads() -> None:
+    # Imported here: nbval's import takes seconds, which every test process paid at collection.
+    from nbval.plugin import get_sanitize_patterns
+
     patterns = get_sanitize_patterns(sanitize_file_text())
     assert patterns == [(rule.regex, rule.replace) for rule in RULES]
     assert len({rule.name for rule in RULES}) == len(RULES)
