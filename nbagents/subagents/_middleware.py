@@ -131,7 +131,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             )
         agents = list_agents((s["name"], s["description"]) for s in specs)
         self._registry = SubAgentRegistry(
-            specs,
+            specs={s["name"]: s for s in specs},
             default_model=(
                 None
                 if default_model is None
@@ -142,7 +142,7 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             default_stack=default_stack,
             backend=None if backend is None else check_backend(backend),
             default_skills=default_skills,
-            default_interrupt_on=default_interrupt_on,
+            default_interrupt_on=dict(default_interrupt_on or {}),
             state_schema=state_schema,
             excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),
             max_depth=max_subagent_depth,
