@@ -28,7 +28,6 @@ from langgraph.errors import GraphInterrupt
 from nbagents.subagents._remote_http import (
     SDK_KEY_VARIABLES,
     SharedClients,
-    StreamTimeout,
     ano_reconnect,
     bounded,
     http_status,
@@ -160,7 +159,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
+        run = self._new_run(input, config)
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
         session = self._session(run, input, config)
@@ -194,7 +193,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
+        run = self._new_run(input, config)
         manager = get_async_callback_manager_for_config(config)
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
@@ -227,6 +226,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             unused = self._clients.release(loop)
             if unused is not None:
                 await unused.aclose()
+
+    def _new_run(self, input: dict[str, Any], config: RunnableConfig) -> RemoteRun:
+        name = str(config.get("run_name") or self.spec["name"])
+        return RemoteRun(self.spec["name"], self.url, self.graph_id, input, name, self.detail)
 
     def _release_sync(self) -> None:
         unused = self._clients.release(None)
@@ -321,7 +324,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             return error
         where = f"LangGraph server {self.url}"
         what = f"graph {self.graph_id!r}"
-        if isinstance(error, TimeoutError | StreamTimeout):
+        if isinstance(error, TimeoutError):
             return RemoteSubAgentError(
                 f"{where}: no result for {what} within timeout={self.timeout:g} s"
                 + ("; the remote run was cancelled." if run_id else ".")

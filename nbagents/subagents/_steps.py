@@ -201,39 +201,34 @@ class StepRelay(Relay):
         for message in written:
             if message.id and str(message.id) in self._seen:
                 continue
-            if _is_reply(message):
-                yield from self._model_reply(step, manager, message)
-            elif isinstance(message, ToolMessage) and not step.of_agent:
-                yield from self._tool_result(step, manager, message)
+            if _is_reply(message) or (isinstance(message, ToolMessage) and not step.of_agent):
+                yield from self._written(step, manager, message)
         self._open.pop(step.key, None)
         if failure is not None:
             yield Call(manager, "on_chain_error", (failure,))
         else:
             yield Call(manager, "on_chain_end", (revive(result),))
 
-    def _model_reply(self, step: _Step, parent: Any, reply: BaseMessage) -> Plan:
-        """A model call inside a plain graph's node, known only by the reply it wrote."""
-        key = f"{step.key}/reply/{reply.id or uuid.uuid4()}"
-        kwargs = {"run_id": uuid.uuid4(), "name": _MODEL_STEP}
-        opening: tuple[Any, ...] = ({"name": _MODEL_STEP}, [[]])
+    def _written(self, step: _Step, parent: Any, message: BaseMessage) -> Plan:
+        """A model or tool call inside a plain graph's node, known only by what it wrote."""
         metadata = {"langgraph_node": step.node}
-        yield Start(
-            key, "llm", parent, "on_chat_model_start", opening, kwargs, [], metadata, step.graph
-        )
+        if isinstance(message, ToolMessage):
+            call = self._calls.get(message.tool_call_id) or {"name": message.name}
+            key = f"{step.key}/tool/{message.tool_call_id}"
+            yield _tool_start(key, call, message.tool_call_id, parent, [], metadata, step.graph)
+            end: tuple[str, Any] = ("on_tool_end", message)
+        else:
+            key = f"{step.key}/reply/{message.id or uuid.uuid4()}"
+            kwargs = {"run_id": uuid.uuid4(), "name": _MODEL_STEP}
+            opening: tuple[Any, ...] = ({"name": _MODEL_STEP}, [[]])
+            yield Start(
+                key, "llm", parent, "on_chat_model_start", opening, kwargs, [], metadata, step.graph
+            )
+            self._remember_calls(message)
+            end = ("on_llm_end", llm_result(message))
         found = self._open.pop(key, None)
         if found is not None:
-            self._remember_calls(reply)
-            yield Call(found[0], "on_llm_end", (llm_result(reply),))
-
-    def _tool_result(self, step: _Step, parent: Any, result: ToolMessage) -> Plan:
-        """A tool call inside a plain graph's node, known only by the result it wrote."""
-        call = self._calls.get(result.tool_call_id) or {"name": result.name}
-        key = f"{step.key}/tool/{result.tool_call_id}"
-        metadata = {"langgraph_node": step.node}
-        yield _tool_start(key, call, result.tool_call_id, parent, [], metadata, step.graph)
-        found = self._open.pop(key, None)
-        if found is not None:
-            yield Call(found[0], "on_tool_end", (result,))
+            yield Call(found[0], end[0], (end[1],))
 
     def _graph(
         self, namespace: tuple[str, ...], data: Mapping[str, Any]
