@@ -11,6 +11,7 @@ id); every failure of a server is an error ToolMessage naming the server and the
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -33,7 +34,6 @@ from nbagents.subagents._background_tasks import (
     BackgroundTask,
     Refused,
     Server,
-    afinished,
     cancel_runs,
     client_of,
     settled,
@@ -124,13 +124,7 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
 
     def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Tell the agent which of its tasks finished since its last model call."""
-        checked = []
-        for task, server in _running(state, self._servers):
-            # An unreachable server is not the agent's business here: check_async_task will
-            # name it when the agent asks.
-            with suppress(Refused), client_of(server) as client:
-                checked.append(settled(client, task))
-        update = _announced(checked)
+        update = _announced(self._checked(state))
         if update is not None:
             _NOTICE.invoke({"notice": update["messages"][0].content}, get_config())
         return update
@@ -138,15 +132,25 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
     async def abefore_model(
         self, state: BackgroundState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """``before_model`` with the servers' async clients."""
-        checked = []
-        for task, server in _running(state, self._servers):
-            with suppress(Refused):
-                checked.append(await afinished(server, task))
-        update = _announced(checked)
+        """``before_model``, asking the servers on a worker thread."""
+        update = _announced(await asyncio.to_thread(self._checked, state))
         if update is not None:
             await _NOTICE.ainvoke({"notice": update["messages"][0].content}, get_config())
         return update
+
+    def _checked(self, state: BackgroundState) -> list[tuple[BackgroundTask, str | None]]:
+        """The fresh statuses (and results) of the tasks still running."""
+        checked = []
+        for task, server in _running(state, self._servers):
+            # An unreachable server is not the agent's business here: check_async_task will
+            # name it when the agent asks.
+            with suppress(Refused), client_of(server) as client:
+                checked.append(settled(client, task))
+        return checked
+
+
+_Answer = tuple[str, Sequence[BackgroundTask]]
+"""What a background-task tool answers, and the tasks whose records it changed."""
 
 
 def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
@@ -161,23 +165,21 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             raise Refused(f"Unknown task id {task_id!r}. Tasks launched so far: {ids}.")
         return task, servers[task["subagent"]]
 
-    def answer(
-        runtime: ToolRuntime, text: str, changed: Sequence[BackgroundTask] = ()
-    ) -> Command[Any]:
-        message = ToolMessage(content=text, tool_call_id=runtime.tool_call_id or "")
-        update: dict[str, Any] = {"messages": [message]}
-        if changed:
-            update[BACKGROUND_TASKS_KEY] = {t["task_id"]: t for t in changed}
-        return Command(update=update)
+    def guarded(body: Callable[..., _Answer]) -> Callable[..., Command[Any] | ToolMessage]:
+        """The tool of ``body``, which says what to answer and the tasks it changed: a
+        :class:`Refused` it raises is answered as an error."""
 
-    def guarded(body: Callable[..., Command[Any]]) -> Callable[..., Command[Any] | ToolMessage]:
         @functools.wraps(body)  # the tool's schema is read from the body's signature
         def run(**kwargs: Any) -> Command[Any] | ToolMessage:
+            call_id = kwargs["runtime"].tool_call_id or ""
             try:
-                return body(**kwargs)
+                text, changed = body(**kwargs)
             except Refused as error:
-                call_id = kwargs["runtime"].tool_call_id or ""
                 return ToolMessage(content=str(error), tool_call_id=call_id, status="error")
+            update: dict[str, Any] = {"messages": [ToolMessage(content=text, tool_call_id=call_id)]}
+            if changed:
+                update[BACKGROUND_TASKS_KEY] = {t["task_id"]: t for t in changed}
+            return Command(update=update)
 
         return run
 
@@ -186,7 +188,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
         description: Annotated[str, "A complete brief: the sub-agent sees only this."],
         subagent_type: Annotated[str, "Which background sub-agent runs it."],
         runtime: ToolRuntime,
-    ) -> Command[Any]:
+    ) -> _Answer:
         server = servers.get(subagent_type)
         if server is None:
             raise Refused(
@@ -208,8 +210,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             run_id=str(run["run_id"]),
             status=str(run.get("status") or "pending"),
         )
-        return answer(
-            runtime,
+        return (
             f"Started background task {task_id} ({subagent_type}). It runs on its own; "
             f"check it later with check_async_task.",
             [task],
@@ -218,7 +219,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
     @guarded
     def check_async_task(
         task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any]:
+    ) -> _Answer:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, result = settled(client, task)
@@ -230,14 +231,14 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             text = f"Task {task_id} ({task['subagent']}) ended: {task['status']}."
         else:
             text = f"Task {task_id} ({task['subagent']}) is still {task['status']}."
-        return answer(runtime, text, [task])
+        return text, [task]
 
     @guarded
     def update_async_task(
         task_id: Annotated[str, "The id start_async_task returned."],
         message: Annotated[str, "The follow-up instruction."],
         runtime: ToolRuntime,
-    ) -> Command[Any]:
+    ) -> _Answer:
         task, server = known(runtime, task_id)
         queued = server.update_strategy == "enqueue" and task["status"] not in DONE
         with client_of(server) as client:
@@ -257,12 +258,12 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             if queued
             else f"Sent the follow-up to task {task_id}; it runs again in the background."
         )
-        return answer(runtime, text, [task])
+        return text, [task]
 
     @guarded
     def cancel_async_task(
         task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any]:
+    ) -> _Answer:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, _ = settled(client, task)
@@ -271,13 +272,13 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
                     task = BackgroundTask(**{**task, "status": "cancelled"})
                 else:  # it ended on its own meanwhile
                     task, _ = settled(client, task)
-        return answer(runtime, f"Task {task_id} ({task['subagent']}): {task['status']}.", [task])
+        return f"Task {task_id} ({task['subagent']}): {task['status']}.", [task]
 
     @guarded
-    def list_async_tasks(runtime: ToolRuntime) -> Command[Any]:
+    def list_async_tasks(runtime: ToolRuntime) -> _Answer:
         tasks = tasks_of(runtime)
         if not tasks:
-            return answer(runtime, "No background tasks yet.")
+            return "No background tasks yet.", []
         fresh = []
         for task in tasks.values():
             with client_of(servers[task["subagent"]]) as client:
@@ -286,7 +287,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             f"- {t['task_id']} · {t['subagent']} · {t['status']} · {t['description'][:80]}"
             for t in fresh
         ]
-        return answer(runtime, "Background tasks:\n" + "\n".join(lines), fresh)
+        return "Background tasks:\n" + "\n".join(lines), fresh
 
     return [
         runtime_tool(

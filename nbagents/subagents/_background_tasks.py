@@ -19,7 +19,6 @@ __all__ = [
     "BackgroundTask",
     "Refused",
     "Server",
-    "afinished",
     "cancel_runs",
     "client_of",
     "read_end",
@@ -159,22 +158,3 @@ def last_text(thread_state: Mapping[str, Any]) -> str:
         )
     text = str(content)
     return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "…"
-
-
-async def afinished(server: Server, task: BackgroundTask) -> tuple[BackgroundTask, str | None]:
-    """The task's fresh status, and its result if it succeeded (async client)."""
-    try:
-        client = server.runner._async_client()
-    except Exception as error:
-        raise Refused(server.explain(error)) from error
-    try:
-        run = await client.runs.get(task["task_id"], task["run_id"])
-        fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
-        if fresh["status"] != "success":
-            return fresh, None
-        return read_end(fresh, await client.threads.get_state(task["task_id"]))
-    except Exception as error:
-        raise Refused(server.explain(error)) from error
-    finally:
-        with suppress(Exception):
-            await client.aclose()
