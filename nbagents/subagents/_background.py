@@ -138,13 +138,15 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
             await _NOTICE.ainvoke({"notice": update["messages"][0].content}, get_config())
         return update
 
-    def _checked(self, state: BackgroundState) -> list[tuple[BackgroundTask, str | None]]:
+    def _checked(self, state: Mapping[str, Any]) -> list[tuple[BackgroundTask, str | None]]:
         """The fresh statuses (and results) of the tasks still running."""
         checked = []
-        for task, server in _running(state, self._servers):
+        for task in (state.get(BACKGROUND_TASKS_KEY) or {}).values():
+            if task["status"] in DONE or task["subagent"] not in self._servers:
+                continue
             # An unreachable server is not the agent's business here: check_async_task will
             # name it when the agent asks.
-            with suppress(Refused), client_of(server) as client:
+            with suppress(Refused), client_of(self._servers[task["subagent"]]) as client:
                 checked.append(settled(client, task))
         return checked
 
@@ -327,17 +329,6 @@ def _update_description(servers: Mapping[str, Server]) -> str:
         return f"{head} A task still running finishes its current job first; the follow-up waits."
     names = ", ".join(queued)
     return f"{head} {interrupts}, except on {names}: there it waits for the current job to end."
-
-
-def _running(
-    state: Mapping[str, Any], servers: Mapping[str, Server]
-) -> list[tuple[BackgroundTask, Server]]:
-    tasks = (state.get(BACKGROUND_TASKS_KEY) or {}).values()
-    return [
-        (t, servers[t["subagent"]])
-        for t in tasks
-        if t["status"] not in DONE and t["subagent"] in servers
-    ]
 
 
 def _announced(checked: Sequence[tuple[BackgroundTask, str | None]]) -> dict[str, Any] | None:

@@ -147,12 +147,14 @@ class StepRelay(Relay):
         if data.get("error"):
             failure = remote_error(data["error"])
         elif data.get("interrupts"):
-            failure = RemotePause(
-                f"paused on the server for a human: {_interrupts(data['interrupts'])}"
-            )
+            asked = [i.get("value") if isinstance(i, Mapping) else i for i in data["interrupts"]]
+            what = ", ".join(repr(v) for v in asked) or "an interrupt"
+            failure = RemotePause(f"paused on the server for a human: {what}")
         yield from self._close_graphs(step, failure)
         result = data.get("result")
-        written = _written_messages(result)
+        # What the step wrote to its graph's ``messages`` (one write or several).
+        found = result.get("messages") if isinstance(result, Mapping) else None
+        written = [m for m in map(revive, channel_writes(found)) if isinstance(m, BaseMessage)]
         if step.kind == "tool":
             yield from self._end_tools(step, written, failure, result)
         elif step.kind == "llm":
@@ -346,19 +348,8 @@ def _messages_of(given: Any) -> list[Any] | None:
     return found if isinstance(found, list) else None
 
 
-def _written_messages(result: Any) -> list[BaseMessage]:
-    """The messages a step wrote to its graph's ``messages`` (one write or several)."""
-    found = result.get("messages") if isinstance(result, Mapping) else None
-    return [m for m in map(revive, channel_writes(found)) if isinstance(m, BaseMessage)]
-
-
 def _is_reply(message: BaseMessage) -> bool:
     """A model's reply, not a message a node made up: it says what the model used."""
     return isinstance(message, AIMessage) and bool(
         message.usage_metadata or message.response_metadata
     )
-
-
-def _interrupts(found: Any) -> str:
-    values = [i.get("value") if isinstance(i, Mapping) else i for i in found or ()]
-    return ", ".join(repr(v) for v in values) or "an interrupt"
