@@ -92,7 +92,7 @@ class RemoteRun:
         if self.root is None and kind == "values":
             self._early.append((event, data))  # the run opens with its first step
             return []
-        return [*self._open_root(data), _Event(event, data)]
+        return [*self._open_root(data), (event, data)]
 
     def _open_root(self, data: Mapping[str, Any]) -> list[_Op]:
         if self.root is not None:
@@ -102,7 +102,7 @@ class RemoteRun:
         metadata = data.get("metadata")
         kind = metadata.get("ls_integration") if isinstance(metadata, Mapping) else None
         extra = {"ls_integration": kind} if kind else {}
-        return [_OpenRoot("streamed", extra), *(_Event(e, d) for e, d in early)]
+        return [_OpenRoot("streamed", extra), *early]
 
     def result(self) -> dict[str, Any]:
         self.ended = True
@@ -153,14 +153,6 @@ class _OpenRoot:
 
 
 @dataclass(frozen=True)
-class _Event:
-    """A stream part for the relay to mirror."""
-
-    event: str
-    data: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
 class _CloseRoot:
     """End the sub-agent's chain run (``method``: ``on_chain_end`` or ``on_chain_error``, given
     ``value``), first closing with ``cut`` what the server never said had ended (a step cut off
@@ -171,7 +163,9 @@ class _CloseRoot:
     cut: BaseException
 
 
-_Op = _OpenRoot | _Event | _CloseRoot
+_Op = _OpenRoot | tuple[str, Mapping[str, Any]] | _CloseRoot
+"""What a stream part or the run's end calls for; a part (``event``, ``data``) is for the relay
+to mirror."""
 
 _CUT_OFF = RemotePause("the remote run ended before this step reported its end")
 
@@ -189,8 +183,8 @@ def _callbacks(
         kwargs = {"run_id": uuid.uuid4(), "name": run.name}
         run.root = yield opening.on_chain_start, (None, run.input), kwargs
         run.relay = StepRelay(run.root) if run.detail == "steps" else EventRelay(run.root)
-    elif isinstance(op, _Event):
-        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
+    elif isinstance(op, tuple):
+        for planned in run.relay.plan(*op) if run.relay is not None else ():
             yield from _callbacks(planned, manager, run)
     elif isinstance(op, _CloseRoot):
         for call in run.relay.abandon(op.cut) if run.relay is not None else ():
