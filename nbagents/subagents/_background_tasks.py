@@ -56,9 +56,6 @@ class Server:
     """The spec's: what a follow-up does to a run still going (the server's
     ``multitask_strategy``): ``interrupt`` it, or ``enqueue`` behind it."""
 
-    def explain(self, error: BaseException) -> str:
-        return str(self.runner._explain(error))
-
 
 class Refused(Exception):
     """A call the tool answers with an error message (unknown id or sub-agent, server error)."""
@@ -67,19 +64,18 @@ class Refused(Exception):
 @contextmanager
 def client_of(server: Server) -> Iterator[Any]:
     """A client of the task's server; any failure of it becomes an error naming the server."""
+    client = None
     try:
         client = server.runner._sync_client()
-    except Exception as error:
-        raise Refused(server.explain(error)) from error
-    try:
         yield client
     except Refused:
         raise
     except Exception as error:
-        raise Refused(server.explain(error)) from error
+        raise Refused(str(server.runner._explain(error))) from error
     finally:
-        with suppress(Exception):
-            client.close()
+        if client is not None:
+            with suppress(Exception):
+                client.close()
 
 
 def cancel_runs(client: Any, task_id: str) -> bool:
