@@ -137,11 +137,11 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
                 if default_model is None
                 else resolve_model(default_model, "SubAgentMiddleware default_model")
             ),
-            default_tools=default_tools,
-            default_middleware=default_middleware,
+            default_tools=list(default_tools),
+            default_middleware=list(default_middleware),
             default_stack=default_stack,
             backend=None if backend is None else check_backend(backend),
-            default_skills=default_skills,
+            default_skills=list(default_skills) if default_skills else None,
             default_interrupt_on=dict(default_interrupt_on or {}),
             state_schema=state_schema,
             excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, cast, get_origin, get_type_hints
 
@@ -48,11 +48,11 @@ class SubAgentRegistry:
     specs: dict[str, SubAgent | CompiledSubAgent | RemoteSubAgent]
     """By name."""
     default_model: BaseChatModel | None
-    default_tools: Sequence[Any]
-    default_middleware: Sequence[AgentMiddleware[Any, Any]]
+    default_tools: list[Any]
+    default_middleware: list[AgentMiddleware[Any, Any]]
     default_stack: DefaultStack | None = None
     backend: BackendLike | None
-    default_skills: Sequence[str] | None
+    default_skills: list[str] | None
     default_interrupt_on: dict[str, bool | InterruptOnConfig]
     state_schema: Any
     excluded: frozenset[str]
@@ -63,9 +63,6 @@ class SubAgentRegistry:
     delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]]
 
     def __post_init__(self) -> None:
-        self.default_tools = list(self.default_tools)
-        self.default_middleware = list(self.default_middleware)
-        self.default_skills = list(self.default_skills) if self.default_skills else None
         self._schema_reducers = reducer_keys(self.state_schema)
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
