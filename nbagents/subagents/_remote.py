@@ -74,7 +74,6 @@ which reports a server that is not running only after about 7.5 s)."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
 STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
-    # "events" also sends every runnable's start, token and end: far more server CPU per run.
     "steps": ["tasks", "values"],
     "events": ["events", "values"],
 }
