@@ -21,7 +21,7 @@ from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -126,7 +126,7 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
         """Tell the agent which of its tasks finished since its last model call."""
         update = _announced(self._checked(state))
         if update is not None:
-            _NOTICE.invoke({"notice": update["messages"][0].content}, get_config())
+            _notice.invoke({"notice": update["messages"][0].content}, get_config())
         return update
 
     async def abefore_model(
@@ -135,7 +135,7 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
         """``before_model``, asking the servers on a worker thread."""
         update = _announced(await asyncio.to_thread(self._checked, state))
         if update is not None:
-            await _NOTICE.ainvoke({"notice": update["messages"][0].content}, get_config())
+            await _notice.ainvoke({"notice": update["messages"][0].content}, get_config())
         return update
 
     def _checked(self, state: Mapping[str, Any]) -> list[tuple[BackgroundTask, str | None]]:
@@ -351,14 +351,8 @@ def _announced(checked: Sequence[tuple[BackgroundTask, str | None]]) -> dict[str
     }
 
 
-def _notice_text(notice: str) -> str:
+@tool(NOTICE_TOOL, description="Background tasks that finished since the agent's last model call.")
+def _notice(notice: str) -> str:
     """The notice given to the agent (a step of its own in the trace, so the tree shows when
     the agent was told)."""
     return notice
-
-
-_NOTICE = StructuredTool.from_function(
-    func=_notice_text,
-    name=NOTICE_TOOL,
-    description="Background tasks that finished since the agent's last model call.",
-)
