@@ -88,7 +88,7 @@ class Spawn:
                 return messages[:index]
         return messages
 
-    def child_config(self, guard: LimitGuard | None = None) -> RunnableConfig:
+    def child_config(self) -> RunnableConfig:
         withheld, passed = self._sizes
         # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
         # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
@@ -124,21 +124,17 @@ class Spawn:
             config["configurable"] = {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: None}
         # Handlers of the sub-agent's own go first (see guarded_config); a config's own
         # callbacks replace the caller's in a plain runnable, so the caller's are passed on.
+        kind = LimitGuard if self.checks_limits else StepGuard
+        guard = kind(self.limits, f"sub-agent {self.name!r}") if self.limits else None
         handlers = [h for h in (stop_check(), guard) if h is not None]
         if handlers:
             config = guarded_config({**config, "callbacks": parent.get("callbacks")}, *handlers)
         return config
 
-    def _guard(self) -> LimitGuard | None:
-        if not self.limits:
-            return None
-        kind = LimitGuard if self.checks_limits else StepGuard
-        return kind(self.limits, f"sub-agent {self.name!r}")
-
     def run(self) -> Command[Any] | ToolMessage:
         started, sent = time.perf_counter(), self.child_input()
         try:
-            config = self.child_config(self._guard())
+            config = self.child_config()
             with _marked_for_langsmith(), in_flight():
                 result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
@@ -148,7 +144,7 @@ class Spawn:
     async def arun(self) -> Command[Any] | ToolMessage:
         started, sent = time.perf_counter(), self.child_input()
         try:
-            config = self.child_config(self._guard())
+            config = self.child_config()
             with _marked_for_langsmith(), in_flight():
                 result = await self.runnable.ainvoke(sent, config)
             return self._finish(result, sent, started)
