@@ -250,7 +250,6 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             accumulating=accumulating,
             deleting=deleting,
             limits=limits,
-            checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),
             compiled="runnable" in registry.specs[subagent_type],
             response_format=None if response_format is None else _format_name(response_format),
