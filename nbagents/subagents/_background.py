@@ -11,6 +11,7 @@ id); every failure of a server is an error ToolMessage naming the server and the
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
@@ -20,7 +21,7 @@ from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain.tools import ToolRuntime
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -33,7 +34,6 @@ from nbagents.subagents._background_tasks import (
     BackgroundTask,
     Refused,
     Server,
-    afinished,
     cancel_runs,
     client_of,
     settled,
@@ -124,29 +124,35 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
 
     def before_model(self, state: BackgroundState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Tell the agent which of its tasks finished since its last model call."""
-        checked = []
-        for task, server in _running(state, self._servers):
-            # An unreachable server is not the agent's business here: check_async_task will
-            # name it when the agent asks.
-            with suppress(Refused), client_of(server) as client:
-                checked.append(settled(client, task))
-        update = _announced(checked)
+        update = _announced(self._checked(state))
         if update is not None:
-            _NOTICE.invoke({"notice": update["messages"][0].content}, get_config())
+            _notice.invoke({"notice": update["messages"][0].content}, get_config())
         return update
 
     async def abefore_model(
         self, state: BackgroundState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        """``before_model`` with the servers' async clients."""
-        checked = []
-        for task, server in _running(state, self._servers):
-            with suppress(Refused):
-                checked.append(await afinished(server, task))
-        update = _announced(checked)
+        """``before_model``, asking the servers on a worker thread."""
+        update = _announced(await asyncio.to_thread(self._checked, state))
         if update is not None:
-            await _NOTICE.ainvoke({"notice": update["messages"][0].content}, get_config())
+            await _notice.ainvoke({"notice": update["messages"][0].content}, get_config())
         return update
+
+    def _checked(self, state: Mapping[str, Any]) -> list[tuple[BackgroundTask, str | None]]:
+        """The fresh statuses (and results) of the tasks still running."""
+        checked = []
+        for task in (state.get(BACKGROUND_TASKS_KEY) or {}).values():
+            if task["status"] in DONE or task["subagent"] not in self._servers:
+                continue
+            # An unreachable server is not the agent's business here: check_async_task will
+            # name it when the agent asks.
+            with suppress(Refused), client_of(self._servers[task["subagent"]]) as client:
+                checked.append(settled(client, task))
+        return checked
+
+
+_Answer = tuple[str, Sequence[BackgroundTask]]
+"""What a background-task tool answers, and the tasks whose records it changed."""
 
 
 def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
@@ -161,23 +167,21 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             raise Refused(f"Unknown task id {task_id!r}. Tasks launched so far: {ids}.")
         return task, servers[task["subagent"]]
 
-    def answer(
-        runtime: ToolRuntime, text: str, changed: Sequence[BackgroundTask] = ()
-    ) -> Command[Any]:
-        message = ToolMessage(content=text, tool_call_id=runtime.tool_call_id or "")
-        update: dict[str, Any] = {"messages": [message]}
-        if changed:
-            update[BACKGROUND_TASKS_KEY] = {t["task_id"]: t for t in changed}
-        return Command(update=update)
+    def guarded(body: Callable[..., _Answer]) -> Callable[..., Command[Any] | ToolMessage]:
+        """The tool of ``body``, which says what to answer and the tasks it changed: a
+        :class:`Refused` it raises is answered as an error."""
 
-    def guarded(body: Callable[..., Command[Any]]) -> Callable[..., Command[Any] | ToolMessage]:
         @functools.wraps(body)  # the tool's schema is read from the body's signature
         def run(**kwargs: Any) -> Command[Any] | ToolMessage:
+            call_id = kwargs["runtime"].tool_call_id or ""
             try:
-                return body(**kwargs)
+                text, changed = body(**kwargs)
             except Refused as error:
-                call_id = kwargs["runtime"].tool_call_id or ""
                 return ToolMessage(content=str(error), tool_call_id=call_id, status="error")
+            update: dict[str, Any] = {"messages": [ToolMessage(content=text, tool_call_id=call_id)]}
+            if changed:
+                update[BACKGROUND_TASKS_KEY] = {t["task_id"]: t for t in changed}
+            return Command(update=update)
 
         return run
 
@@ -186,7 +190,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
         description: Annotated[str, "A complete brief: the sub-agent sees only this."],
         subagent_type: Annotated[str, "Which background sub-agent runs it."],
         runtime: ToolRuntime,
-    ) -> Command[Any]:
+    ) -> _Answer:
         server = servers.get(subagent_type)
         if server is None:
             raise Refused(
@@ -208,8 +212,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             run_id=str(run["run_id"]),
             status=str(run.get("status") or "pending"),
         )
-        return answer(
-            runtime,
+        return (
             f"Started background task {task_id} ({subagent_type}). It runs on its own; "
             f"check it later with check_async_task.",
             [task],
@@ -218,7 +221,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
     @guarded
     def check_async_task(
         task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any]:
+    ) -> _Answer:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, result = settled(client, task)
@@ -230,14 +233,14 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             text = f"Task {task_id} ({task['subagent']}) ended: {task['status']}."
         else:
             text = f"Task {task_id} ({task['subagent']}) is still {task['status']}."
-        return answer(runtime, text, [task])
+        return text, [task]
 
     @guarded
     def update_async_task(
         task_id: Annotated[str, "The id start_async_task returned."],
         message: Annotated[str, "The follow-up instruction."],
         runtime: ToolRuntime,
-    ) -> Command[Any]:
+    ) -> _Answer:
         task, server = known(runtime, task_id)
         queued = server.update_strategy == "enqueue" and task["status"] not in DONE
         with client_of(server) as client:
@@ -257,12 +260,12 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             if queued
             else f"Sent the follow-up to task {task_id}; it runs again in the background."
         )
-        return answer(runtime, text, [task])
+        return text, [task]
 
     @guarded
     def cancel_async_task(
         task_id: Annotated[str, "The id start_async_task returned."], runtime: ToolRuntime
-    ) -> Command[Any]:
+    ) -> _Answer:
         task, server = known(runtime, task_id)
         with client_of(server) as client:
             task, _ = settled(client, task)
@@ -271,13 +274,13 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
                     task = BackgroundTask(**{**task, "status": "cancelled"})
                 else:  # it ended on its own meanwhile
                     task, _ = settled(client, task)
-        return answer(runtime, f"Task {task_id} ({task['subagent']}): {task['status']}.", [task])
+        return f"Task {task_id} ({task['subagent']}): {task['status']}.", [task]
 
     @guarded
-    def list_async_tasks(runtime: ToolRuntime) -> Command[Any]:
+    def list_async_tasks(runtime: ToolRuntime) -> _Answer:
         tasks = tasks_of(runtime)
         if not tasks:
-            return answer(runtime, "No background tasks yet.")
+            return "No background tasks yet.", []
         fresh = []
         for task in tasks.values():
             with client_of(servers[task["subagent"]]) as client:
@@ -286,7 +289,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             f"- {t['task_id']} · {t['subagent']} · {t['status']} · {t['description'][:80]}"
             for t in fresh
         ]
-        return answer(runtime, "Background tasks:\n" + "\n".join(lines), fresh)
+        return "Background tasks:\n" + "\n".join(lines), fresh
 
     return [
         runtime_tool(
@@ -328,17 +331,6 @@ def _update_description(servers: Mapping[str, Server]) -> str:
     return f"{head} {interrupts}, except on {names}: there it waits for the current job to end."
 
 
-def _running(
-    state: Mapping[str, Any], servers: Mapping[str, Server]
-) -> list[tuple[BackgroundTask, Server]]:
-    tasks = (state.get(BACKGROUND_TASKS_KEY) or {}).values()
-    return [
-        (t, servers[t["subagent"]])
-        for t in tasks
-        if t["status"] not in DONE and t["subagent"] in servers
-    ]
-
-
 def _announced(checked: Sequence[tuple[BackgroundTask, str | None]]) -> dict[str, Any] | None:
     """The state update that tells the agent about the tasks among ``checked`` that ended."""
     finished = [(task, result) for task, result in checked if task["status"] in DONE]
@@ -359,14 +351,8 @@ def _announced(checked: Sequence[tuple[BackgroundTask, str | None]]) -> dict[str
     }
 
 
-def _notice_text(notice: str) -> str:
+@tool(NOTICE_TOOL, description="Background tasks that finished since the agent's last model call.")
+def _notice(notice: str) -> str:
     """The notice given to the agent (a step of its own in the trace, so the tree shows when
     the agent was told)."""
     return notice
-
-
-_NOTICE = StructuredTool.from_function(
-    func=_notice_text,
-    name=NOTICE_TOOL,
-    description="Background tasks that finished since the agent's last model call.",
-)

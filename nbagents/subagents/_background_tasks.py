@@ -19,7 +19,6 @@ __all__ = [
     "BackgroundTask",
     "Refused",
     "Server",
-    "afinished",
     "cancel_runs",
     "client_of",
     "read_end",
@@ -57,9 +56,6 @@ class Server:
     """The spec's: what a follow-up does to a run still going (the server's
     ``multitask_strategy``): ``interrupt`` it, or ``enqueue`` behind it."""
 
-    def explain(self, error: BaseException) -> str:
-        return str(self.runner._explain(error))
-
 
 class Refused(Exception):
     """A call the tool answers with an error message (unknown id or sub-agent, server error)."""
@@ -68,19 +64,18 @@ class Refused(Exception):
 @contextmanager
 def client_of(server: Server) -> Iterator[Any]:
     """A client of the task's server; any failure of it becomes an error naming the server."""
+    client = None
     try:
         client = server.runner._sync_client()
-    except Exception as error:
-        raise Refused(server.explain(error)) from error
-    try:
         yield client
     except Refused:
         raise
     except Exception as error:
-        raise Refused(server.explain(error)) from error
+        raise Refused(str(server.runner._explain(error))) from error
     finally:
-        with suppress(Exception):
-            client.close()
+        if client is not None:
+            with suppress(Exception):
+                client.close()
 
 
 def cancel_runs(client: Any, task_id: str) -> bool:
@@ -159,22 +154,3 @@ def last_text(thread_state: Mapping[str, Any]) -> str:
         )
     text = str(content)
     return text if len(text) <= RESULT_CHARS else text[:RESULT_CHARS] + "…"
-
-
-async def afinished(server: Server, task: BackgroundTask) -> tuple[BackgroundTask, str | None]:
-    """The task's fresh status, and its result if it succeeded (async client)."""
-    try:
-        client = server.runner._async_client()
-    except Exception as error:
-        raise Refused(server.explain(error)) from error
-    try:
-        run = await client.runs.get(task["task_id"], task["run_id"])
-        fresh = BackgroundTask(**{**task, "status": str(run.get("status") or task["status"])})
-        if fresh["status"] != "success":
-            return fresh, None
-        return read_end(fresh, await client.threads.get_state(task["task_id"]))
-    except Exception as error:
-        raise Refused(server.explain(error)) from error
-    finally:
-        with suppress(Exception):
-            await client.aclose()

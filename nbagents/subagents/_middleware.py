@@ -131,18 +131,18 @@ class SubAgentMiddleware(AgentMiddleware[Any, Any]):
             )
         agents = list_agents((s["name"], s["description"]) for s in specs)
         self._registry = SubAgentRegistry(
-            specs,
+            specs={s["name"]: s for s in specs},
             default_model=(
                 None
                 if default_model is None
                 else resolve_model(default_model, "SubAgentMiddleware default_model")
             ),
-            default_tools=default_tools,
-            default_middleware=default_middleware,
+            default_tools=list(default_tools),
+            default_middleware=list(default_middleware),
             default_stack=default_stack,
             backend=None if backend is None else check_backend(backend),
-            default_skills=default_skills,
-            default_interrupt_on=default_interrupt_on,
+            default_skills=list(default_skills) if default_skills else None,
+            default_interrupt_on=dict(default_interrupt_on or {}),
             state_schema=state_schema,
             excluded=DEFAULT_EXCLUDED_STATE_KEYS | frozenset(excluded_state_keys),
             max_depth=max_subagent_depth,
@@ -250,7 +250,6 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             accumulating=accumulating,
             deleting=deleting,
             limits=limits,
-            checks_limits="runnable" not in registry.specs[subagent_type],
             fork=registry.forks(subagent_type),
             compiled="runnable" in registry.specs[subagent_type],
             response_format=None if response_format is None else _format_name(response_format),

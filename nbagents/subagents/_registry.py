@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, cast, get_origin, get_type_hints
 
 from langchain.agents import create_agent
@@ -36,6 +37,7 @@ _FORMATS_KEPT = 32
 """Sub-agents built for a per-call response format that are kept for reuse."""
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class SubAgentRegistry:
     """The sub-agent types of one main agent and their graphs, built once at construction.
 
@@ -43,41 +45,25 @@ class SubAgentRegistry:
     nesting needs no extra graphs: the depth limit is enforced at run time.
     """
 
-    def __init__(
-        self,
-        specs: Sequence[SubAgent | CompiledSubAgent | RemoteSubAgent],
-        *,
-        default_model: BaseChatModel | None,
-        default_tools: Sequence[Any],
-        default_middleware: Sequence[AgentMiddleware[Any, Any]],
-        default_stack: DefaultStack | None = None,
-        backend: BackendLike | None,
-        default_skills: Sequence[str] | None,
-        default_interrupt_on: Mapping[str, bool | InterruptOnConfig] | None,
-        state_schema: Any,
-        excluded: frozenset[str],
-        max_depth: int,
-        on_error: OnError,
-        prompt_section: str | None,
-        task_description: str,
-        delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]],
-    ) -> None:
-        self.specs = {s["name"]: s for s in specs}
-        self.excluded = excluded
-        self.max_depth = max_depth
-        self.on_error = on_error
-        self.prompt_section = prompt_section
-        self.task_description = task_description
-        self._default_model = default_model
-        self._default_tools = list(default_tools)
-        self._default_middleware = list(default_middleware)
-        self._default_stack = default_stack
-        self._backend = backend
-        self._default_skills = list(default_skills) if default_skills else None
-        self._default_interrupt_on = dict(default_interrupt_on or {})
-        self._state_schema = state_schema
-        self._schema_reducers = reducer_keys(state_schema)
-        self._delegation = delegation
+    specs: dict[str, SubAgent | CompiledSubAgent | RemoteSubAgent]
+    """By name."""
+    default_model: BaseChatModel | None
+    default_tools: list[Any]
+    default_middleware: list[AgentMiddleware[Any, Any]]
+    default_stack: DefaultStack | None = None
+    backend: BackendLike | None
+    default_skills: list[str] | None
+    default_interrupt_on: dict[str, bool | InterruptOnConfig]
+    state_schema: Any
+    excluded: frozenset[str]
+    max_depth: int
+    on_error: OnError
+    prompt_section: str | None
+    task_description: str
+    delegation: Callable[[SubAgentRegistry, bool], AgentMiddleware[Any, Any]]
+
+    def __post_init__(self) -> None:
+        self._schema_reducers = reducer_keys(self.state_schema)
         # Building eagerly makes a bad model string, tool or response format fail when the agent
         # is created rather than in the middle of a run.
         self.graphs = {name: self._build(spec) for name, spec in self.specs.items()}
@@ -167,7 +153,7 @@ class SubAgentRegistry:
             return RemoteGraphRunnable(cast(RemoteSubAgent, spec))
         if "runnable" in spec:
             return cast(CompiledSubAgent, spec)["runnable"]
-        model = spec.get("model") or self._default_model
+        model = spec.get("model") or self.default_model
         if model is None:
             raise ValueError(
                 f"SubAgent {spec['name']!r} must specify 'model': SubAgentMiddleware was given "
@@ -175,19 +161,19 @@ class SubAgentRegistry:
             )
         chat_model = resolve_model(model, f"Sub-agent {spec['name']!r}")
         files, skills = self._file_middleware(spec)
-        own = [*self._default_middleware, *spec.get("middleware", ())]
+        own = [*self.default_middleware, *spec.get("middleware", ())]
         middleware: list[AgentMiddleware[Any, Any]]
-        if self._default_stack is None:
+        if self.default_stack is None:
             middleware = [*files, *skills, *own]
         else:
             # deepagents' order: files, the core defaults, the spec's own middleware, skills,
             # then the tail (prompt caching); the spec's own replaces a default of its name.
-            core, tail = self._default_stack(spec["name"], chat_model)
+            core, tail = self.default_stack(spec["name"], chat_model)
             head = [*files, *core]
             middleware = merge_by_name([*head, *skills, *tail], own, core={m.name for m in head})
         # A sub-agent may hold the main agent's tools, so it keeps their approvals unless its
         # spec says otherwise.
-        interrupt_on = spec.get("interrupt_on", self._default_interrupt_on)
+        interrupt_on = spec.get("interrupt_on", self.default_interrupt_on)
         if interrupt_on:
             middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
         system_prompt = spec["system_prompt"]
@@ -203,16 +189,16 @@ class SubAgentRegistry:
                 if system_prompt
                 else self.prompt_section
             )
-        middleware.append(self._delegation(self, in_request))
+        middleware.append(self.delegation(self, in_request))
         built = create_agent(
             chat_model,
-            tools=with_threaded_coroutines(spec.get("tools", self._default_tools)),
+            tools=with_threaded_coroutines(spec.get("tools", self.default_tools)),
             system_prompt=system_prompt,
             middleware=middleware,
             response_format=(
                 response_format if response_format is not None else spec.get("response_format")
             ),
-            state_schema=self._state_schema,
+            state_schema=self.state_schema,
             name=spec["name"],
         )
         return batch_message_writes(built)
@@ -224,8 +210,8 @@ class SubAgentRegistry:
         agent's for the general-purpose one, else only those its spec names)."""
         sources = spec.get("skills")
         if sources is None and spec["name"] == GENERAL_PURPOSE:
-            sources = self._default_skills
-        if self._backend is None:
+            sources = self.default_skills
+        if self.backend is None:
             if sources:
                 raise ValueError(
                     f"Sub-agent {spec['name']!r} names skills {list(sources)}, but there is no "
@@ -233,10 +219,10 @@ class SubAgentRegistry:
                     f"SubAgentMiddleware."
                 )
             return [], []
-        files: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self._backend)]
+        files: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self.backend)]
         if not sources:
             return files, []
-        return files, [SkillsMiddleware(self._backend, sources=list(sources))]
+        return files, [SkillsMiddleware(self.backend, sources=list(sources))]
 
 
 def _wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:

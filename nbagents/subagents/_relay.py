@@ -154,9 +154,7 @@ class Relay:
 class EventRelay(Relay):
     """Plans the callbacks of one remote run from its ``events`` parts."""
 
-    def __init__(self, root: Any) -> None:
-        super().__init__(root)
-        self._root_id: str | None = None
+    _root_id: str | None = None
 
     def plan(self, event: str, data: Mapping[str, Any]) -> Plan:
         if event == "events":

@@ -28,7 +28,6 @@ from langgraph.errors import GraphInterrupt
 from nbagents.subagents._remote_http import (
     SDK_KEY_VARIABLES,
     SharedClients,
-    StreamTimeout,
     ano_reconnect,
     bounded,
     http_status,
@@ -75,7 +74,6 @@ which reports a server that is not running only after about 7.5 s)."""
 CANCEL_TIMEOUT = 3.0
 """Seconds a best-effort ``runs.cancel`` may take before it is given up."""
 STREAM_MODES: dict[TraceDetail, list[StreamMode]] = {
-    # "events" also sends every runnable's start, token and end: far more server CPU per run.
     "steps": ["tasks", "values"],
     "events": ["events", "values"],
 }
@@ -98,7 +96,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return f"RemoteGraphRunnable(url={self.url!r}, graph_id={self.graph_id!r})"
 
     def _session(
-        self, run: RemoteRun, input: dict[str, Any], config: RunnableConfig
+        self, run: RemoteRun, config: RunnableConfig
     ) -> Generator[Any, Any, dict[str, Any]]:
         """The run's actions in order, for ``invoke`` and ``ainvoke`` to make: a request on their
         client (its answer is sent back), a stream to read, ``_CANCEL``, or callbacks to make.
@@ -107,7 +105,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             key = ThreadKey.of(config, self.url, self.graph_id)
             resume = yield from self._start(run, key)
             while True:
-                yield _Stream(_stream_options(run, input, resume))
+                yield _Stream(_stream_options(run, resume))
                 if run.paused:
                     run.interrupts = waiting_for((yield _threads("get_state", run.thread_id)))
                 if not run.interrupts:
@@ -160,10 +158,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
+        run, session = self._begin(input, config)
         manager = get_callback_manager_for_config(config)
         client = self._clients.acquire(None, self._sync_client)
-        session = self._session(run, input, config)
         try:
             action = next(session)
             while True:
@@ -194,11 +191,10 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         config = ensure_config(config)
-        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, config, self.detail)
+        run, session = self._begin(input, config)
         manager = get_async_callback_manager_for_config(config)
         loop = asyncio.get_running_loop()
         client = self._clients.acquire(loop, self._async_client)
-        session = self._session(run, input, config)
         try:
             action = next(session)
             while True:
@@ -227,6 +223,13 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             unused = self._clients.release(loop)
             if unused is not None:
                 await unused.aclose()
+
+    def _begin(
+        self, input: dict[str, Any], config: RunnableConfig
+    ) -> tuple[RemoteRun, Generator[Any, Any, dict[str, Any]]]:
+        name = str(config.get("run_name") or self.spec["name"])
+        run = RemoteRun(self.spec["name"], self.url, self.graph_id, input, name, self.detail)
+        return run, self._session(run, config)
 
     def _release_sync(self) -> None:
         unused = self._clients.release(None)
@@ -290,9 +293,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return answers
 
     def _resolved(self) -> dict[str, Any]:
-        """What the SDK's own client would use (URL, headers with the API key, timeouts), for
-        ours: ours only changes how often a connection is retried and never reconnects a broken
-        stream."""
+        """What the SDK's own client would use (URL, headers with the API key, timeouts)."""
         try:
             import httpx  # noqa: F401
         except ImportError as error:  # pragma: no cover - httpx comes with langgraph-sdk
@@ -321,7 +322,7 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             return error
         where = f"LangGraph server {self.url}"
         what = f"graph {self.graph_id!r}"
-        if isinstance(error, TimeoutError | StreamTimeout):
+        if isinstance(error, TimeoutError):
             return RemoteSubAgentError(
                 f"{where}: no result for {what} within timeout={self.timeout:g} s"
                 + ("; the remote run was cancelled." if run_id else ".")
@@ -354,11 +355,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         return error
 
 
-def _stream_options(
-    run: RemoteRun, input: dict[str, Any], resume: dict[str, Any] | None
-) -> dict[str, Any]:
+def _stream_options(run: RemoteRun, resume: dict[str, Any] | None) -> dict[str, Any]:
     # A paused thread continues from where it stopped: the answers instead of the input.
-    given = {"input": input} if resume is None else {"command": {"resume": resume}}
+    given = {"input": run.input} if resume is None else {"command": {"resume": resume}}
     return {
         **given,
         "stream_mode": STREAM_MODES[run.detail],

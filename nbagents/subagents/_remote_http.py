@@ -18,7 +18,6 @@ from nbagents.subagents._stop import check_not_stopped
 __all__ = [
     "SDK_KEY_VARIABLES",
     "SharedClients",
-    "StreamTimeout",
     "ano_reconnect",
     "bounded",
     "http_status",
@@ -72,10 +71,6 @@ class SharedClients(Generic[C]):
             return client
 
 
-class StreamTimeout(Exception):
-    pass
-
-
 _DONE = object()
 
 
@@ -105,7 +100,7 @@ def bounded(parts: Iterator[Any], seconds: float) -> Iterator[Any]:
             check_not_stopped()
             if time.monotonic() < deadline:
                 continue
-            raise StreamTimeout from None
+            raise TimeoutError from None
         if item is _DONE:
             return
         if isinstance(item, BaseException):

@@ -183,6 +183,8 @@ class _Batch:
     tool, and a decision one remote graph refuses must not be offered for it."""
 
     parts: list[_Approval]
+    configs: dict[Any, Any]
+    """The review settings of each tool, by name."""
 
     @classmethod
     def of(cls, interrupts: Sequence[RemoteInterrupt]) -> _Batch | None:
@@ -195,15 +197,11 @@ class _Batch:
                 name = config.get("action_name") if isinstance(config, Mapping) else None
                 if by_tool.setdefault(name, config) != config:
                     return None
-        return cls(parts)
+        return cls(parts, by_tool)
 
     def value(self) -> dict[str, Any]:
-        configs: dict[Any, Any] = {}
-        for part in self.parts:
-            for config in part.configs:
-                configs.setdefault(config.get("action_name"), config)
         actions = [action for part in self.parts for action in part.actions]
-        return {"action_requests": actions, "review_configs": list(configs.values())}
+        return {"action_requests": actions, "review_configs": list(self.configs.values())}
 
     def split(self, answer: Any) -> dict[str, Any]:
         """Each remote interrupt's share of ``answer`` (``{"decisions": [...]}``, one per

@@ -12,10 +12,8 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from langchain_core.runnables import RunnableConfig
 
 from nbagents._contract import REMOTE_KEY, RemoteRecord
 from nbagents.subagents._relay import Call, EventRelay, Relay, RemotePause, Start, revive
@@ -39,35 +37,28 @@ class RemoteSubAgentError(RuntimeError):
     """A remote sub-agent's run failed; the message names the server and the cause."""
 
 
+@dataclass(eq=False)
 class RemoteRun:
     """What one remote run has said so far, and which callbacks that calls for."""
 
-    def __init__(
-        self,
-        subagent: str,
-        url: str,
-        graph_id: str,
-        input: dict[str, Any],
-        config: RunnableConfig,
-        detail: TraceDetail = "steps",
-    ) -> None:
-        self.subagent = subagent
-        self.detail: TraceDetail = detail
-        self.url = url
-        self.graph_id = graph_id
-        self.input = input
-        self.name = str(config.get("run_name") or subagent)
-        self.thread_id = ""
-        self.run_id = ""
-        self.ended = False
-        self.final: dict[str, Any] | None = None
-        self.paused = False  # a state of the run listed interrupts
-        self.interrupts: tuple[RemoteInterrupt, ...] = ()  # what the paused thread waits for
-        self.answered = 0  # answers the task call has used so far (see ask_parent)
-        self.root: Any = None
-        self.relay: Relay | None = None
-        self._early: list[tuple[str, Any]] = []
-        """``values`` parts before the run's first step, for the relay once it is made."""
+    subagent: str
+    url: str
+    graph_id: str
+    input: dict[str, Any]
+    name: str
+    """The sub-agent's run as the parent's trace names it (the config's ``run_name``)."""
+    detail: TraceDetail = "steps"
+    thread_id: str = ""
+    run_id: str = ""
+    ended: bool = False
+    final: dict[str, Any] | None = None
+    paused: bool = False  # a state of the run listed interrupts
+    interrupts: tuple[RemoteInterrupt, ...] = ()  # what the paused thread waits for
+    answered: int = 0  # answers the task call has used so far (see ask_parent)
+    root: Any = None
+    relay: Relay | None = None
+    _early: list[tuple[str, Any]] = field(default_factory=list)
+    """``values`` parts before the run's first step, for the relay once it is made."""
 
     @property
     def active(self) -> bool:
@@ -101,13 +92,17 @@ class RemoteRun:
         if self.root is None and kind == "values":
             self._early.append((event, data))  # the run opens with its first step
             return []
-        return [*self._open_root(data), _Event(event, data)]
+        return [*self._open_root(data), (event, data)]
 
     def _open_root(self, data: Mapping[str, Any]) -> list[_Op]:
         if self.root is not None:
             return []
         early, self._early = self._early, []
-        return [_OpenRoot("streamed", _integration(data)), *(_Event(e, d) for e, d in early)]
+        # The keys of the remote graph's own run that say what kind of graph it is.
+        metadata = data.get("metadata")
+        kind = metadata.get("ls_integration") if isinstance(metadata, Mapping) else None
+        extra = {"ls_integration": kind} if kind else {}
+        return [_OpenRoot("streamed", extra), *early]
 
     def result(self) -> dict[str, Any]:
         self.ended = True
@@ -120,25 +115,23 @@ class RemoteRun:
 
     def succeed(self, result: dict[str, Any]) -> list[_Op]:
         what = "run events" if self.detail == "events" else "steps"
-        return self._closing(f"the server sent no {what}", _EndRoot(result))
+        return self._closing(f"the server sent no {what}", "on_chain_end", result, _CUT_OFF)
 
     def fail(self, error: BaseException) -> list[_Op]:
         if self.root is None and not self.run_id:
             return []  # nothing ran remotely: the task call's error says it all
-        return self._closing("the run failed before its first step", _FailRoot(error))
+        return self._closing("the run failed before its first step", "on_chain_error", error, error)
 
     def pause(self, pause: BaseException) -> list[_Op]:
         """Show the sub-agent waiting: its steps end, its run ends with ``pause`` (the parent's
         ``GraphInterrupt``, which carries what the parent now waits for)."""
-        return self._closing("the run waits for a decision", _FailRoot(pause, steps_end=_CUT_OFF))
+        return self._closing("the run waits for a decision", "on_chain_error", pause, _CUT_OFF)
 
-    def _closing(self, unstreamed: str, close: _Op) -> list[_Op]:
-        """``close``, after opening the sub-agent's run if no part of the stream opened it."""
-        return (
-            [close]
-            if self.root is not None
-            else [_OpenRoot(f"not streamed: {unstreamed}", {}), close]
-        )
+    def _closing(self, unstreamed: str, method: str, value: Any, cut: BaseException) -> list[_Op]:
+        """:class:`_CloseRoot`, after opening the sub-agent's run if no part of the stream did."""
+        close = _CloseRoot(method, value, cut)
+        opening = [] if self.root is not None else [_OpenRoot(f"not streamed: {unstreamed}", {})]
+        return [*opening, close]
 
     def record(self, steps: str) -> RemoteRecord:
         return RemoteRecord(
@@ -160,29 +153,19 @@ class _OpenRoot:
 
 
 @dataclass(frozen=True)
-class _Event:
-    """A stream part for the relay to mirror."""
+class _CloseRoot:
+    """End the sub-agent's chain run (``method``: ``on_chain_end`` or ``on_chain_error``, given
+    ``value``), first closing with ``cut`` what the server never said had ended (a step cut off
+    by an interrupt elsewhere in the run shows interrupted)."""
 
-    event: str
-    data: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class _EndRoot:
-    """End the sub-agent's chain run, closing what the server never said had ended (a step
-    cut off by an interrupt elsewhere in the run) as interrupted."""
-
-    result: dict[str, Any]
+    method: str
+    value: Any
+    cut: BaseException
 
 
-@dataclass(frozen=True)
-class _FailRoot:
-    error: BaseException
-    steps_end: BaseException | None = None
-    """What closes the steps still open (default: ``error``)."""
-
-
-_Op = _OpenRoot | _Event | _EndRoot | _FailRoot
+_Op = _OpenRoot | tuple[str, Mapping[str, Any]] | _CloseRoot
+"""What a stream part or the run's end calls for; a part (``event``, ``data``) is for the relay
+to mirror."""
 
 _CUT_OFF = RemotePause("the remote run ended before this step reported its end")
 
@@ -200,17 +183,13 @@ def _callbacks(
         kwargs = {"run_id": uuid.uuid4(), "name": run.name}
         run.root = yield opening.on_chain_start, (None, run.input), kwargs
         run.relay = StepRelay(run.root) if run.detail == "steps" else EventRelay(run.root)
-    elif isinstance(op, _Event):
-        for planned in run.relay.plan(op.event, op.data) if run.relay is not None else ():
+    elif isinstance(op, tuple):
+        for planned in run.relay.plan(*op) if run.relay is not None else ():
             yield from _callbacks(planned, manager, run)
-    elif isinstance(op, _EndRoot | _FailRoot):
-        cut = _CUT_OFF if isinstance(op, _EndRoot) else op.steps_end or op.error
-        for call in run.relay.abandon(cut) if run.relay is not None else ():
+    elif isinstance(op, _CloseRoot):
+        for call in run.relay.abandon(op.cut) if run.relay is not None else ():
             yield from _callbacks(call, manager, run)
-        if isinstance(op, _EndRoot):
-            yield run.root.on_chain_end, (op.result,), {}
-        else:
-            yield run.root.on_chain_error, (op.error,), {}
+        yield getattr(run.root, op.method), (op.value,), {}
     elif isinstance(op, Start):
         child = op.parent.get_child()
         child.add_tags(op.tags)
@@ -238,13 +217,6 @@ async def aperform(op: _Op | Start | Call, manager: Any, run: RemoteRun) -> None
         while True:
             method, args, kwargs = calls.send(answer)
             answer = await method(*args, **kwargs)
-
-
-def _integration(event: Mapping[str, Any]) -> dict[str, Any]:
-    """Keys of the remote graph's own run that say what kind of graph it is."""
-    metadata = event.get("metadata") or {}
-    found = metadata.get("ls_integration") if isinstance(metadata, Mapping) else None
-    return {"ls_integration": found} if found else {}
 
 
 def _remote_error(data: Any) -> str:

@@ -54,11 +54,11 @@ class Spawn:
     accumulating: Collection[str] = ()  # keys with a reducer: they get what was added
     deleting: Collection[str] = ()  # of those, keys that get None for each entry removed
     limits: Limits | None = None  # the spec's: each run gets a guard of its own
-    checks_limits: bool = True
-    """Whether the runnable admits its model calls (nbagents built it), else a
-    :class:`StepGuard` stops it at its next step."""
     fork: bool = False  # "mode": "fork": start from the parent's conversation so far
-    compiled: bool = False  # a CompiledSubAgent: its own smaller recursion_limit holds
+    compiled: bool = False
+    """A ``CompiledSubAgent``: its own smaller ``recursion_limit`` holds, and it does not admit
+    its model calls (nbagents did not build it), so a :class:`StepGuard` stops it at its next
+    step."""
     response_format: str | None = None  # the name of the format the caller chose, for the trace
 
     def child_input(self) -> dict[str, Any]:
@@ -88,7 +88,7 @@ class Spawn:
                 return messages[:index]
         return messages
 
-    def child_config(self, guard: LimitGuard | None = None) -> RunnableConfig:
+    def child_config(self) -> RunnableConfig:
         withheld, passed = self._sizes
         # The caller's tags and metadata (a customer id, a session) reach the sub-agent, as
         # upstream's do: LangGraph graphs would merge them anyway, other runnables would not.
@@ -124,21 +124,17 @@ class Spawn:
             config["configurable"] = {SUBAGENT_RESPONSE_FORMAT_CONFIG_KEY: None}
         # Handlers of the sub-agent's own go first (see guarded_config); a config's own
         # callbacks replace the caller's in a plain runnable, so the caller's are passed on.
+        kind = StepGuard if self.compiled else LimitGuard
+        guard = kind(self.limits, f"sub-agent {self.name!r}") if self.limits else None
         handlers = [h for h in (stop_check(), guard) if h is not None]
         if handlers:
             config = guarded_config({**config, "callbacks": parent.get("callbacks")}, *handlers)
         return config
 
-    def _guard(self) -> LimitGuard | None:
-        if not self.limits:
-            return None
-        kind = LimitGuard if self.checks_limits else StepGuard
-        return kind(self.limits, f"sub-agent {self.name!r}")
-
     def run(self) -> Command[Any] | ToolMessage:
         started, sent = time.perf_counter(), self.child_input()
         try:
-            config = self.child_config(self._guard())
+            config = self.child_config()
             with _marked_for_langsmith(), in_flight():
                 result = run_stoppable(lambda: self.runnable.invoke(sent, config))
             return self._finish(result, sent, started)
@@ -148,7 +144,7 @@ class Spawn:
     async def arun(self) -> Command[Any] | ToolMessage:
         started, sent = time.perf_counter(), self.child_input()
         try:
-            config = self.child_config(self._guard())
+            config = self.child_config()
             with _marked_for_langsmith(), in_flight():
                 result = await self.runnable.ainvoke(sent, config)
             return self._finish(result, sent, started)

@@ -147,12 +147,14 @@ class StepRelay(Relay):
         if data.get("error"):
             failure = remote_error(data["error"])
         elif data.get("interrupts"):
-            failure = RemotePause(
-                f"paused on the server for a human: {_interrupts(data['interrupts'])}"
-            )
+            asked = [i.get("value") if isinstance(i, Mapping) else i for i in data["interrupts"]]
+            what = ", ".join(repr(v) for v in asked) or "an interrupt"
+            failure = RemotePause(f"paused on the server for a human: {what}")
         yield from self._close_graphs(step, failure)
         result = data.get("result")
-        written = _written_messages(result)
+        # What the step wrote to its graph's ``messages`` (one write or several).
+        found = result.get("messages") if isinstance(result, Mapping) else None
+        written = [m for m in map(revive, channel_writes(found)) if isinstance(m, BaseMessage)]
         if step.kind == "tool":
             yield from self._end_tools(step, written, failure, result)
         elif step.kind == "llm":
@@ -201,39 +203,34 @@ class StepRelay(Relay):
         for message in written:
             if message.id and str(message.id) in self._seen:
                 continue
-            if _is_reply(message):
-                yield from self._model_reply(step, manager, message)
-            elif isinstance(message, ToolMessage) and not step.of_agent:
-                yield from self._tool_result(step, manager, message)
+            if _is_reply(message) or (isinstance(message, ToolMessage) and not step.of_agent):
+                yield from self._written(step, manager, message)
         self._open.pop(step.key, None)
         if failure is not None:
             yield Call(manager, "on_chain_error", (failure,))
         else:
             yield Call(manager, "on_chain_end", (revive(result),))
 
-    def _model_reply(self, step: _Step, parent: Any, reply: BaseMessage) -> Plan:
-        """A model call inside a plain graph's node, known only by the reply it wrote."""
-        key = f"{step.key}/reply/{reply.id or uuid.uuid4()}"
-        kwargs = {"run_id": uuid.uuid4(), "name": _MODEL_STEP}
-        opening: tuple[Any, ...] = ({"name": _MODEL_STEP}, [[]])
+    def _written(self, step: _Step, parent: Any, message: BaseMessage) -> Plan:
+        """A model or tool call inside a plain graph's node, known only by what it wrote."""
         metadata = {"langgraph_node": step.node}
-        yield Start(
-            key, "llm", parent, "on_chat_model_start", opening, kwargs, [], metadata, step.graph
-        )
+        if isinstance(message, ToolMessage):
+            call = self._calls.get(message.tool_call_id) or {"name": message.name}
+            key = f"{step.key}/tool/{message.tool_call_id}"
+            yield _tool_start(key, call, message.tool_call_id, parent, [], metadata, step.graph)
+            end: tuple[str, Any] = ("on_tool_end", message)
+        else:
+            key = f"{step.key}/reply/{message.id or uuid.uuid4()}"
+            kwargs = {"run_id": uuid.uuid4(), "name": _MODEL_STEP}
+            opening: tuple[Any, ...] = ({"name": _MODEL_STEP}, [[]])
+            yield Start(
+                key, "llm", parent, "on_chat_model_start", opening, kwargs, [], metadata, step.graph
+            )
+            self._remember_calls(message)
+            end = ("on_llm_end", llm_result(message))
         found = self._open.pop(key, None)
         if found is not None:
-            self._remember_calls(reply)
-            yield Call(found[0], "on_llm_end", (llm_result(reply),))
-
-    def _tool_result(self, step: _Step, parent: Any, result: ToolMessage) -> Plan:
-        """A tool call inside a plain graph's node, known only by the result it wrote."""
-        call = self._calls.get(result.tool_call_id) or {"name": result.name}
-        key = f"{step.key}/tool/{result.tool_call_id}"
-        metadata = {"langgraph_node": step.node}
-        yield _tool_start(key, call, result.tool_call_id, parent, [], metadata, step.graph)
-        found = self._open.pop(key, None)
-        if found is not None:
-            yield Call(found[0], "on_tool_end", (result,))
+            yield Call(found[0], end[0], (end[1],))
 
     def _graph(
         self, namespace: tuple[str, ...], data: Mapping[str, Any]
@@ -351,19 +348,8 @@ def _messages_of(given: Any) -> list[Any] | None:
     return found if isinstance(found, list) else None
 
 
-def _written_messages(result: Any) -> list[BaseMessage]:
-    """The messages a step wrote to its graph's ``messages`` (one write or several)."""
-    found = result.get("messages") if isinstance(result, Mapping) else None
-    return [m for m in map(revive, channel_writes(found)) if isinstance(m, BaseMessage)]
-
-
 def _is_reply(message: BaseMessage) -> bool:
     """A model's reply, not a message a node made up: it says what the model used."""
     return isinstance(message, AIMessage) and bool(
         message.usage_metadata or message.response_metadata
     )
-
-
-def _interrupts(found: Any) -> str:
-    values = [i.get("value") if isinstance(i, Mapping) else i for i in found or ()]
-    return ", ".join(repr(v) for v in values) or "an interrupt"

@@ -18,6 +18,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -175,12 +176,10 @@ class _Workers:
             thread.name = BUSY
 
 
+@dataclass(eq=False, slots=True)
 class _Worker:
-    __slots__ = ("job", "ready")
-
-    def __init__(self, job: Callable[[], None]) -> None:
-        self.job: Callable[[], None] | None = job
-        self.ready = threading.Event()
+    job: Callable[[], None] | None
+    ready: threading.Event = field(default_factory=threading.Event)
 
 
 BUSY = "nbagents-subagent"

@@ -11,7 +11,6 @@ import asyncio
 import contextvars
 import functools
 import inspect
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,8 +23,8 @@ from nbagents._contract import MAX_PARALLEL_SUBAGENTS
 __all__ = ["POOL_SIZE", "with_threaded_coroutines"]
 
 POOL_SIZE = MAX_PARALLEL_SUBAGENTS
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+_pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="nbagents-tool")
+"""Made empty: its threads start with the first tool call it runs."""
 # A function that takes these gets LangChain objects made for the sync path; leave it alone.
 _RUN_PARAMETERS = frozenset({"callbacks", "run_manager", "config"})
 
@@ -50,14 +49,6 @@ def _on_pool(func: Callable[..., Any]) -> Callable[..., Any]:
     async def run(*args: Any, **kwargs: Any) -> Any:
         context = contextvars.copy_context()  # callbacks and config travel in context vars
         call = functools.partial(context.run, func, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(_shared_pool(), call)
+        return await asyncio.get_running_loop().run_in_executor(_pool, call)
 
     return run
-
-
-def _shared_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="nbagents-tool")
-        return _pool

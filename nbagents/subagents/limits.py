@@ -272,15 +272,14 @@ def _result(response: LLMResult) -> tuple[TokenUsage, str | None]:
 
 # LangChain logs every error a callback raises as a warning before passing it on. A limit is
 # the guard's answer, not a fault, and the parent already gets it as a ToolMessage.
-class _QuietGuards(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        return not (
-            isinstance(args, tuple)
-            and len(args) == 3
-            and args[0] == LimitGuard.__name__
-            and str(args[2]).startswith(LimitReached.__name__)
-        )
+def _not_a_limit(record: logging.LogRecord) -> bool:
+    args = record.args
+    return not (
+        isinstance(args, tuple)
+        and len(args) == 3
+        and args[0] == LimitGuard.__name__
+        and str(args[2]).startswith(LimitReached.__name__)
+    )
 
 
-logging.getLogger("langchain_core.callbacks.manager").addFilter(_QuietGuards())
+logging.getLogger("langchain_core.callbacks.manager").addFilter(_not_a_limit)
