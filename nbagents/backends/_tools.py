@@ -14,6 +14,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from nbagents._runtime_tools import runtime_tool
+from nbagents.backends._base import failure_text
 from nbagents.backends._evict import results_dir
 from nbagents.backends._format import (
     NO_FILES,
@@ -152,9 +153,7 @@ def _method(backend: Any, name: str) -> Callable[..., Any]:
 def _why(error: Exception) -> str:
     if isinstance(error, NotImplementedError):
         return "this backend does not support the operation."
-    if isinstance(error, OSError):
-        return f"{type(error).__name__}: {error.strerror or error}"
-    return str(error)
+    return failure_text(error)
 
 
 def _ls(result: Any, args: dict[str, Any]) -> str:
