@@ -36,9 +36,9 @@ def truncate(text: str) -> str:
     return text if len(text) <= limit else text[:limit] + "\n" + TRUNCATION_GUIDANCE
 
 
-def format_listing(infos: list[FileInfo], empty: str, *, truncated: bool = False) -> str:
+def format_listing(infos: list[FileInfo], *, truncated: bool = False) -> str:
     if not infos:
-        return empty
+        return NO_FILES
     rows = [
         i["path"] + "/" if i.get("is_dir") and not i["path"].endswith("/") else i["path"]
         for i in infos

@@ -17,7 +17,6 @@ from nbagents._runtime_tools import runtime_tool
 from nbagents.backends._base import failure_text
 from nbagents.backends._evict import results_dir
 from nbagents.backends._format import (
-    NO_FILES,
     NO_MATCHES,
     GrepMode,
     format_listing,
@@ -157,7 +156,7 @@ def _why(error: Exception) -> str:
 
 
 def _ls(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.entries or [], NO_FILES)
+    return format_listing(result.entries or [])
 
 
 def _read(result: Any, args: dict[str, Any]) -> str:
@@ -179,7 +178,7 @@ def _delete(result: Any, args: dict[str, Any]) -> str:
 
 
 def _glob(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.matches or [], NO_FILES, truncated=result.truncated)
+    return format_listing(result.matches or [], truncated=result.truncated)
 
 
 def _grep(result: Any, args: dict[str, Any]) -> str:
