@@ -11,7 +11,7 @@ import functools
 import posixpath
 from collections.abc import Callable, Iterable
 from time import monotonic
-from typing import ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar
 
 from nbagents.backends._content import (
     data_bytes,
@@ -54,7 +54,8 @@ R = TypeVar("R")
 P = ParamSpec("P")
 
 
-def _failure(error: Exception) -> str:
+def failure_text(error: Exception) -> str:
+    """What went wrong, for the model: an ``OSError`` as its type and reason, else its message."""
     if isinstance(error, OSError):
         # Permission bits, a full disk, a file that vanished: the model may try something else.
         return f"{type(error).__name__}: {error.strerror or error}"
@@ -72,7 +73,7 @@ def _reported(
             try:
                 return method(*args, **kwargs)
             except catch as error:
-                return result(error=_failure(error))
+                return result(error=failure_text(error))
 
         return run
 
@@ -88,7 +89,7 @@ def _error_code(error: Exception) -> str:
         return PERMISSION_DENIED
     if isinstance(error, InvalidPathError):
         return INVALID_PATH
-    return _failure(error)
+    return failure_text(error)
 
 
 class _Clock:
@@ -174,16 +175,13 @@ class FileBackend(BackendProtocol):
         """The directory a ``glob`` or ``grep`` given ``path`` searches."""
         return self._normalize(path or "/")
 
-    def _can_read(self, path: str) -> None:
-        """Raise :class:`AccessDeniedError` when reading ``path`` is not allowed."""
-
-    def _can_write(self, path: str) -> None:
-        """Raise :class:`AccessDeniedError` when writing ``path`` is not allowed."""
+    def _check(self, path: str, operation: Literal["read", "write"]) -> None:
+        """Raise :class:`AccessDeniedError` when ``operation`` of ``path`` is not allowed."""
 
     # -- shared helpers -------------------------------------------------------------------------
 
     def _file(self, path: str) -> FileData:
-        self._can_read(path)
+        self._check(path, "read")
         data = self._get(path)
         if data is None:
             if self._is_dir(path):
@@ -194,7 +192,7 @@ class FileBackend(BackendProtocol):
     def _writable(self, path: str) -> None:
         if path == "/" or (not self._is_file(path) and self._is_dir(path)):
             raise IsDirectoryError(f"{path} is a directory; give a file path.")
-        self._can_write(path)
+        self._check(path, "write")
         parent = posixpath.dirname(path)
         while parent != "/":
             if self._is_file(parent):
@@ -239,7 +237,7 @@ class FileBackend(BackendProtocol):
         self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> EditResult:
         path = self._normalize(file_path)
-        self._can_write(path)
+        self._check(path, "write")
         data = self._file(path)
         if data.get("encoding", "utf-8") != "utf-8":
             raise BinaryFileError(f"{path} is a binary file; it cannot be edited as text.")
@@ -252,7 +250,7 @@ class FileBackend(BackendProtocol):
         path = self._normalize(file_path)
         if path == "/":
             raise InvalidPathError("/ cannot be deleted.")
-        self._can_write(path)
+        self._check(path, "write")
         if not self._remove(path):
             raise FileMissingError(f"File '{path}' not found")
         return DeleteResult(path=path)
@@ -318,7 +316,7 @@ class FileBackend(BackendProtocol):
         readable = []
         for info in sorted(walked, key=lambda i: i["path"]):
             try:
-                self._can_read(info["path"])
+                self._check(info["path"], "read")
             except AccessDeniedError:
                 continue
             readable.append(info)
@@ -336,9 +334,8 @@ class FileBackend(BackendProtocol):
         responses = []
         for given, content in files:
             try:
-                path = self._normalize(given)
                 text, encoding = decode(content)
-                self._save(path, text, encoding)
+                self._save(self._normalize(given), text, encoding)
                 responses.append(FileUploadResponse(path=given))
             except (BackendError, OSError) as error:
                 responses.append(FileUploadResponse(path=given, error=_error_code(error)))

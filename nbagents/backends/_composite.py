@@ -73,7 +73,8 @@ class CompositeBackend(BackendProtocol):
         return f"CompositeBackend({self.default!r}, {self.routes!r}{root})"
 
     def _route(self, path: str) -> tuple[str, BackendProtocol, str]:
-        """(prefix, backend, path inside it) for a normalised path."""
+        """(prefix, backend, path inside it) for a path, normalised here."""
+        path = normalize(path)
         for prefix, backend in self._ordered:
             if path == prefix.rstrip("/") or path.startswith(prefix):
                 return prefix, backend, "/" + path[len(prefix) :]
@@ -97,6 +98,11 @@ class CompositeBackend(BackendProtocol):
     def _shadowed(self, path: str) -> bool:
         """Whether a default-backend path is hidden by a route."""
         return any(is_under(path.rstrip("/"), prefix.rstrip("/")) for prefix in self.routes)
+
+    def _outer_fields(self, prefix: str, inner: str, result: Any) -> dict[str, Any]:
+        """A routed backend's ``error`` and ``path``, naming the path the caller gave."""
+        path = None if result.path is None else self._outer(prefix, result.path)
+        return {"error": self._outer_error(prefix, inner, result.error), "path": path}
 
     def _relabel(self, prefix: str, infos: list[FileInfo]) -> list[FileInfo]:
         return [{**info, "path": self._outer(prefix, info["path"])} for info in infos]
@@ -133,34 +139,25 @@ class CompositeBackend(BackendProtocol):
 
     @_reported(ReadResult, (BackendError,))
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
-        where = normalize(file_path or "/")
-        prefix, backend, inner = self._route(where)
+        prefix, backend, inner = self._route(file_path or "/")
         result = backend.read(inner, offset=offset, limit=limit)
         result.error = self._outer_error(prefix, inner, result.error)
         return result
 
     @_reported(WriteResult, (BackendError,))
     def write(self, file_path: str, content: str) -> WriteResult:
-        where = normalize(file_path or "/")
-        prefix, backend, inner = self._route(where)
+        prefix, backend, inner = self._route(file_path or "/")
         result = backend.write(inner, content)
-        return WriteResult(
-            error=self._outer_error(prefix, inner, result.error),
-            path=None if result.path is None else self._outer(prefix, result.path),
-        )
+        return WriteResult(**self._outer_fields(prefix, inner, result))
 
     @_reported(EditResult, (BackendError,))
     def edit(
         self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> EditResult:
-        where = normalize(file_path or "/")
-        prefix, backend, inner = self._route(where)
+        prefix, backend, inner = self._route(file_path or "/")
         result = backend.edit(inner, old_string, new_string, replace_all=replace_all)
-        return EditResult(
-            error=self._outer_error(prefix, inner, result.error),
-            path=None if result.path is None else self._outer(prefix, result.path),
-            occurrences=result.occurrences,
-        )
+        fields = self._outer_fields(prefix, inner, result)
+        return EditResult(**fields, occurrences=result.occurrences)
 
     @_reported(DeleteResult, (BackendError,))
     def delete(self, file_path: str) -> DeleteResult:
@@ -191,10 +188,7 @@ class CompositeBackend(BackendProtocol):
         if result is None:
             # delete is optional: a routed backend (an upstream one, say) may not have it.
             return DeleteResult(error=f"{where} is on a backend that cannot delete files.")
-        return DeleteResult(
-            error=self._outer_error(prefix, inner, result.error),
-            path=None if result.path is None else self._outer(prefix, result.path),
-        )
+        return DeleteResult(**self._outer_fields(prefix, inner, result))
 
     @_reported(GlobResult, (BackendError,))
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
@@ -269,19 +263,16 @@ class CompositeBackend(BackendProtocol):
         groups: dict[int, tuple[BackendProtocol, list[int]]] = {}
         for position, path in enumerate(paths):
             try:
-                _, backend, _ = self._route(normalize(path))
+                _, backend, _ = self._route(path)
             except BackendError:
                 continue
             groups.setdefault(id(backend), (backend, []))[1].append(position)
         return list(groups.values())
 
-    def _inner(self, path: str) -> str:
-        return self._route(normalize(path))[2]
-
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         responses = [FileUploadResponse(path=path, error=INVALID_PATH) for path, _ in files]
         for backend, positions in self._grouped([path for path, _ in files]):
-            batch = [(self._inner(files[i][0]), files[i][1]) for i in positions]
+            batch = [(self._route(files[i][0])[2], files[i][1]) for i in positions]
             for i, response in zip(positions, backend.upload_files(batch), strict=True):
                 responses[i] = FileUploadResponse(path=files[i][0], error=response.error)
         return responses
@@ -289,7 +280,7 @@ class CompositeBackend(BackendProtocol):
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         responses = [FileDownloadResponse(path=path, error=INVALID_PATH) for path in paths]
         for backend, positions in self._grouped(paths):
-            batch = [self._inner(paths[i]) for i in positions]
+            batch = [self._route(paths[i])[2] for i in positions]
             for i, response in zip(positions, backend.download_files(batch), strict=True):
                 responses[i] = FileDownloadResponse(
                     path=paths[i], content=response.content, error=response.error

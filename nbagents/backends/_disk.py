@@ -119,12 +119,6 @@ class DiskBackend(FileBackend):
         if not self.allows(path, operation):
             raise AccessDeniedError(f"Access denied: {operation} of {path} is not permitted.")
 
-    def _can_read(self, path: str) -> None:
-        self._check(path, "read")
-
-    def _can_write(self, path: str) -> None:
-        self._check(path, "write")
-
     def _host(self, path: str) -> Path:
         """The host path for a normalised virtual path, refusing symlink escapes."""
         host = self._real_root.joinpath(path.lstrip("/"))
@@ -191,7 +185,7 @@ class DiskBackend(FileBackend):
         # A directory goes whole or not at all: every file below must be writable first.
         below = [Path(top, name) for top, _, names in os.walk(host) for name in names]
         for file in below:
-            self._can_write(self._virtual(file))
+            self._check(self._virtual(file), "write")
         shutil.rmtree(host)
         return [path, *(self._virtual(file) for file in below)]
 

@@ -64,13 +64,6 @@ class Evictor:
     def applies(self, tool_name: str) -> bool:
         return self.limit_chars is not None and tool_name not in KEPT_IN_CONVERSATION
 
-    def _too_large(self, message: Any) -> bool:
-        return (
-            self.limit_chars is not None
-            and isinstance(message, ToolMessage)
-            and len(message.text) > self.limit_chars
-        )
-
     def shrink(self, result: Any, backend: Any) -> Any:
         """``result`` (a ToolMessage or a Command carrying some), its large messages saved."""
         replaced: dict[int, ToolMessage] = {}
@@ -92,11 +85,14 @@ class Evictor:
         return _map_messages(result, replaced)
 
     def _large(self, result: Any) -> list[ToolMessage]:
+        limit = self.limit_chars
+        if limit is None:
+            return []
         if isinstance(result, Command) and isinstance(result.update, dict):
             messages = list(result.update.get("messages") or [])
         else:
             messages = [result]
-        return [m for m in messages if self._too_large(m)]
+        return [m for m in messages if isinstance(m, ToolMessage) and len(m.text) > limit]
 
 
 def _map_messages(result: Any, replaced: dict[int, ToolMessage]) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Literal
 
 from nbagents.backends._content import data_size
@@ -35,9 +36,9 @@ def truncate(text: str) -> str:
     return text if len(text) <= limit else text[:limit] + "\n" + TRUNCATION_GUIDANCE
 
 
-def format_listing(infos: list[FileInfo], empty: str, *, truncated: bool = False) -> str:
+def format_listing(infos: list[FileInfo], *, truncated: bool = False) -> str:
     if not infos:
-        return empty
+        return NO_FILES
     rows = [
         i["path"] + "/" if i.get("is_dir") and not i["path"].endswith("/") else i["path"]
         for i in infos
@@ -104,9 +105,7 @@ def format_matches(
         return NO_MATCHES
     stopped = STOPPED_EARLY if cut_at is None else STOPPED_AT.format(cut_at=cut_at)
     if mode != "content":
-        counts: dict[str, int] = {}
-        for m in matches:
-            counts[m["path"]] = counts.get(m["path"], 0) + 1
+        counts = Counter(m["path"] for m in matches)
         rows = [p if mode == "files_with_matches" else f"{p}: {n}" for p, n in counts.items()]
         if truncated:
             rows.append(stopped)

@@ -17,8 +17,6 @@ from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 
 from langchain.tools import ToolRuntime
 
-Encoding: TypeAlias = Literal["utf-8", "base64"]
-
 FileOperationError: TypeAlias = Literal[
     "file_not_found", "permission_denied", "is_directory", "invalid_path"
 ]

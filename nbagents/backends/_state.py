@@ -38,13 +38,8 @@ def files_reducer(
     Merging (rather than replacing the dict) is what lets parallel tool calls or sub-agents that
     write different files all land in the same step.
     """
-    merged = dict(current or {})
-    for path, record in (update or {}).items():
-        if record is None:
-            merged.pop(path, None)
-        else:
-            merged[path] = record
-    return merged
+    merged = {**(current or {}), **(update or {})}
+    return {path: record for path, record in merged.items() if record is not None}
 
 
 class StateBackend(FileBackend):

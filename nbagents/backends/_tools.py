@@ -14,9 +14,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
 from nbagents._runtime_tools import runtime_tool
+from nbagents.backends._base import failure_text
 from nbagents.backends._evict import results_dir
 from nbagents.backends._format import (
-    NO_FILES,
     NO_MATCHES,
     GrepMode,
     format_listing,
@@ -31,7 +31,6 @@ from nbagents.backends.prompts import LARGE_TOOL_RESULTS_DIR, TOOL_DESCRIPTIONS
 DEFAULT_READ_LIMIT = 2000
 BAD_MAX_COUNT = "Error: max_count must be 1 or more (leave it out for every match)."
 
-ToolOutput = ToolMessage
 Shape = Callable[[Any, dict[str, Any]], str]
 """Turns a backend result (without error) and the tool's arguments into the tool's answer."""
 
@@ -86,23 +85,23 @@ class _FileTool:
             return runtime, given, shown
 
         @functools.wraps(signature)
-        def run(*args: Any, **kwargs: Any) -> ToolOutput:
+        def run(*args: Any, **kwargs: Any) -> ToolMessage:
             runtime, given, shown = split(args, kwargs)
             return self._refused(runtime, given) or self._answer(runtime, given, shown)
 
         @functools.wraps(signature)
-        async def arun(*args: Any, **kwargs: Any) -> ToolOutput:
+        async def arun(*args: Any, **kwargs: Any) -> ToolMessage:
             runtime, given, shown = split(args, kwargs)
             return self._refused(runtime, given) or await self._aanswer(runtime, given, shown)
 
         return runtime_tool(run, arun, description=description)
 
-    def _refused(self, runtime: ToolRuntime[Any, Any], args: dict[str, Any]) -> ToolOutput | None:
+    def _refused(self, runtime: ToolRuntime[Any, Any], args: dict[str, Any]) -> ToolMessage | None:
         if args.get("max_count") is not None and args["max_count"] < 1:
             return _message(runtime, self.name, BAD_MAX_COUNT, ok=False)
         return None
 
-    def _answer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolOutput:
+    def _answer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolMessage:
         try:
             backend = resolve_backend(self.backend, runtime)
             if self.calls is not None:
@@ -113,7 +112,7 @@ class _FileTool:
             return self._failed(runtime, error)
         return self._shaped(runtime, result, {**args, **shown})
 
-    async def _aanswer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolOutput:
+    async def _aanswer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolMessage:
         try:
             backend = resolve_backend(self.backend, runtime)
             if self.calls is not None:
@@ -130,16 +129,15 @@ class _FileTool:
         why = f"{self.raised}: {error}" if self.raised else _why(error)
         return _message(runtime, self.name, truncate(why), ok=False)
 
-    def _shaped(self, runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolOutput:
+    def _shaped(self, runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolMessage:
         error = getattr(result, "error", None)
-        if error and self.method == "grep" and result.matches:
+        if not error:
+            return _message(runtime, self.name, self.shape(result, args), ok=True)
+        text = truncate(str(error))
+        if self.method == "grep" and result.matches:
             # A search that failed part of the way: the matches found so far still help.
-            found = self.shape(result, args)
-            text = f"{truncate(str(error))}\n\nPartial matches:\n{found}"
-            return _message(runtime, self.name, text, ok=False)
-        if error:
-            return _message(runtime, self.name, truncate(str(error)), ok=False)
-        return _message(runtime, self.name, self.shape(result, args), ok=True)
+            text += f"\n\nPartial matches:\n{self.shape(result, args)}"
+        return _message(runtime, self.name, text, ok=False)
 
 
 def _method(backend: Any, name: str) -> Callable[..., Any]:
@@ -154,13 +152,11 @@ def _method(backend: Any, name: str) -> Callable[..., Any]:
 def _why(error: Exception) -> str:
     if isinstance(error, NotImplementedError):
         return "this backend does not support the operation."
-    if isinstance(error, OSError):
-        return f"{type(error).__name__}: {error.strerror or error}"
-    return str(error)
+    return failure_text(error)
 
 
 def _ls(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.entries or [], NO_FILES)
+    return format_listing(result.entries or [])
 
 
 def _read(result: Any, args: dict[str, Any]) -> str:
@@ -182,7 +178,7 @@ def _delete(result: Any, args: dict[str, Any]) -> str:
 
 
 def _glob(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.matches or [], NO_FILES, truncated=result.truncated)
+    return format_listing(result.matches or [], truncated=result.truncated)
 
 
 def _grep(result: Any, args: dict[str, Any]) -> str:

@@ -62,17 +62,6 @@ class CassetteMissError(CassetteError, LookupError):
         self.key, self.agent, self.path = key, agent, path
 
 
-def _check_entry(path: Path, key: str, value: Any) -> None:
-    if not isinstance(value, Mapping):
-        raise CassetteFormatError(f"{path}: interaction {key!r} is not an object.")
-    response = value.get("response")
-    if not isinstance(response, Mapping) or "content" not in response:
-        raise CassetteFormatError(
-            f"{path}: interaction {key!r} has no 'response' with a 'content'; the file is "
-            f"damaged. Fix it or delete it and record again."
-        )
-
-
 @dataclass
 class _FileState:
     """What every Cassette on one file shares within the process."""
@@ -208,6 +197,13 @@ def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
     if not isinstance(interactions, dict):
         raise CassetteFormatError(f"{path} has no 'interactions' object.")
     for key, value in interactions.items():
-        _check_entry(path, key, value)
+        if not isinstance(value, Mapping):
+            raise CassetteFormatError(f"{path}: interaction {key!r} is not an object.")
+        response = value.get("response")
+        if not isinstance(response, Mapping) or "content" not in response:
+            raise CassetteFormatError(
+                f"{path}: interaction {key!r} has no 'response' with a 'content'; the file is "
+                f"damaged. Fix it or delete it and record again."
+            )
     note = data.get("note")
     return interactions, note if isinstance(note, str) else None

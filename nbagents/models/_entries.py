@@ -12,11 +12,10 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    InvalidToolCall,
     SystemMessage,
-    ToolCall,
     ToolMessage,
 )
+from langchain_core.messages.tool import invalid_tool_call, tool_call
 from langchain_core.utils.utils import LC_ID_PREFIX
 from pydantic import BaseModel
 
@@ -135,16 +134,12 @@ def response_message(entry: Mapping[str, Any]) -> AIMessage:
     return AIMessage(
         content=entry["content"],
         tool_calls=[
-            ToolCall(name=c["name"], args=c["args"], id=c.get("id"), type="tool_call")
+            tool_call(name=c["name"], args=c["args"], id=c.get("id"))
             for c in entry.get("tool_calls", [])
         ],
         invalid_tool_calls=[
-            InvalidToolCall(
-                name=c.get("name"),
-                args=c.get("args"),
-                id=c.get("id"),
-                error=c.get("error"),
-                type="invalid_tool_call",
+            invalid_tool_call(
+                name=c.get("name"), args=c.get("args"), id=c.get("id"), error=c.get("error")
             )
             for c in entry.get("invalid_tool_calls", [])
         ],

@@ -112,10 +112,9 @@ class ScriptedChatModel(CannedChatModel):
 
     # -- replying ------------------------------------------------------------------------------
 
-    def _reply(
-        self, messages: list[BaseMessage], run_manager: Any, tools: Any
-    ) -> tuple[AIMessage, float]:
-        agent = _agent_name(run_manager, self.script)
+    def _reply(self, call: Call) -> tuple[AIMessage, float]:
+        messages = call.messages
+        agent = _agent_name(call.run_manager, self.script)
         own = _own_part(messages)
         task = next((m.text for m in own if isinstance(m, HumanMessage)), "")
         turn_index = sum(isinstance(m, AIMessage) for m in own)
@@ -125,7 +124,7 @@ class ScriptedChatModel(CannedChatModel):
             # on its traceback.
             raise copy.copy(turn.error)
         message = turn.to_message(f"{agent}|{task}|{turn_index}")
-        _check_tools(message, tools, agent, turn_index)
+        _check_tools(message, call.kwargs.get("tools"), agent, turn_index)
         message.usage_metadata = _usage(messages, message, turn.usage)
         message.response_metadata = {"model_name": self.model_name, "finish_reason": "stop"}
         message.name = None
@@ -170,13 +169,13 @@ class ScriptedChatModel(CannedChatModel):
     # -- CannedChatModel hooks -----------------------------------------------------------------
 
     def _respond(self, call: Call) -> AIMessage:
-        message, latency = self._reply(call.messages, call.run_manager, call.kwargs.get("tools"))
+        message, latency = self._reply(call)
         if latency > 0:
             time.sleep(latency)
         return message
 
     async def _arespond(self, call: Call) -> AIMessage:
-        message, latency = self._reply(call.messages, call.run_manager, call.kwargs.get("tools"))
+        message, latency = self._reply(call)
         if latency > 0:
             await asyncio.sleep(latency)
         return message

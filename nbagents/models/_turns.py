@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage
+from langchain_core.messages.tool import tool_call
 
 from nbagents._contract import GENERAL_PURPOSE, TASK_TOOL
 
@@ -43,12 +44,7 @@ class Turn:
     def to_message(self, call_id_seed: str) -> AIMessage:
         """The ``AIMessage`` this turn produces; tool call ids are derived from ``call_id_seed``."""
         calls = [
-            {
-                "name": spec.name,
-                "args": dict(spec.args),
-                "id": _call_id(call_id_seed, i, spec),
-                "type": "tool_call",
-            }
+            tool_call(name=spec.name, args=dict(spec.args), id=_call_id(call_id_seed, i, spec))
             for i, spec in enumerate(self.tool_calls)
         ]
         return AIMessage(content=self.text, tool_calls=calls)

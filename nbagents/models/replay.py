@@ -155,14 +155,12 @@ class RecordingChatModel(CannedChatModel):
 
     # -- answering -------------------------------------------------------------------------------
 
-    def _lookup(
-        self, messages: list[BaseMessage], run_manager: Any, kwargs: Mapping[str, Any]
-    ) -> tuple[Request, Mapping[str, Any] | None]:
-        options = kwargs.get(_BIND_KEY) or {}
+    def _lookup(self, call: Call) -> tuple[Request, Mapping[str, Any] | None]:
+        options = call.kwargs.get(_BIND_KEY) or {}
         request = Request(
-            messages,
-            calling_agent(run_manager) or "",
-            _tool_names(kwargs.get("tools")),
+            call.messages,
+            calling_agent(call.run_manager) or "",
+            _tool_names(call.kwargs.get("tools")),
             plain(options.get("tool_choice")),
         )
         if self._mode == "record":
@@ -253,7 +251,7 @@ class RecordingChatModel(CannedChatModel):
     # -- CannedChatModel hooks -------------------------------------------------------------------
 
     def _respond(self, call: Call) -> AIMessage:
-        request, entry = self._lookup(call.messages, call.run_manager, call.kwargs)
+        request, entry = self._lookup(call)
         if entry is None:
             model, options = self._inner_call(request, call.kwargs)
             if model.rate_limiter:
@@ -267,7 +265,7 @@ class RecordingChatModel(CannedChatModel):
         return response_message(entry)
 
     async def _arespond(self, call: Call) -> AIMessage:
-        request, entry = self._lookup(call.messages, call.run_manager, call.kwargs)
+        request, entry = self._lookup(call)
         if entry is None:
             model, options = self._inner_call(request, call.kwargs)
             if model.rate_limiter:
