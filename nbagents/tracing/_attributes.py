@@ -124,11 +124,7 @@ class SpanAttributes(TypedDict, total=False):
 def typed_attributes(attributes: Mapping[str, Any]) -> SpanAttributes:
     """The entries of ``attributes`` that :class:`SpanAttributes` names, with a value of its
     type; the values are the same objects, not copies."""
-    typed: dict[str, Any] = {}
-    for key, value in attributes.items():
-        check = _CHECKS.get(key)
-        if check is not None and check(value):
-            typed[key] = value
+    typed = {k: v for k, v in attributes.items() if (check := _CHECKS.get(k)) and check(v)}
     return cast(SpanAttributes, typed)  # each value was checked against its key's type
 
 

@@ -193,7 +193,7 @@ class ToolOutcome:
 def tool_outcome(output: Any, call_id: Any) -> ToolOutcome:
     """Whether a tool run succeeded, from the ToolMessage it produced (alone or in a Command)."""
     message = _tool_message(output, call_id)
-    text = _text(message) if message is not None else None
+    text = str(message.text) if message is not None else None
     if message is not None and message.status == "error":
         artifact = message.artifact
         limited = isinstance(artifact, Mapping) and artifact.get("status") == "limit"
@@ -219,13 +219,6 @@ def _tool_message(output: Any, call_id: Any) -> ToolMessage | None:
         if call_id and message.tool_call_id == call_id:
             return message
     return tool_messages[-1] if tool_messages else None
-
-
-def _text(message: ToolMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return message.text
 
 
 def subagent_attributes(

@@ -18,6 +18,7 @@ __all__ = [
     "spans_frame",
     "summarizations_frame",
     "todos_frame",
+    "token_cells",
     "token_usage_frame",
 ]
 
@@ -40,17 +41,24 @@ def spans_frame(trace: Trace) -> pd.DataFrame:
             "status": s.status,
             "error": s.error,
             "model": s.model,
-            "input_tokens": s.usage.input,
-            "output_tokens": s.usage.output,
-            "total_tokens": s.usage.total,
-            "cache_read_tokens": s.usage.cache_read,
-            "cache_write_tokens": s.usage.cache_write,
-            "reasoning_tokens": s.usage.reasoning,
+            **token_cells(s.usage),
             "hidden": s.hidden,
         }
         for s in trace.walk()
     ]
     return pd.DataFrame(rows, columns=None if rows else ["id", "parent_id", "kind", "name"])
+
+
+def token_cells(usage: TokenUsage) -> dict[str, int]:
+    """A span's token counts, as the columns of a frame of spans name them."""
+    return {
+        "input_tokens": usage.input,
+        "output_tokens": usage.output,
+        "total_tokens": usage.total,
+        "cache_read_tokens": usage.cache_read,
+        "cache_write_tokens": usage.cache_write,
+        "reasoning_tokens": usage.reasoning,
+    }
 
 
 def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") -> pd.DataFrame:
@@ -61,14 +69,24 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     """
     if per not in ("agent", "spawn"):
         raise ValueError(f"per must be 'agent' or 'spawn', got {per!r}.")
-    rows: list[dict[str, object]] = []
-    for root in (s for s in trace.walk() if s.kind == "agent"):
-        own = trace.own_usage(root)
-        total = trace.usage_including_descendants(root)
-        rows.append(_row(root.name, "main", root.depth, own, total, root.id, ""))
-    for rec in trace.subagents:
-        own, total = rec.tokens_own, rec.tokens_total
-        rows.append(_row(rec.type, "subagent", rec.depth, own, total, rec.span_id, rec.description))
+    # The main agents (every agent span not spawned by a task call) first, then the spawns.
+    records = [r for top in trace.agents() for r in top.walk()]
+    rows = [
+        {
+            "agent": r.type,
+            "role": "subagent" if r.kind == "subagent" else "main",
+            "depth": r.depth,
+            "spawns": 1,
+            "description": r.description if r.kind == "subagent" else "",
+            "input_tokens": r.tokens_own.input,
+            "output_tokens": r.tokens_own.output,
+            "reasoning_tokens": r.tokens_own.reasoning,
+            "total_tokens": r.tokens_own.total,
+            "total_tokens_incl_descendants": r.tokens_total.total,
+            "span_id": r.span_id,
+        }
+        for r in sorted(records, key=lambda r: r.kind == "subagent")
+    ]
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=["agent", "role", "spawns", *_TOKEN_COLUMNS])
@@ -114,30 +132,6 @@ def inside_same_agent(trace: Trace, rows: pd.DataFrame) -> list[bool]:
             above = trace.parent(above)
         out.append(above is not None)
     return out
-
-
-def _row(
-    agent: str,
-    role: str,
-    depth: int,
-    own: TokenUsage,
-    total: TokenUsage,
-    span_id: str,
-    description: str,
-) -> dict[str, object]:
-    return {
-        "agent": agent,
-        "role": role,
-        "depth": depth,
-        "spawns": 1,
-        "description": description,
-        "input_tokens": own.input,
-        "output_tokens": own.output,
-        "reasoning_tokens": own.reasoning,
-        "total_tokens": own.total,
-        "total_tokens_incl_descendants": total.total,
-        "span_id": span_id,
-    }
 
 
 def todos_frame(trace: Trace) -> pd.DataFrame:

@@ -55,11 +55,9 @@ MAX_CHARS = 200_000
 """Rough budget of characters for one converted value."""
 
 
+@dataclasses.dataclass(slots=True)
 class _Budget:
-    __slots__ = ("remaining",)
-
-    def __init__(self, chars: int) -> None:
-        self.remaining = chars
+    remaining: int
 
 
 def jsonready(value: Any, *, max_chars: int = MAX_CHARS) -> Any:

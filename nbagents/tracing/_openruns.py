@@ -126,10 +126,8 @@ class OpenRuns:
                 opened.append(skill)
 
     def _agent_span(self, agent: AgentFrame) -> Span | None:
-        try:
-            return self.trace.get(agent.span_id) if agent.span_id else None
-        except KeyError:
-            return None
+        span_id = agent.span_id
+        return self.trace.get(span_id) if span_id is not None and span_id in self.trace else None
 
     def calls_made(self, run: RunFrame, calls: list[tuple[str, int]]) -> None:
         """The model ``run`` replied with these tool calls (id, position in its reply)."""

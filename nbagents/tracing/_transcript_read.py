@@ -66,11 +66,7 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
             "transcript() takes a span, a span id, a SubAgentRecord or an agent's name, "
             f"not {type(which).__name__}."
         )
-    try:
-        span: Span | None = trace.get(which)
-    except KeyError:
-        span = None
-    if span is None:
+    if which not in trace:
         named = [s for s in trace.walk() if s.kind in AGENT_KINDS and s.name == which]
         if len(named) == 1:
             return named[0]
@@ -80,7 +76,7 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
             f"{len(named)} agents are named {which!r}; pick one from trace.subagents "
             "(or pass its span id)."
         )
-    span = _agent_at(trace, span)
+    span = _agent_at(trace, trace.get(which))
     if span is None:
         raise LookupError(f"The span {which!r} belongs to no agent.")
     return span

@@ -39,10 +39,7 @@ def priced_call(span: Span, table: PriceSource) -> Cost:
 
 def cost_of_spans(spans: Iterable[Span], prices: Prices | None = None) -> Cost:
     table = as_price_source(prices)
-    total = Cost()
-    for span in spans:
-        total = total + span_cost(span, table)
-    return total
+    return sum((span_cost(span, table) for span in spans), Cost())
 
 
 def trace_cost(
@@ -113,6 +110,8 @@ def _per_agent(
 def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
     import pandas as pd
 
+    from nbagents.tracing._frames import token_cells
+
     rows = []
     for span in trace.walk():
         if span.kind != "model":
@@ -122,11 +121,7 @@ def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
             {
                 "agent": span.agent,
                 "model": span.model,
-                "input_tokens": span.usage.input,
-                "output_tokens": span.usage.output,
-                "cache_read_tokens": span.usage.cache_read,
-                "cache_write_tokens": span.usage.cache_write,
-                "reasoning_tokens": span.usage.reasoning,
+                **token_cells(span.usage),  # total_tokens is not one of the columns
                 "cost": _cell(cost),
                 "unknown_models": _names(cost),
                 "span_id": span.id,

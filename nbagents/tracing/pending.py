@@ -92,30 +92,17 @@ def pending_requests(error: BaseException) -> list[PendingRequest]:
     requests: list[PendingRequest] = []
     for interrupt in (i for i in found if isinstance(i, Interrupt)):
         approvals = list(pending_approvals([interrupt]))
-        if not approvals:
-            requests.append(
-                PendingRequest(
-                    interrupt_id=interrupt.id,
-                    position=0,
-                    kind="interrupt",
-                    tool="",
-                    args={},
-                    description="",
-                    allowed=[],
-                    value=jsonready(interrupt.value),
-                )
-            )
-        for position, approval in enumerate(approvals):
+        for position, approval in enumerate(approvals or [None]):
             requests.append(
                 PendingRequest(
                     interrupt_id=interrupt.id,
                     position=position,
-                    kind="approval",
-                    tool=approval.tool,
-                    args=jsonready(approval.args),
-                    description=approval.description,
-                    allowed=list(approval.allowed),
-                    value=None,
+                    kind="interrupt" if approval is None else "approval",
+                    tool="" if approval is None else approval.tool,
+                    args={} if approval is None else jsonready(approval.args),
+                    description="" if approval is None else approval.description,
+                    allowed=[] if approval is None else list(approval.allowed),
+                    value=jsonready(interrupt.value) if approval is None else None,
                 )
             )
     return requests

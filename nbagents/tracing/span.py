@@ -56,12 +56,7 @@ class _JsonData:
 
 @dataclass
 class Span:
-    """One step of a run: an agent, a sub-agent, a ``task`` call, a model call or a tool call.
-
-    ``start``/``end`` are seconds since the trace began. ``hidden`` marks LangGraph plumbing
-    (node wrappers, middleware hooks) that views fold away; it stays in the data.
-    ``inputs``/``outputs`` hold JSON-ready data (messages as dicts, not only strings).
-    """
+    """One step of a run: an agent, a sub-agent, a ``task`` call, a model call or a tool call."""
 
     id: str
     """Unique in the trace: the LangChain run id, as text."""
@@ -85,7 +80,7 @@ class Span:
     error: str | None = None
     """What failed (``"ValueError: boom"``); ``None`` unless the step failed or was stopped."""
     inputs: Any = _JsonData()
-    """What the step was given, as bounded JSON data."""
+    """What the step was given, as bounded JSON data (messages as dicts, not only strings)."""
     outputs: Any = _JsonData()
     """What the step returned, as bounded JSON data."""
     usage: TokenUsage = NO_TOKENS
@@ -93,7 +88,8 @@ class Span:
     model: str | None = None
     """The model a model call named, as the provider reported it."""
     hidden: bool = False
-    """LangGraph plumbing (node wrappers, middleware hooks) that views fold away."""
+    """LangGraph plumbing (node wrappers, middleware hooks) that views fold away; it stays in
+    the data."""
     attributes: dict[str, Any] = field(default_factory=dict)
     """Kind-specific facts: a task's ``description``/``subagent_type``/``tool_call_id``, a
     sub-agent's state diff (``withheld``, ``passed``, ``returned``), the order of a parallel call
@@ -121,8 +117,7 @@ class Span:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Span:
         """The span ``to_dict`` gave; keys this version does not know are ignored."""
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
+        values = {k: v for k, v in data.items() if k in _SPAN_FIELDS}
         values["usage"] = TokenUsage(**(data.get("usage") or {}))
         return cls(**values)
 
