@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from nbagents.cost import Prices
-from nbagents.testing._facts import SpawnFact, ToolCall, problems, spawns, tool_calls
+from nbagents.testing._facts import SpawnFact, ToolCall, problems, quoted, spawns, tool_calls
 from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
@@ -178,7 +178,7 @@ def describe_spawns(every: Sequence[SpawnFact]) -> list[str]:
     for s in every[:LISTED]:
         flags = ", parallel" if s.parallel else ""
         lines.append(
-            f"  {'  ' * (s.depth - 1)}{s.parent} → {s.type} {_short(s.description)}: "
+            f"  {'  ' * (s.depth - 1)}{s.parent} → {s.type} {quoted(s.description)}: "
             f"{s.status}{flags}, {s.tokens:,} tokens"
         )
     return lines + _more(len(every))
@@ -189,7 +189,7 @@ def describe_calls(every: Sequence[ToolCall]) -> list[str]:
     if not every:
         return ["The run made no tool call."]
     lines = ["Tool calls in this run (agent: tool(arguments) status):"]
-    lines += [f"  {c.agent}: {c.tool}({_short(c.args, 60)}) {c.status}" for c in every[:LISTED]]
+    lines += [f"  {c.agent}: {c.tool}({quoted(c.args, 60)}) {c.status}" for c in every[:LISTED]]
     return lines + _more(len(every))
 
 
@@ -235,12 +235,6 @@ def _times(n: int) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _short(value: Any, width: int = 40) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = " ".join(text.split())
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def _more(total: int) -> list[str]:

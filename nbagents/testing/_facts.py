@@ -172,7 +172,7 @@ def _where(trace: Trace, span: Span) -> str:
     step: Span | None = span
     while step is not None:
         if step.kind == "subagent":
-            path.append(f"{step.name} {_quote(step.typed_attributes().get('description'))}")
+            path.append(f"{step.name} {quoted(step.typed_attributes().get('description') or '')}")
         elif step.kind == "agent":
             path.append(step.name)
         elif step is span:
@@ -182,8 +182,9 @@ def _where(trace: Trace, span: Span) -> str:
     return " > ".join(reversed(path))
 
 
-def _quote(text: Any, width: int = 40) -> str:
-    text = " ".join(str(text or "").split())
+def quoted(value: Any, width: int = 40) -> str:
+    """``value`` (its repr unless a string) on one line, cut to ``width``, quoted."""
+    text = " ".join((value if isinstance(value, str) else repr(value)).split())
     return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
@@ -214,7 +215,4 @@ def _stopped_by_limits(trace: Trace) -> list[Problem]:
 
 
 def _limit(error: str | None) -> str | None:
-    for marker, limit in LIMIT_MARKERS.items():
-        if error and marker in error:
-            return limit
-    return None
+    return next((limit for marker, limit in LIMIT_MARKERS.items() if marker in (error or "")), None)

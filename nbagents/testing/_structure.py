@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nbagents.comparison import Pair, align, word_diff
 from nbagents.testing._assertions import TraceAssertionError
+from nbagents.testing._facts import quoted
 from nbagents.tracing.model import AgentRecord, Trace
 
 __all__ = ["UPDATE_ENV", "Difference", "StructuralDiff", "assert_matches", "structural_diff"]
@@ -83,7 +84,7 @@ class StructuralDiff:
             return [Difference(path, "removed", f"only in {self.label}")]
         found: list[Difference] = []
         if a.status != b.status:
-            error = f" ({_oneline(b.error)})" if b.error else ""
+            error = f" ({' '.join(b.error.split())})" if b.error else ""
             found.append(Difference(path, "status", f"{a.status} → {b.status}{error}"))
         if a.description != b.description:
             found.append(Difference(path, "task", _diff_text(a.description, b.description)))
@@ -199,7 +200,7 @@ def _shown(path: str | os.PathLike[str]) -> str:
 def _name(run: AgentRecord, root: bool) -> str:
     if root or not run.description:
         return run.type
-    return f"{run.type} {_short(run.description)}"
+    return f"{run.type} {quoted(run.description)}"
 
 
 def _figures(run: AgentRecord) -> str:
@@ -208,15 +209,6 @@ def _figures(run: AgentRecord) -> str:
 
 def _beyond(expected: int, actual: int, tolerance: float) -> bool:
     return abs(actual - expected) > tolerance * expected
-
-
-def _short(text: str, width: int = 40) -> str:
-    text = _oneline(text)
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
-
-
-def _oneline(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _diff_text(old: str, new: str) -> str:
