@@ -35,10 +35,6 @@ def default_resource() -> Resource:
     return Resource.create({"service.name": "nbagents"})
 
 
-def _scope() -> InstrumentationScope:
-    return InstrumentationScope("nbagents", __version__)
-
-
 @dataclass
 class SpanConverter:
     """Converts the spans of one trace; shared by the one-shot export and the live stream.
@@ -54,7 +50,7 @@ class SpanConverter:
     include_content: bool = False
 
     def __post_init__(self) -> None:
-        self._scope = _scope()
+        self._scope = InstrumentationScope("nbagents", __version__)
 
     def exported_parent(self, span: Span) -> Span | None:
         """The nearest ancestor that is exported (not hidden plumbing)."""
