@@ -113,9 +113,6 @@ class Approvals(Sequence[ApprovalRequest]):
     def __len__(self) -> int:
         return len(self._requests)
 
-    def __iter__(self) -> Iterator[ApprovalRequest]:
-        return iter(self._requests)
-
     def approve_all(self) -> None:
         """Approve every request that has no decision yet."""
         for request in self._requests:

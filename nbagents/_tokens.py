@@ -92,11 +92,10 @@ class TokenUsage:
     @classmethod
     def from_messages(cls, messages: Iterable[Any]) -> TokenUsage:
         """The sum of ``usage_metadata`` over the AI messages among ``messages``."""
-        total = cls()
-        for message in messages:
-            if isinstance(message, AIMessage):
-                total = total + cls.from_usage_metadata(message.usage_metadata)
-        return total
+        usages = (
+            cls.from_usage_metadata(m.usage_metadata) for m in messages if isinstance(m, AIMessage)
+        )
+        return sum(usages, cls())
 
     @classmethod
     def from_counts(cls, counts: Mapping[str, Any]) -> TokenUsage:

@@ -170,11 +170,8 @@ class PriceTable(Mapping[str, ModelPrice]):
         """The price of ``model``, or ``None`` when the table does not know it."""
         if not model:
             return None
-        for name in _candidates(model):
-            found = self._match(name)
-            if found is not None:
-                return found
-        return None
+        found = (self._match(name) for name in _candidates(model))
+        return next((price for price in found if price is not None), None)
 
     def _match(self, name: str) -> ModelPrice | None:
         if name in self._prices:
