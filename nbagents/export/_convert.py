@@ -201,13 +201,6 @@ def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
     return f"invoke_agent {span.name}", SpanKind.INTERNAL, attrs
 
 
-def _task(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
-    name, kind, attrs = _tool(span, a)
-    attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
-    attrs["nbagents.subagent.description"] = _str(a.get("description"))
-    return name, kind, attrs
-
-
 def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     attrs = {
         "gen_ai.operation.name": "execute_tool",
@@ -215,6 +208,9 @@ def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]
         "gen_ai.tool.type": "function",
         "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
     }
+    if span.kind == "task":
+        attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
+        attrs["nbagents.subagent.description"] = _str(a.get("description"))
     return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
 
 
@@ -273,10 +269,9 @@ def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
 _BY_KIND: dict[str, Describer] = {
     "agent": _agent,
     "subagent": _agent,
-    "task": _task,
+    "task": _tool,
     "tool": _tool,
     "model": _model,
-    "chain": _chain,
 }
 
 
