@@ -145,11 +145,9 @@ def _row(row: Row) -> str:
     colour = CHANGE_COLOURS.get(row.change)
     style = f' style="background-color:{colour};color:#1a1a1a"' if colour else ""
     indent = f"padding-left:{0.3 + 1.2 * row.depth:.1f}em"
-    task = (
-        row.description
-        if len(row.description) <= TEXT_LIMIT
-        else (row.description[: TEXT_LIMIT - 1] + "…")
-    )
+    task = row.description
+    if len(task) > TEXT_LIMIT:
+        task = task[: TEXT_LIMIT - 1] + "…"
     cells = [
         f'<td style="{indent};word-break:break-all">{escape(row.type, quote=True)}</td>',
         f'<td style="word-break:break-all">{escape(task, quote=True)}</td>',
