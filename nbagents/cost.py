@@ -201,10 +201,7 @@ class PriceTable(Mapping[str, ModelPrice]):
 
 
 def _candidates(model: str) -> Iterable[str]:
-    yield model
-    for separator in (":", "/"):
-        if separator in model:
-            yield model.rsplit(separator, 1)[1]
+    return [model, *(model.rsplit(separator, 1)[1] for separator in ":/" if separator in model)]
 
 
 def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
@@ -288,13 +285,8 @@ not seen (its tokens differ) would otherwise search the table again."""
 
 
 def _provider_and_name(model: str) -> list[tuple[str | None, str]]:
-    out: list[tuple[str | None, str]] = []
-    for separator in (":", "/"):
-        provider, found, name = model.partition(separator)
-        if found and provider and name:
-            out.append((provider, name))
-    out.append((None, model))
-    return out
+    split = [model.partition(separator)[::2] for separator in ":/"]
+    return [*((provider, name) for provider, name in split if provider and name), (None, model)]
 
 
 Prices = PriceSource | Mapping[str, ModelPrice | tuple[float, ...]]
