@@ -1,15 +1,7 @@
-"""Where nbagents meets the notebook: ``nbagents.trace()``, ``%load_ext nbagents`` and the
-rich display of a :class:`~nbagents.tracing.model.Trace`.
-
-- ``with nbagents.trace() as t:`` records every LangChain run in the block and, in a kernel,
-  shows the live view in the cell output at once.
-- ``%%trace [name]`` (after ``%load_ext nbagents``) runs the cell while recording every
-  LangChain run in it, shows the live view above the cell's own output, and stores the trace in
-  the user namespace as ``name`` (default ``_trace``).
-- :func:`trace_bundle` is what a ``Trace`` displays as: its static HTML snapshot
-  (``text/html``) and its one-line summary (``text/plain``).
-
-Nothing heavy is imported until needed, and a view that fails never stops the run.
+"""Where nbagents meets the notebook: ``nbagents.trace()``, the ``%%trace`` cell magic of
+``%load_ext nbagents``, and the rich display of a :class:`~nbagents.tracing.model.Trace`
+(:func:`trace_bundle`). Nothing heavy is imported until needed, and a view that fails never
+stops the run.
 """
 
 from __future__ import annotations
@@ -88,8 +80,7 @@ def trace(
     In a Jupyter kernel the live call-tree view appears in the cell output at once; when the
     block ends, the output's static HTML snapshot is refreshed to the final tree, which is what
     the saved notebook shows on GitHub or nbviewer. Outside IPython, or with ``display=False``,
-    it only records. A view that fails is logged once and
-    never stops the run.
+    it only records. A view that fails is logged once and never stops the run.
 
     When the block ends (also by an error or Ctrl-C) the run is saved to the run history,
     ``nbagents.runs()``, under ``name`` (default: ``title``) with ``tags``. ``store`` picks
