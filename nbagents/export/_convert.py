@@ -260,9 +260,8 @@ def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
     if a.get("rubric_criteria"):
         # OTel attribute values are flat: the criteria go as JSON text.
         out["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
-    feedback = a.get("rubric_feedback")
-    if feedback:
-        out["nbagents.rubric.feedback"] = feedback
+    if a.get("rubric_feedback"):
+        out["nbagents.rubric.feedback"] = a["rubric_feedback"]
     return out
 
 

@@ -94,9 +94,8 @@ def assert_no_failures(trace: Trace) -> None:
         _fail("expected a run that ended without failures, but the trace recorded no run.")
     if found:
         limits = sum(1 for p in found if p.limit)
-        what = f"{_count(len(found), 'problem')}" + (
-            f", {limits} of them a limit" if limits else ""
-        )
+        what = f"{len(found)} problem" + ("" if len(found) == 1 else "s")
+        what += f", {limits} of them a limit" if limits else ""
         _fail(
             f"expected no failures, found {what}:",
             [f"  {p}" for p in found[:LISTED]] + _more(len(found)),
@@ -231,10 +230,6 @@ def _check_times(n: int, times: int | None, never: str, what: str, listed: list[
 
 def _times(n: int) -> str:
     return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _more(total: int) -> list[str]:

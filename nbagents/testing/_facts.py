@@ -140,18 +140,15 @@ def _batch(span: Span) -> str | None:
 
 
 def _overlaps_a_sibling(trace: Trace, span: Span, records: list[Any]) -> bool:
+    def end(s: Span) -> float:
+        return s.end if s.end is not None else float("inf")
+
     mine = _agent_span(trace, span)
-    end = span.end if span.end is not None else float("inf")
-    for other in records:
-        if other.span_id == span.id:
-            continue
-        sibling = trace.get(other.span_id)
-        if _agent_span(trace, sibling) is not mine:
-            continue
-        other_end = sibling.end if sibling.end is not None else float("inf")
-        if sibling.start < end and span.start < other_end:
-            return True
-    return False
+    others = (trace.get(r.span_id) for r in records if r.span_id != span.id)
+    return any(
+        _agent_span(trace, s) is mine and s.start < end(span) and span.start < end(s)
+        for s in others
+    )
 
 
 def _agent_span(trace: Trace, span: Span) -> Span | None:

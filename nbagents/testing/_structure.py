@@ -177,12 +177,8 @@ def assert_matches(
         raise ValueError("update=True needs a path to write the baseline to, not a Trace.")
     found = structural_diff(trace, baseline, tokens=tokens, results=results)
     if found:
-        hint = (
-            f"\nIf the change is intended, rewrite the baseline with {UPDATE_ENV}=1."
-            if not isinstance(baseline, Trace)
-            else ""
-        )
-        raise TraceAssertionError(found.report() + hint)
+        hint = f"\nIf the change is intended, rewrite the baseline with {UPDATE_ENV}=1."
+        raise TraceAssertionError(found.report() + ("" if isinstance(baseline, Trace) else hint))
 
 
 # -- helpers ---------------------------------------------------------------------------------
