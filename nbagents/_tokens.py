@@ -111,11 +111,7 @@ class TokenUsage:
         released (``reasoning``, ``cache_write_1h``) are written only when not zero: a trace
         without them stays readable by the earlier versions, which reject keys they do not
         know. A file that lacks them reads as zero."""
-        data = asdict(self)
-        for name in _NEWER_FIELDS:
-            if not data[name]:
-                del data[name]
-        return data
+        return {k: v for k, v in asdict(self).items() if v or k not in _NEWER_FIELDS}
 
     def counts(self) -> TokenCounts:
         """As an artifact carries them (no cache details)."""

@@ -243,9 +243,7 @@ def _converter(
 
 
 def _resource_of(target: ExportTarget) -> Resource:
-    if isinstance(target, SdkTracerProvider):
-        return target.resource
-    return default_resource()
+    return target.resource if isinstance(target, SdkTracerProvider) else default_resource()
 
 
 def _deliver(target: ExportTarget) -> Callable[[list[ReadableSpan]], None]:
