@@ -52,8 +52,7 @@ class ApprovalRequest:
     def edit(self, args: Mapping[str, Any] | None = None, /, **changes: Any) -> None:
         """Run the tool with other arguments: ``edit(target="staging")`` changes one argument
         and keeps the rest; ``edit({...})`` replaces them all."""
-        new_args = dict(args) if args is not None else dict(self.args)
-        new_args.update(changes)
+        new_args = {**(self.args if args is None else args), **changes}
         self._decide({"type": "edit", "edited_action": {"name": self.tool, "args": new_args}})
 
     def reject(self, message: str | None = None) -> None:

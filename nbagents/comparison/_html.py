@@ -129,8 +129,7 @@ def _rows_table(comparison: Comparison) -> str:
         "<th>time A</th><th>time B</th><th>Δ time</th></tr>"
     )
     lines = [f'<table class="nba-table nba-compare-rows"><thead>{head}</thead><tbody>']
-    for row in comparison.rows[:ROW_LIMIT]:
-        lines.append(_row(row))
+    lines += [_row(row) for row in comparison.rows[:ROW_LIMIT]]
     lines.append("</tbody></table>")
     hidden = len(comparison.rows) - ROW_LIMIT
     if hidden > 0:
