@@ -93,13 +93,8 @@ class StructuralDiff:
         before, after = a.tokens_total.total, b.tokens_total.total
         if self.tolerance is not None and _beyond(before, after, self.tolerance):
             change = (after - before) / before if before else float("inf")
-            found.append(
-                Difference(
-                    path,
-                    "tokens",
-                    f"{before:,} → {after:,} ({change:+.0%}; tolerance {self.tolerance:.0%})",
-                )
-            )
+            said = f"{before:,} → {after:,} ({change:+.0%}; tolerance {self.tolerance:.0%})"
+            found.append(Difference(path, "tokens", said))
         return found
 
     def report(self) -> str:
