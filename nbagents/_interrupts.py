@@ -1,15 +1,10 @@
 """Reading LangGraph's approval interrupts, and the command that answers them.
 
-An agent (or any sub-agent under it) with ``interrupt_on`` pauses before a gated tool call and
-the run returns its pending requests under ``"__interrupt__"``. LangChain's
-``HumanInTheLoopMiddleware`` words them in one of two shapes (one interrupt per model turn
-listing every gated call, or one interrupt per call), and the answer must match that shape and
-be keyed by interrupt id when several sub-agents pause at once. This module reads either shape
-into one flat list, takes a decision per request, and builds the resume command.
-
-It depends on LangGraph alone, so that tracing can read a pause the same way
-(``tracing/pending.py``); :mod:`nbagents.approvals`, the public module, re-exports it and
-resumes a traced run.
+LangChain's ``HumanInTheLoopMiddleware`` words a pause in one of two shapes (one interrupt per
+model turn listing every gated call, or one interrupt per call), and the answer must match that
+shape and be keyed by interrupt id when several sub-agents pause at once. This module depends on
+LangGraph alone, so that tracing can read a pause the same way (``tracing/pending.py``);
+:mod:`nbagents.approvals`, the public module, re-exports it and resumes a traced run.
 """
 
 from __future__ import annotations
@@ -57,8 +52,7 @@ class ApprovalRequest:
     def edit(self, args: Mapping[str, Any] | None = None, /, **changes: Any) -> None:
         """Run the tool with other arguments: ``edit(target="staging")`` changes one argument
         and keeps the rest; ``edit({...})`` replaces them all."""
-        new_args = dict(args) if args is not None else dict(self.args)
-        new_args.update(changes)
+        new_args = {**(self.args if args is None else args), **changes}
         self._decide({"type": "edit", "edited_action": {"name": self.tool, "args": new_args}})
 
     def reject(self, message: str | None = None) -> None:
@@ -112,9 +106,6 @@ class Approvals(Sequence[ApprovalRequest]):
 
     def __len__(self) -> int:
         return len(self._requests)
-
-    def __iter__(self) -> Iterator[ApprovalRequest]:
-        return iter(self._requests)
 
     def approve_all(self) -> None:
         """Approve every request that has no decision yet."""

@@ -1,15 +1,7 @@
-"""Where nbagents meets the notebook: ``nbagents.trace()``, ``%load_ext nbagents`` and the
-rich display of a :class:`~nbagents.tracing.model.Trace`.
-
-- ``with nbagents.trace() as t:`` records every LangChain run in the block and, in a kernel,
-  shows the live view in the cell output at once.
-- ``%%trace [name]`` (after ``%load_ext nbagents``) runs the cell while recording every
-  LangChain run in it, shows the live view above the cell's own output, and stores the trace in
-  the user namespace as ``name`` (default ``_trace``).
-- :func:`trace_bundle` is what a ``Trace`` displays as: its static HTML snapshot
-  (``text/html``) and its one-line summary (``text/plain``).
-
-Nothing heavy is imported until needed, and a view that fails never stops the run.
+"""Where nbagents meets the notebook: ``nbagents.trace()``, the ``%%trace`` cell magic of
+``%load_ext nbagents``, and the rich display of a :class:`~nbagents.tracing.model.Trace`
+(:func:`trace_bundle`). Nothing heavy is imported until needed, and a view that fails never
+stops the run.
 """
 
 from __future__ import annotations
@@ -88,29 +80,39 @@ def trace(
     In a Jupyter kernel the live call-tree view appears in the cell output at once; when the
     block ends, the output's static HTML snapshot is refreshed to the final tree, which is what
     the saved notebook shows on GitHub or nbviewer. Outside IPython, or with ``display=False``,
-    it only records. A view that fails is logged once and
-    never stops the run.
+    it only records. A view that fails is logged once and never stops the run.
 
     When the block ends (also by an error or Ctrl-C) the run is saved to the run history,
     ``nbagents.runs()``, under ``name`` (default: ``title``) with ``tags``. ``store`` picks
     another history (a path or a ``RunStore``) or none (``False``); see
     :func:`nbagents.keep_runs`. A history that cannot save warns once and never stops the run.
     """
+    with _recording(
+        title=title,
+        show=display is not False,
+        auto_finish=True,
+        user_ns=getattr(kernel_shell(), "user_ns", None),
+        store=store,
+        name=title if name is None else name,
+        tags=tags,
+    ) as t:
+        yield t
+
+
+@contextmanager
+def _recording(
+    *, title: str, show: bool, auto_finish: bool, user_ns: Any, **keep: Any
+) -> Iterator[Trace]:
+    """Record the block, kept in the history (``keep``: ``keep_trace``'s store, name and tags)
+    and shown live if ``show``; the view is finished and the run saved however it ends."""
     view: LiveView | None = None
     kept: Trace | None = None
     try:
         with recording() as tracer:
             tracer.trace.title = title
-            shell = kernel_shell()
-            history.keep_trace(
-                tracer.trace,
-                store=store,
-                name=title if name is None else name,
-                tags=tags,
-                user_ns=getattr(shell, "user_ns", None),
-            )
+            history.keep_trace(tracer.trace, user_ns=user_ns, **keep)
             kept = tracer.trace
-            view = _show_live(tracer.trace, auto_finish=True) if display is not False else None
+            view = _show_live(tracer.trace, auto_finish=auto_finish) if show else None
             yield tracer.trace
     finally:
         # After recording() has finished the trace, so the snapshot shows its final state.
@@ -206,21 +208,12 @@ def trace_cell(ip: Any, cell: str, name: str = DEFAULT_NAME) -> Any:
 
     if not name.isidentifier():
         raise UsageError(f"%%trace takes a variable name to store the trace in, got {name!r}.")
-    view = None
-    kept: Trace | None = None
-    try:
-        with recording() as tracer:
-            ip.user_ns[name] = tracer.trace
-            run_name = "" if name == DEFAULT_NAME else name
-            history.keep_trace(tracer.trace, name=run_name, user_ns=ip.user_ns)
-            kept = tracer.trace
-            view = _show_live(tracer.trace, auto_finish=False)
-            return _run(ip, cell)
-    finally:
-        if view is not None:
-            view.finish()
-        if kept is not None:
-            history.save(kept)
+    run_name = "" if name == DEFAULT_NAME else name
+    with _recording(
+        title="", show=True, auto_finish=False, user_ns=ip.user_ns, name=run_name
+    ) as recorded:
+        ip.user_ns[name] = recorded
+        return _run(ip, cell)
 
 
 def _run(ip: Any, cell: str) -> Any:

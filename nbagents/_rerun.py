@@ -181,12 +181,9 @@ def find_spawn(trace: Trace, spawn: SubAgentRecord | Span | str | int) -> Span:
         if not -len(records) <= spawn < len(records):
             raise IndexError(f"The run has {len(records)} spawns; there is no spawn {spawn}.")
         return trace.get(records[spawn].span_id)
-    try:
-        found = trace.get(spawn)
-    except KeyError:
-        found = None
-    if found is not None and found.kind == "subagent":
-        return found
+    with contextlib.suppress(KeyError):  # a span id, if it names a spawn
+        if (found := trace.get(spawn)).kind == "subagent":
+            return found
     of_type = [r for r in records if r.type == spawn]
     if len(of_type) == 1:
         return trace.get(of_type[0].span_id)

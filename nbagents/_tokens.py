@@ -92,11 +92,10 @@ class TokenUsage:
     @classmethod
     def from_messages(cls, messages: Iterable[Any]) -> TokenUsage:
         """The sum of ``usage_metadata`` over the AI messages among ``messages``."""
-        total = cls()
-        for message in messages:
-            if isinstance(message, AIMessage):
-                total = total + cls.from_usage_metadata(message.usage_metadata)
-        return total
+        usages = (
+            cls.from_usage_metadata(m.usage_metadata) for m in messages if isinstance(m, AIMessage)
+        )
+        return sum(usages, cls())
 
     @classmethod
     def from_counts(cls, counts: Mapping[str, Any]) -> TokenUsage:
@@ -112,11 +111,7 @@ class TokenUsage:
         released (``reasoning``, ``cache_write_1h``) are written only when not zero: a trace
         without them stays readable by the earlier versions, which reject keys they do not
         know. A file that lacks them reads as zero."""
-        data = asdict(self)
-        for name in _NEWER_FIELDS:
-            if not data[name]:
-                del data[name]
-        return data
+        return {k: v for k, v in asdict(self).items() if v or k not in _NEWER_FIELDS}
 
     def counts(self) -> TokenCounts:
         """As an artifact carries them (no cache details)."""

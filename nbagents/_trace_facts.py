@@ -47,11 +47,7 @@ def _agent(trace: Trace, run: AgentRecord, depth: int, lines: list[str]) -> None
     called = ", ".join(f"{name} x{n}" for name, n in sorted(calls.items()))
     head = f"{run.type} · {run.status} · {run.tokens_total.total} tokens · calls: {called or '-'}"
     lines.append(pad + _safe(head))
-    for label, text in (
-        ("task", run.description),
-        ("result", run.result),
-        ("error", run.error),
-    ):
+    for label, text in (("task", run.description), ("result", run.result), ("error", run.error)):
         if text:
             lines.append(f"{pad}  {label}: {_safe(text)}")
     for child in run.spawns:

@@ -46,10 +46,7 @@ class VersionedJSON:
             raise self.error(self.empty.format(**words))
         try:
             payload = json.loads(
-                text,
-                parse_constant=_no_constant,
-                parse_int=_bounded_int,
-                parse_float=_finite_float,
+                text, parse_constant=_no_constant, parse_int=_bounded_int, parse_float=_finite_float
             )
         except json.JSONDecodeError as error:
             truncated = _cut_short(text, error)

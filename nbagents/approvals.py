@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import weakref
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -172,11 +173,10 @@ def answer(trace: Trace, decisions: Sequence[Mapping[str, Any]]) -> Any:
 
 def _keyed(approvals: Sequence[ApprovalRequest]) -> dict[str, ApprovalRequest]:
     keyed: dict[str, ApprovalRequest] = {}
-    positions: dict[str, int] = {}
+    positions: Counter[str] = Counter()
     for request in approvals:
-        position = positions.get(request.interrupt_id, 0)
-        positions[request.interrupt_id] = position + 1
-        keyed[f"{request.interrupt_id}:{position}"] = request
+        keyed[f"{request.interrupt_id}:{positions[request.interrupt_id]}"] = request
+        positions[request.interrupt_id] += 1
     return keyed
 
 

@@ -170,11 +170,8 @@ class PriceTable(Mapping[str, ModelPrice]):
         """The price of ``model``, or ``None`` when the table does not know it."""
         if not model:
             return None
-        for name in _candidates(model):
-            found = self._match(name)
-            if found is not None:
-                return found
-        return None
+        found = (self._match(name) for name in _candidates(model))
+        return next((price for price in found if price is not None), None)
 
     def _match(self, name: str) -> ModelPrice | None:
         if name in self._prices:
@@ -204,10 +201,7 @@ class PriceTable(Mapping[str, ModelPrice]):
 
 
 def _candidates(model: str) -> Iterable[str]:
-    yield model
-    for separator in (":", "/"):
-        if separator in model:
-            yield model.rsplit(separator, 1)[1]
+    return [model, *(model.rsplit(separator, 1)[1] for separator in ":/" if separator in model)]
 
 
 def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:
@@ -291,13 +285,8 @@ not seen (its tokens differ) would otherwise search the table again."""
 
 
 def _provider_and_name(model: str) -> list[tuple[str | None, str]]:
-    out: list[tuple[str | None, str]] = []
-    for separator in (":", "/"):
-        provider, found, name = model.partition(separator)
-        if found and provider and name:
-            out.append((provider, name))
-    out.append((None, model))
-    return out
+    split = [model.partition(separator)[::2] for separator in ":/"]
+    return [*((provider, name) for provider, name in split if provider and name), (None, model)]
 
 
 Prices = PriceSource | Mapping[str, ModelPrice | tuple[float, ...]]

@@ -68,14 +68,10 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def _tags(cell: dict[str, Any]) -> list[str]:
-    tags = cell.get("metadata", {}).get("tags", [])
-    return list(tags) if isinstance(tags, list) else []
-
-
 def is_solution(cell: dict[str, Any]) -> bool:
     """Whether ``cell`` is tagged as an exercise's solution."""
-    return SOLUTION_TAG in _tags(cell)
+    tags = cell.get("metadata", {}).get("tags", [])
+    return isinstance(tags, list) and SOLUTION_TAG in tags
 
 
 def starter_source(cell: dict[str, Any]) -> str:

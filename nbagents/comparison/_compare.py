@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -170,10 +171,9 @@ def resolve(run: RunLike, store: Any = None) -> tuple[Trace, str]:
 
 
 def labelled(runs: Sequence[RunLike], store: Any) -> list[tuple[Trace, str]]:
-    found = [resolve(run, store) for run in runs]
-    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     out: list[tuple[Trace, str]] = []
-    for i, (trace, label) in enumerate(found):
-        letter = letters[i] if i < len(letters) else str(i + 1)
+    for i, run in enumerate(runs):
+        trace, label = resolve(run, store)
+        letter = string.ascii_uppercase[i] if i < 26 else str(i + 1)
         out.append((trace, f"{letter}: {label}" if label else letter))
     return out

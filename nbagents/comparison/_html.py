@@ -129,8 +129,7 @@ def _rows_table(comparison: Comparison) -> str:
         "<th>time A</th><th>time B</th><th>Δ time</th></tr>"
     )
     lines = [f'<table class="nba-table nba-compare-rows"><thead>{head}</thead><tbody>']
-    for row in comparison.rows[:ROW_LIMIT]:
-        lines.append(_row(row))
+    lines += [_row(row) for row in comparison.rows[:ROW_LIMIT]]
     lines.append("</tbody></table>")
     hidden = len(comparison.rows) - ROW_LIMIT
     if hidden > 0:
@@ -145,11 +144,9 @@ def _row(row: Row) -> str:
     colour = CHANGE_COLOURS.get(row.change)
     style = f' style="background-color:{colour};color:#1a1a1a"' if colour else ""
     indent = f"padding-left:{0.3 + 1.2 * row.depth:.1f}em"
-    task = (
-        row.description
-        if len(row.description) <= TEXT_LIMIT
-        else (row.description[: TEXT_LIMIT - 1] + "…")
-    )
+    task = row.description
+    if len(task) > TEXT_LIMIT:
+        task = task[: TEXT_LIMIT - 1] + "…"
     cells = [
         f'<td style="{indent};word-break:break-all">{escape(row.type, quote=True)}</td>',
         f'<td style="word-break:break-all">{escape(task, quote=True)}</td>',

@@ -35,10 +35,6 @@ def default_resource() -> Resource:
     return Resource.create({"service.name": "nbagents"})
 
 
-def _scope() -> InstrumentationScope:
-    return InstrumentationScope("nbagents", __version__)
-
-
 @dataclass
 class SpanConverter:
     """Converts the spans of one trace; shared by the one-shot export and the live stream.
@@ -54,7 +50,7 @@ class SpanConverter:
     include_content: bool = False
 
     def __post_init__(self) -> None:
-        self._scope = _scope()
+        self._scope = InstrumentationScope("nbagents", __version__)
 
     def exported_parent(self, span: Span) -> Span | None:
         """The nearest ancestor that is exported (not hidden plumbing)."""
@@ -205,13 +201,6 @@ def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
     return f"invoke_agent {span.name}", SpanKind.INTERNAL, attrs
 
 
-def _task(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
-    name, kind, attrs = _tool(span, a)
-    attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
-    attrs["nbagents.subagent.description"] = _str(a.get("description"))
-    return name, kind, attrs
-
-
 def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
     attrs = {
         "gen_ai.operation.name": "execute_tool",
@@ -219,6 +208,9 @@ def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]
         "gen_ai.tool.type": "function",
         "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
     }
+    if span.kind == "task":
+        attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
+        attrs["nbagents.subagent.description"] = _str(a.get("description"))
     return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
 
 
@@ -268,19 +260,17 @@ def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
     if a.get("rubric_criteria"):
         # OTel attribute values are flat: the criteria go as JSON text.
         out["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
-    feedback = a.get("rubric_feedback")
-    if feedback:
-        out["nbagents.rubric.feedback"] = feedback
+    if a.get("rubric_feedback"):
+        out["nbagents.rubric.feedback"] = a["rubric_feedback"]
     return out
 
 
 _BY_KIND: dict[str, Describer] = {
     "agent": _agent,
     "subagent": _agent,
-    "task": _task,
+    "task": _tool,
     "tool": _tool,
     "model": _model,
-    "chain": _chain,
 }
 
 

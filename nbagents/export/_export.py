@@ -115,9 +115,8 @@ class LiveExport:
         self.interval = interval
         self._deliver = _deliver(target)
         self._target = target
-        self._resource = resource or _resource_of(target)
-        self._prices = None if prices is None else as_price_source(prices)
-        self._include_content = include_content
+        prices = None if prices is None else as_price_source(prices)  # a wrong type fails here
+        self._settings = (resource or _resource_of(target), prices, include_content)
         self._origin = start_time_unix_nano
         self._converter: SpanConverter | None = None
         self._lock = threading.Lock()
@@ -197,8 +196,7 @@ class LiveExport:
     def _make_converter(self) -> SpanConverter:
         self._take_origin()  # called with spans to send, so the trace has spans
         assert self._origin is not None
-        origin, resource, prices = self._origin, self._resource, self._prices
-        self._converter = _converter(self.trace, origin, resource, prices, self._include_content)
+        self._converter = _converter(self.trace, self._origin, *self._settings)
         return self._converter
 
     def _send(self, spans: list[ReadableSpan]) -> int:
@@ -245,9 +243,7 @@ def _converter(
 
 
 def _resource_of(target: ExportTarget) -> Resource:
-    if isinstance(target, SdkTracerProvider):
-        return target.resource
-    return default_resource()
+    return target.resource if isinstance(target, SdkTracerProvider) else default_resource()
 
 
 def _deliver(target: ExportTarget) -> Callable[[list[ReadableSpan]], None]:

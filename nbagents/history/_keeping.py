@@ -102,15 +102,12 @@ def save(trace: Trace) -> bool:
     store, head = _kept[trace]
     try:
         store.save(describe(trace, head), trace)
-    except RunStoreError as error:
-        warnings.warn(f"The run was not saved: {error}", RunStoreWarning, stacklevel=2)
-        return False
     except Exception as error:  # the history must never cost the user the run
-        warnings.warn(
-            f"The run was not saved to {store.path}: {type(error).__name__}: {error}",
-            RunStoreWarning,
-            stacklevel=2,
+        # A RunStoreError names the store and the cause itself.
+        where = (
+            "" if isinstance(error, RunStoreError) else f" to {store.path}: {type(error).__name__}"
         )
+        warnings.warn(f"The run was not saved{where}: {error}", RunStoreWarning, stacklevel=2)
         return False
     return True
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from nbagents.history._location import project_root
 from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
@@ -86,16 +87,10 @@ _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 def git_commit(start: Path | None = None) -> str | None:
     """The commit checked out in the repository around ``start`` (the working directory),
     read from ``.git`` itself: no ``git`` process per run."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        dot_git = folder / ".git"
-        if dot_git.exists():
-            return _head_of(dot_git)
-    return None
-
-
-def _head_of(dot_git: Path) -> str | None:
+    dot_git = project_root(start) / ".git"
     try:
+        if not dot_git.exists():
+            return None
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             pointer = dot_git.read_text(encoding="utf-8").strip()
             if not pointer.startswith("gitdir:"):

@@ -364,10 +364,6 @@ def _info(row: Sequence[Any]) -> RunInfo:
 
 
 def _epoch(value: datetime | str | float, what: str) -> float:
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be a datetime, an ISO date string or epoch seconds")
-    if isinstance(value, int | float):
-        return float(value)
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value)
@@ -377,4 +373,6 @@ def _epoch(value: datetime | str | float, what: str) -> float:
             ) from None
     if isinstance(value, datetime):
         return value.timestamp()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
     raise TypeError(f"{what} must be a datetime, an ISO date string or epoch seconds")

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from nbagents.cost import Prices
-from nbagents.testing._facts import SpawnFact, ToolCall, problems, spawns, tool_calls
+from nbagents.testing._facts import SpawnFact, ToolCall, problems, quoted, spawns, tool_calls
 from nbagents.tracing.cost import total_cost
 from nbagents.tracing.model import Trace
 
@@ -94,9 +94,8 @@ def assert_no_failures(trace: Trace) -> None:
         _fail("expected a run that ended without failures, but the trace recorded no run.")
     if found:
         limits = sum(1 for p in found if p.limit)
-        what = f"{_count(len(found), 'problem')}" + (
-            f", {limits} of them a limit" if limits else ""
-        )
+        what = f"{len(found)} problem" + ("" if len(found) == 1 else "s")
+        what += f", {limits} of them a limit" if limits else ""
         _fail(
             f"expected no failures, found {what}:",
             [f"  {p}" for p in found[:LISTED]] + _more(len(found)),
@@ -178,7 +177,7 @@ def describe_spawns(every: Sequence[SpawnFact]) -> list[str]:
     for s in every[:LISTED]:
         flags = ", parallel" if s.parallel else ""
         lines.append(
-            f"  {'  ' * (s.depth - 1)}{s.parent} → {s.type} {_short(s.description)}: "
+            f"  {'  ' * (s.depth - 1)}{s.parent} → {s.type} {quoted(s.description)}: "
             f"{s.status}{flags}, {s.tokens:,} tokens"
         )
     return lines + _more(len(every))
@@ -189,7 +188,7 @@ def describe_calls(every: Sequence[ToolCall]) -> list[str]:
     if not every:
         return ["The run made no tool call."]
     lines = ["Tool calls in this run (agent: tool(arguments) status):"]
-    lines += [f"  {c.agent}: {c.tool}({_short(c.args, 60)}) {c.status}" for c in every[:LISTED]]
+    lines += [f"  {c.agent}: {c.tool}({quoted(c.args, 60)}) {c.status}" for c in every[:LISTED]]
     return lines + _more(len(every))
 
 
@@ -231,16 +230,6 @@ def _check_times(n: int, times: int | None, never: str, what: str, listed: list[
 
 def _times(n: int) -> str:
     return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _short(value: Any, width: int = 40) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = " ".join(text.split())
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def _more(total: int) -> list[str]:

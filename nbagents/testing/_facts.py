@@ -140,18 +140,15 @@ def _batch(span: Span) -> str | None:
 
 
 def _overlaps_a_sibling(trace: Trace, span: Span, records: list[Any]) -> bool:
+    def end(s: Span) -> float:
+        return s.end if s.end is not None else float("inf")
+
     mine = _agent_span(trace, span)
-    end = span.end if span.end is not None else float("inf")
-    for other in records:
-        if other.span_id == span.id:
-            continue
-        sibling = trace.get(other.span_id)
-        if _agent_span(trace, sibling) is not mine:
-            continue
-        other_end = sibling.end if sibling.end is not None else float("inf")
-        if sibling.start < end and span.start < other_end:
-            return True
-    return False
+    others = (trace.get(r.span_id) for r in records if r.span_id != span.id)
+    return any(
+        _agent_span(trace, s) is mine and s.start < end(span) and span.start < end(s)
+        for s in others
+    )
 
 
 def _agent_span(trace: Trace, span: Span) -> Span | None:
@@ -172,7 +169,7 @@ def _where(trace: Trace, span: Span) -> str:
     step: Span | None = span
     while step is not None:
         if step.kind == "subagent":
-            path.append(f"{step.name} {_quote(step.typed_attributes().get('description'))}")
+            path.append(f"{step.name} {quoted(step.typed_attributes().get('description') or '')}")
         elif step.kind == "agent":
             path.append(step.name)
         elif step is span:
@@ -182,8 +179,9 @@ def _where(trace: Trace, span: Span) -> str:
     return " > ".join(reversed(path))
 
 
-def _quote(text: Any, width: int = 40) -> str:
-    text = " ".join(str(text or "").split())
+def quoted(value: Any, width: int = 40) -> str:
+    """``value`` (its repr unless a string) on one line, cut to ``width``, quoted."""
+    text = " ".join((value if isinstance(value, str) else repr(value)).split())
     return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
@@ -214,7 +212,4 @@ def _stopped_by_limits(trace: Trace) -> list[Problem]:
 
 
 def _limit(error: str | None) -> str | None:
-    for marker, limit in LIMIT_MARKERS.items():
-        if error and marker in error:
-            return limit
-    return None
+    return next((limit for marker, limit in LIMIT_MARKERS.items() if marker in (error or "")), None)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nbagents.comparison import Pair, align, word_diff
 from nbagents.testing._assertions import TraceAssertionError
+from nbagents.testing._facts import quoted
 from nbagents.tracing.model import AgentRecord, Trace
 
 __all__ = ["UPDATE_ENV", "Difference", "StructuralDiff", "assert_matches", "structural_diff"]
@@ -83,7 +84,7 @@ class StructuralDiff:
             return [Difference(path, "removed", f"only in {self.label}")]
         found: list[Difference] = []
         if a.status != b.status:
-            error = f" ({_oneline(b.error)})" if b.error else ""
+            error = f" ({' '.join(b.error.split())})" if b.error else ""
             found.append(Difference(path, "status", f"{a.status} → {b.status}{error}"))
         if a.description != b.description:
             found.append(Difference(path, "task", _diff_text(a.description, b.description)))
@@ -92,13 +93,8 @@ class StructuralDiff:
         before, after = a.tokens_total.total, b.tokens_total.total
         if self.tolerance is not None and _beyond(before, after, self.tolerance):
             change = (after - before) / before if before else float("inf")
-            found.append(
-                Difference(
-                    path,
-                    "tokens",
-                    f"{before:,} → {after:,} ({change:+.0%}; tolerance {self.tolerance:.0%})",
-                )
-            )
+            said = f"{before:,} → {after:,} ({change:+.0%}; tolerance {self.tolerance:.0%})"
+            found.append(Difference(path, "tokens", said))
         return found
 
     def report(self) -> str:
@@ -176,12 +172,8 @@ def assert_matches(
         raise ValueError("update=True needs a path to write the baseline to, not a Trace.")
     found = structural_diff(trace, baseline, tokens=tokens, results=results)
     if found:
-        hint = (
-            f"\nIf the change is intended, rewrite the baseline with {UPDATE_ENV}=1."
-            if not isinstance(baseline, Trace)
-            else ""
-        )
-        raise TraceAssertionError(found.report() + hint)
+        hint = f"\nIf the change is intended, rewrite the baseline with {UPDATE_ENV}=1."
+        raise TraceAssertionError(found.report() + ("" if isinstance(baseline, Trace) else hint))
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -199,7 +191,7 @@ def _shown(path: str | os.PathLike[str]) -> str:
 def _name(run: AgentRecord, root: bool) -> str:
     if root or not run.description:
         return run.type
-    return f"{run.type} {_short(run.description)}"
+    return f"{run.type} {quoted(run.description)}"
 
 
 def _figures(run: AgentRecord) -> str:
@@ -208,15 +200,6 @@ def _figures(run: AgentRecord) -> str:
 
 def _beyond(expected: int, actual: int, tolerance: float) -> bool:
     return abs(actual - expected) > tolerance * expected
-
-
-def _short(text: str, width: int = 40) -> str:
-    text = _oneline(text)
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
-
-
-def _oneline(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _diff_text(old: str, new: str) -> str:
