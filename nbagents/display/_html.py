@@ -17,7 +17,7 @@ rules nbagents ships for nbval recognise (``pytest_nbagents``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -108,7 +108,9 @@ def render_view(view: View) -> str:
         f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
         stylesheet(),
     ]
-    nodes = _by_id(view["nodes"])
+    # By id, parsed when read when they are the builder's texts.
+    listed = view["nodes"]
+    nodes = listed.by_id if isinstance(listed, NodeTexts) else {n["id"]: n for n in listed}
     out.append(_plain(view, nodes))
     # Shown by its inline style, which outranks the classes that hide it where every inline
     # style is dropped (see `_plain`); JupyterLab's sanitizer keeps both declarations.
@@ -149,11 +151,6 @@ def render_view(view: View) -> str:
         out.append("</details>")
     out.append("</div></div>")
     return "\n".join(out)
-
-
-def _by_id(nodes: Sequence[ViewNode]) -> Mapping[str, ViewNode]:
-    """The view's nodes by id (parsed when read, when they are the builder's texts)."""
-    return nodes.by_id if isinstance(nodes, NodeTexts) else {n["id"]: n for n in nodes}
 
 
 def _plain(view: View, nodes: Mapping[str, ViewNode]) -> str:
