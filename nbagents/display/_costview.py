@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from nbagents._tokens import TokenUsage
@@ -20,12 +21,12 @@ from nbagents.tracing.model import Span
 __all__ = ["CostBook", "CostSum", "format_cost", "load_prices"]
 
 
+@dataclass
 class CostSum:
     """A running sum of costs that can also take one back (a call's cost can change)."""
 
-    def __init__(self) -> None:
-        self.amount = Decimal(0)
-        self.unknown: Counter[str] = Counter()
+    amount: Decimal = Decimal(0)
+    unknown: Counter[str] = field(default_factory=Counter)
 
     def add(self, cost: Cost, sign: int) -> None:
         self.amount += sign * cost.amount
@@ -102,13 +103,14 @@ class CostBook:
         return bool(self._priced)
 
     def own(self, agent_id: str) -> Cost:
-        self._book_unbooked()
-        found = self._own.get(agent_id)
-        return found.cost() if found else Cost()
+        return self._cost(self._own, agent_id)
 
     def total(self, agent_id: str) -> Cost:
-        self._book_unbooked()
-        found = self._total.get(agent_id)
+        return self._cost(self._total, agent_id)
+
+    def _cost(self, sums: dict[str, CostSum], agent_id: str) -> Cost:
+        self._book_unbooked()  # before reading: booking fills the sums
+        found = sums.get(agent_id)
         return found.cost() if found else Cost()
 
     def trace(self) -> Cost:
