@@ -24,13 +24,7 @@ from typing import TYPE_CHECKING
 
 from nbagents.display._detailshtml import MINUS, details_html
 from nbagents.display._htmlparts import Columns, cost, dot, e, kind_cls, status_cls, t
-from nbagents.display._records import (
-    Header,
-    NodeTexts,
-    Stat,
-    View,
-    ViewNode,
-)
+from nbagents.display._records import Header, NodeTexts, Stat, View, ViewNode
 from nbagents.display._rows import COST_COLUMNS, COST_LABEL
 from nbagents.display._textbar import LEGEND, text_bar
 from nbagents.display._timelineview import timeline_html

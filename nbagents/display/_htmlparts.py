@@ -11,16 +11,7 @@ from typing import Any
 
 from nbagents.display._records import KINDS, STATUSES
 
-__all__ = [
-    "BREAK_ANYWHERE",
-    "Columns",
-    "cost",
-    "dot",
-    "e",
-    "kind_cls",
-    "status_cls",
-    "t",
-]
+__all__ = ["BREAK_ANYWHERE", "Columns", "cost", "dot", "e", "kind_cls", "status_cls", "t"]
 
 BREAK_ANYWHERE = ' style="word-break:break-all"'
 """Inline on a table's name and task cells: a table is as wide as its longest word unless words
