@@ -56,29 +56,24 @@ class TraceGraph(graphviz.Digraph):  # type: ignore[misc]
         except graphviz.ExecutableNotFound:
             return self.missing_dot_bundle()
         except graphviz.CalledProcessError as error:
-            return {
-                "text/plain": f"Graphviz failed to draw the call graph: {error}\n\n{self.source}",
-                "text/html": _message_html(
-                    f"Graphviz failed to draw the call graph: {error}", self.source
-                ),
-            }
+            return self._message(f"Graphviz failed to draw the call graph: {error}", "")
 
     def missing_dot_bundle(self) -> dict[str, str]:
         """What a notebook shows when ``dot`` is missing: how to install it, and the source."""
+        return self._message(INSTALL_HINT, "DOT source:\n")
+
+    def _message(self, message: str, source_label: str) -> dict[str, str]:
+        """``message`` and the DOT source, as text and as HTML."""
         return {
-            "text/plain": f"{INSTALL_HINT}\n\nDOT source:\n{self.source}",
-            "text/html": _message_html(INSTALL_HINT, self.source),
+            "text/plain": f"{message}\n\n{source_label}{self.source}",
+            "text/html": (
+                '<div class="nba-graph-missing" style="border:1px solid rgba(191,135,0,.6);'
+                'border-radius:6px;padding:6px 10px;">'
+                f'<pre style="white-space:pre-wrap;margin:0">{escape(message, quote=True)}</pre>'
+                "<details><summary>DOT source</summary>"
+                f"<pre>{escape(self.source, quote=True)}</pre></details></div>"
+            ),
         }
-
-
-def _message_html(message: str, source: str) -> str:
-    return (
-        '<div class="nba-graph-missing" style="border:1px solid rgba(191,135,0,.6);'
-        'border-radius:6px;padding:6px 10px;">'
-        f'<pre style="white-space:pre-wrap;margin:0">{escape(message, quote=True)}</pre>'
-        "<details><summary>DOT source</summary>"
-        f"<pre>{escape(source, quote=True)}</pre></details></div>"
-    )
 
 
 def dot_label(*lines: str) -> str:
