@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, cast, get_args
 
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
@@ -378,11 +378,7 @@ class ViewBuilder:
 
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`, its long texts in place."""
-        return cast(View, self._filled(self.view_json()))
-
-    def _filled(self, text: str) -> dict[str, Any]:
-        """A view or patch as JSON ``text``, parsed, its nodes' long texts put back in place."""
-        return fill_view(json.loads(text), self._shared.table)
+        return cast(View, fill_view(json.loads(self.view_json()), self._shared.table))
 
     def snapshot_view(self) -> View:
         """:meth:`view` with its nodes and rows parsed only when read: what the bounded
@@ -436,4 +432,4 @@ class ViewBuilder:
 
     def patch(self, changes: _Changes) -> ViewPatch:
         """:meth:`patch_json`, parsed, its long texts in place."""
-        return cast(ViewPatch, self._filled(self.patch_json(changes)))
+        return cast(ViewPatch, fill_view(json.loads(self.patch_json(changes)), self._shared.table))
