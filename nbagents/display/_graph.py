@@ -103,9 +103,9 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
         fontsize="11",
     )
     graph.attr("edge", fontname="Helvetica", fontsize="9", color="#57606a")
-    agents = [s for s in _visible_walk(trace) if s.kind in AGENT_KINDS]
-    names = {span.id: f"a{i}" for i, span in enumerate(agents)}
-    for span in agents:
+    agents = _agents(trace)
+    names = {span.id: f"a{i}" for i, (span, _, _) in enumerate(agents)}
+    for span, _, _ in agents:
         own = trace.own_usage(span).total
         status = span.status
         lines = [short(span.name, 40), f"{status} · {format_tokens(own)} tok own"]
@@ -115,46 +115,33 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
             color=_COLOURS.get(status, "#57606a"),
             penwidth="2" if status == "error" else "1",
         )
-    for span in agents:
-        parent = _agent_parent(trace, span)
-        if parent is None or parent.id not in names:
+    for span, parent, task in agents:
+        if parent is None:
             continue
         tokens = trace.usage_including_descendants(span).total
         graph.edge(
             names[parent.id],
             names[span.id],
-            dot_label(short(_description(trace, span), 40), f"{format_tokens(tokens)} tok"),
+            dot_label(short(task, 40), f"{format_tokens(tokens)} tok"),
             color=_COLOURS["error"] if span.status == "error" else "#57606a",
         )
     return graph
 
 
-def _visible_walk(trace: Trace) -> list[Span]:
-    out: list[Span] = []
-    stack = list(reversed(trace.visible_roots()))
+def _agents(trace: Trace) -> list[tuple[Span, Span | None, str]]:
+    """The visible agents in tree order, each with the nearest visible agent above it and its
+    task: its own description, else that of the ``task`` step right above it."""
+    out: list[tuple[Span, Span | None, str]] = []
+    stack: list[tuple[Span, Span | None, Span | None]] = [
+        (root, None, None) for root in reversed(trace.visible_roots())
+    ]
     while stack:
-        span = stack.pop()
-        out.append(span)
-        stack.extend(reversed(trace.visible_children(span)))
+        span, agent, parent = stack.pop()
+        if span.kind in AGENT_KINDS:
+            task = span.typed_attributes().get("description")
+            if not task and parent is not None and parent.kind == "task":
+                task = parent.typed_attributes().get("description")
+            out.append((span, agent, task or ""))
+            agent = span
+        stack.extend((kid, agent, span) for kid in reversed(trace.visible_children(span)))
     return out
-
-
-def _agent_parent(trace: Trace, span: Span) -> Span | None:
-    parent = trace.parent(span)
-    while parent is not None:
-        if parent.kind in AGENT_KINDS and not parent.hidden:
-            return parent
-        parent = trace.parent(parent)
-    return None
-
-
-def _description(trace: Trace, span: Span) -> str:
-    description = span.typed_attributes().get("description")
-    if description:
-        return description
-    parent = trace.parent(span)
-    while parent is not None and parent.hidden:
-        parent = trace.parent(parent)
-    if parent is not None and parent.kind == "task":
-        return parent.typed_attributes().get("description", "")
-    return ""
