@@ -7,6 +7,7 @@ arguments and output, and a sub-agent's state diff. A new span kind gets its lin
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -263,12 +264,10 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         outputs = stored_messages(span.outputs)[0]
         preview = ""
         if outputs:
-            names = [short(call_parts(c)[0], 60) for c in tool_calls(outputs[-1])]
+            names = Counter(short(call_parts(c)[0], 60) for c in tool_calls(outputs[-1]))
             if names:
-                preview = "calls " + ", ".join(
-                    f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
-                    for n in dict.fromkeys(names)
-                )
+                shown = (f"{n} \u00d7{k}" if k > 1 else n for n, k in names.items())
+                preview = "calls " + ", ".join(shown)
             else:
                 preview = short(content_text(outputs[-1].get("content"), pretty_json))
         elif streamed := attrs.get(STREAMED):  # growing at its end: show the end
