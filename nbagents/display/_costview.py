@@ -121,8 +121,7 @@ class CostBook:
 def load_prices() -> None:
     """Load the price table now: its first use imports genai-prices' data, which must
     not land in the first live update, whose build time sets how often the view refreshes."""
-    prices = default_prices()
-    prices.price_of("gpt-4o", TokenUsage(1, 1))
+    default_prices().price_of("gpt-4o", TokenUsage(1, 1))
 
 
 def format_cost(cost: Cost | None) -> str:
