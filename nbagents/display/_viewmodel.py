@@ -228,10 +228,9 @@ class ViewBuilder:
             changes.keep(self._parts["details"], sid, dumps(pane), "details")
             if span.kind == "subagent":
                 changes.keep(self._parts["diff"], sid, dumps(state_diff(attrs)), "diff")
+            self._errors.discard(sid)
             if span.status == "error":
                 self._errors.add(sid)
-            else:
-                self._errors.discard(sid)
             if span.kind in AGENT_KINDS:
                 changes.agent_rows.add(sid)
                 changes.timeline.add(sid)
