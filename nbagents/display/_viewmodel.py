@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, cast, get_args
+from typing import TYPE_CHECKING, cast
 
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
 from nbagents.display._fingerprints import SpanFingerprints
 from nbagents.display._format import dumps, format_tokens, short
 from nbagents.display._records import (
+    KINDS,
+    STATUSES,
     VIEW_VERSION,
     AgentRow,
     ConversationPage,
@@ -38,7 +40,7 @@ from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, state_diff
 from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
-from nbagents.tracing.model import SpanKind, SpanStatus, count_failures
+from nbagents.tracing.model import count_failures
 
 if TYPE_CHECKING:
     from nbagents.tracing import Transcript
@@ -47,13 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["ViewBuilder", "build_view"]
 
 _PARTS = ("details", "diff", "conversation")
-VOCABULARY = dumps(
-    {
-        "kinds": list(get_args(SpanKind)),
-        "statuses": list(get_args(SpanStatus)),
-        "agent_kinds": list(AGENT_KINDS),
-    }
-)
+VOCABULARY = dumps({"kinds": KINDS, "statuses": STATUSES, "agent_kinds": AGENT_KINDS})
 """The span kinds and statuses the front end knows, sent with every whole view."""
 
 
