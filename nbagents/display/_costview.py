@@ -40,11 +40,9 @@ class CostSum:
 
 
 class CostBook:
-    """Cost per agent span id, own and including sub-agents, updated one model call at a time.
-
-    ``priced`` says whether any call that used tokens has a known price: the views show cost
-    only then.
-    """
+    """Cost per agent span id, own and including sub-agents, updated one model call at a time;
+    ``priced`` says whether any call that used tokens has a known price (the views show cost
+    only then)."""
 
     def __init__(self) -> None:
         self._prices = default_prices()
@@ -60,10 +58,8 @@ class CostBook:
         self._costs: dict[Cost, Cost] = {}
 
     def set(self, call: Span, agents: Sequence[str], *, final: bool = False) -> None:
-        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first.
-
-        ``final``: the call will not change again, so its cost is not kept to be taken back.
-        """
+        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first. ``final``:
+        the call will not change again, so its cost is not kept to be taken back."""
         cost = priced_call(call, self._prices) if call.usage else Cost()
         if call.usage and cost.known:
             self._priced.add(call.id)

@@ -90,10 +90,8 @@ def _role(message: Mapping[str, Any]) -> str:
 
 def _model_inputs(inputs: list[Mapping[str, Any]], left_out: int) -> DetailField:
     """A model call's input: its system prompt (cut) and its latest messages (``left_out``:
-    how many the tracer did not keep).
-
-    Only those are converted: a long run's calls each carry the whole conversation so far.
-    """
+    how many the tracer did not keep). Only those are converted: a long run's calls each carry
+    the whole conversation so far."""
     system = [m for m in inputs if _role(m) == "system"][:1]
     rest = [m for m in inputs if _role(m) != "system"]
     hidden = max(len(rest) - INPUT_MESSAGES, 0)

@@ -126,10 +126,8 @@ class _Changes:
 
 
 class ViewBuilder:
-    """The view of one trace, updated incrementally (see the module docstring).
-
-    Not thread-safe: one thread updates it (the live view's flusher, or the caller).
-    """
+    """The view of one trace, updated incrementally (see the module docstring). Not
+    thread-safe: one thread updates it (the live view's flusher, or the caller)."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
