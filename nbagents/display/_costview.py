@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from nbagents._tokens import TokenUsage
@@ -20,12 +21,12 @@ from nbagents.tracing.model import Span
 __all__ = ["CostBook", "CostSum", "format_cost", "load_prices"]
 
 
+@dataclass
 class CostSum:
     """A running sum of costs that can also take one back (a call's cost can change)."""
 
-    def __init__(self) -> None:
-        self.amount = Decimal(0)
-        self.unknown: Counter[str] = Counter()
+    amount: Decimal = Decimal(0)
+    unknown: Counter[str] = field(default_factory=Counter)
 
     def add(self, cost: Cost, sign: int) -> None:
         self.amount += sign * cost.amount
@@ -39,11 +40,9 @@ class CostSum:
 
 
 class CostBook:
-    """Cost per agent span id, own and including sub-agents, updated one model call at a time.
-
-    ``priced`` says whether any call that used tokens has a known price: the views show cost
-    only then.
-    """
+    """Cost per agent span id, own and including sub-agents, updated one model call at a time;
+    ``priced`` says whether any call that used tokens has a known price (the views show cost
+    only then)."""
 
     def __init__(self) -> None:
         self._prices = default_prices()
@@ -59,10 +58,8 @@ class CostBook:
         self._costs: dict[Cost, Cost] = {}
 
     def set(self, call: Span, agents: Sequence[str], *, final: bool = False) -> None:
-        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first.
-
-        ``final``: the call will not change again, so its cost is not kept to be taken back.
-        """
+        """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first. ``final``:
+        the call will not change again, so its cost is not kept to be taken back."""
         cost = priced_call(call, self._prices) if call.usage else Cost()
         if call.usage and cost.known:
             self._priced.add(call.id)
@@ -102,13 +99,14 @@ class CostBook:
         return bool(self._priced)
 
     def own(self, agent_id: str) -> Cost:
-        self._book_unbooked()
-        found = self._own.get(agent_id)
-        return found.cost() if found else Cost()
+        return self._cost(self._own, agent_id)
 
     def total(self, agent_id: str) -> Cost:
-        self._book_unbooked()
-        found = self._total.get(agent_id)
+        return self._cost(self._total, agent_id)
+
+    def _cost(self, sums: dict[str, CostSum], agent_id: str) -> Cost:
+        self._book_unbooked()  # before reading: booking fills the sums
+        found = sums.get(agent_id)
         return found.cost() if found else Cost()
 
     def trace(self) -> Cost:
@@ -119,8 +117,7 @@ class CostBook:
 def load_prices() -> None:
     """Load the price table now: its first use imports genai-prices' data, which must
     not land in the first live update, whose build time sets how often the view refreshes."""
-    prices = default_prices()
-    prices.price_of("gpt-4o", TokenUsage(1, 1))
+    default_prices().price_of("gpt-4o", TokenUsage(1, 1))
 
 
 def format_cost(cost: Cost | None) -> str:

@@ -28,11 +28,7 @@ def details_html(node: ViewNode) -> str:
     if node["token_table"]:
         parts.append(field_html({"label": "Tokens", "type": "kv", "value": node["token_table"]}))
     if "diff" in node:
-        parts.append(
-            '<div class="nba-field"><div class="nba-label">State</div>'
-            + _diff(node["diff"])
-            + "</div>"
-        )
+        parts.append(_diff(node["diff"]))
     if "conversation" in node:
         parts.append(_conversation(node["conversation"]))
     return "".join(parts)
@@ -127,6 +123,7 @@ def _calls(calls: list[ToolCallView]) -> str:
 
 
 def _diff(diff: StateDiffView) -> str:
+    """A sub-agent's State field: the keys withheld from it, passed to it, and returned."""
     rows = [(MINUS, key, f"{size} · withheld", "del") for key, size in diff["withheld"]]
     rows += [(" ", key, f"{size} · passed", "ctx") for key, size in diff["passed"]]
     rows += [("+", key, "returned", "add") for key in diff["returned"]]
@@ -137,4 +134,5 @@ def _diff(diff: StateDiffView) -> str:
     ]
     if not lines:
         lines.append('<div class="nba-diff-row nba-diff-note">no state keys</div>')
-    return '<div class="nba-diff">' + "".join(lines) + "</div>"
+    label = '<div class="nba-label">State</div>'
+    return f'<div class="nba-field">{label}<div class="nba-diff">{"".join(lines)}</div></div>'

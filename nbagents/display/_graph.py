@@ -56,29 +56,24 @@ class TraceGraph(graphviz.Digraph):  # type: ignore[misc]
         except graphviz.ExecutableNotFound:
             return self.missing_dot_bundle()
         except graphviz.CalledProcessError as error:
-            return {
-                "text/plain": f"Graphviz failed to draw the call graph: {error}\n\n{self.source}",
-                "text/html": _message_html(
-                    f"Graphviz failed to draw the call graph: {error}", self.source
-                ),
-            }
+            return self._message(f"Graphviz failed to draw the call graph: {error}", "")
 
     def missing_dot_bundle(self) -> dict[str, str]:
         """What a notebook shows when ``dot`` is missing: how to install it, and the source."""
+        return self._message(INSTALL_HINT, "DOT source:\n")
+
+    def _message(self, message: str, source_label: str) -> dict[str, str]:
+        """``message`` and the DOT source, as text and as HTML."""
         return {
-            "text/plain": f"{INSTALL_HINT}\n\nDOT source:\n{self.source}",
-            "text/html": _message_html(INSTALL_HINT, self.source),
+            "text/plain": f"{message}\n\n{source_label}{self.source}",
+            "text/html": (
+                '<div class="nba-graph-missing" style="border:1px solid rgba(191,135,0,.6);'
+                'border-radius:6px;padding:6px 10px;">'
+                f'<pre style="white-space:pre-wrap;margin:0">{escape(message, quote=True)}</pre>'
+                "<details><summary>DOT source</summary>"
+                f"<pre>{escape(self.source, quote=True)}</pre></details></div>"
+            ),
         }
-
-
-def _message_html(message: str, source: str) -> str:
-    return (
-        '<div class="nba-graph-missing" style="border:1px solid rgba(191,135,0,.6);'
-        'border-radius:6px;padding:6px 10px;">'
-        f'<pre style="white-space:pre-wrap;margin:0">{escape(message, quote=True)}</pre>'
-        "<details><summary>DOT source</summary>"
-        f"<pre>{escape(source, quote=True)}</pre></details></div>"
-    )
 
 
 def dot_label(*lines: str) -> str:
@@ -108,9 +103,9 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
         fontsize="11",
     )
     graph.attr("edge", fontname="Helvetica", fontsize="9", color="#57606a")
-    agents = [s for s in _visible_walk(trace) if s.kind in AGENT_KINDS]
-    names = {span.id: f"a{i}" for i, span in enumerate(agents)}
-    for span in agents:
+    agents = _agents(trace)
+    names = {span.id: f"a{i}" for i, (span, _, _) in enumerate(agents)}
+    for span, _, _ in agents:
         own = trace.own_usage(span).total
         status = span.status
         lines = [short(span.name, 40), f"{status} · {format_tokens(own)} tok own"]
@@ -120,46 +115,33 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
             color=_COLOURS.get(status, "#57606a"),
             penwidth="2" if status == "error" else "1",
         )
-    for span in agents:
-        parent = _agent_parent(trace, span)
-        if parent is None or parent.id not in names:
+    for span, parent, task in agents:
+        if parent is None:
             continue
         tokens = trace.usage_including_descendants(span).total
         graph.edge(
             names[parent.id],
             names[span.id],
-            dot_label(short(_description(trace, span), 40), f"{format_tokens(tokens)} tok"),
+            dot_label(short(task, 40), f"{format_tokens(tokens)} tok"),
             color=_COLOURS["error"] if span.status == "error" else "#57606a",
         )
     return graph
 
 
-def _visible_walk(trace: Trace) -> list[Span]:
-    out: list[Span] = []
-    stack = list(reversed(trace.visible_roots()))
+def _agents(trace: Trace) -> list[tuple[Span, Span | None, str]]:
+    """The visible agents in tree order, each with the nearest visible agent above it and its
+    task: its own description, else that of the ``task`` step right above it."""
+    out: list[tuple[Span, Span | None, str]] = []
+    stack: list[tuple[Span, Span | None, Span | None]] = [
+        (root, None, None) for root in reversed(trace.visible_roots())
+    ]
     while stack:
-        span = stack.pop()
-        out.append(span)
-        stack.extend(reversed(trace.visible_children(span)))
+        span, agent, parent = stack.pop()
+        if span.kind in AGENT_KINDS:
+            task = span.typed_attributes().get("description")
+            if not task and parent is not None and parent.kind == "task":
+                task = parent.typed_attributes().get("description")
+            out.append((span, agent, task or ""))
+            agent = span
+        stack.extend((kid, agent, span) for kid in reversed(trace.visible_children(span)))
     return out
-
-
-def _agent_parent(trace: Trace, span: Span) -> Span | None:
-    parent = trace.parent(span)
-    while parent is not None:
-        if parent.kind in AGENT_KINDS and not parent.hidden:
-            return parent
-        parent = trace.parent(parent)
-    return None
-
-
-def _description(trace: Trace, span: Span) -> str:
-    description = span.typed_attributes().get("description")
-    if description:
-        return description
-    parent = trace.parent(span)
-    while parent is not None and parent.hidden:
-        parent = trace.parent(parent)
-    if parent is not None and parent.kind == "task":
-        return parent.typed_attributes().get("description", "")
-    return ""

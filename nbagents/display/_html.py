@@ -17,20 +17,14 @@ rules nbagents ships for nbval recognise (``pytest_nbagents``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
 from nbagents.display._detailshtml import MINUS, details_html
 from nbagents.display._htmlparts import Columns, cost, dot, e, kind_cls, status_cls, t
-from nbagents.display._records import (
-    Header,
-    NodeTexts,
-    Stat,
-    View,
-    ViewNode,
-)
+from nbagents.display._records import Header, NodeTexts, Stat, View, ViewNode
 from nbagents.display._rows import COST_COLUMNS, COST_LABEL
 from nbagents.display._textbar import LEGEND, text_bar
 from nbagents.display._timelineview import timeline_html
@@ -108,7 +102,9 @@ def render_view(view: View) -> str:
         f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
         stylesheet(),
     ]
-    nodes = _by_id(view["nodes"])
+    # By id, parsed when read when they are the builder's texts.
+    listed = view["nodes"]
+    nodes = listed.by_id if isinstance(listed, NodeTexts) else {n["id"]: n for n in listed}
     out.append(_plain(view, nodes))
     # Shown by its inline style, which outranks the classes that hide it where every inline
     # style is dropped (see `_plain`); JupyterLab's sanitizer keeps both declarations.
@@ -149,11 +145,6 @@ def render_view(view: View) -> str:
         out.append("</details>")
     out.append("</div></div>")
     return "\n".join(out)
-
-
-def _by_id(nodes: Sequence[ViewNode]) -> Mapping[str, ViewNode]:
-    """The view's nodes by id (parsed when read, when they are the builder's texts)."""
-    return nodes.by_id if isinstance(nodes, NodeTexts) else {n["id"]: n for n in nodes}
 
 
 def _plain(view: View, nodes: Mapping[str, ViewNode]) -> str:

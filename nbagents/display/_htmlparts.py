@@ -6,21 +6,13 @@ goes through ``html.escape(…, quote=True)``; class names come from fixed sets.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import KW_ONLY, dataclass
 from html import escape
 from typing import Any
 
 from nbagents.display._records import KINDS, STATUSES
 
-__all__ = [
-    "BREAK_ANYWHERE",
-    "Columns",
-    "cost",
-    "dot",
-    "e",
-    "kind_cls",
-    "status_cls",
-    "t",
-]
+__all__ = ["BREAK_ANYWHERE", "Columns", "cost", "dot", "e", "kind_cls", "status_cls", "t"]
 
 BREAK_ANYWHERE = ' style="word-break:break-all"'
 """Inline on a table's name and task cells: a table is as wide as its longest word unless words
@@ -54,6 +46,7 @@ def dot(status: str, glyph: str) -> str:
     return f'<span class="nba-dot" title="{name}">{e(glyph)}</span>'
 
 
+@dataclass
 class Columns:
     """A table of rows of formatted texts: its head, its rows (the first cell indented, with the
     row's status dot) and its total.
@@ -63,28 +56,21 @@ class Columns:
     may break anywhere.
     """
 
-    def __init__(
-        self,
-        names: Sequence[str],
-        *,
-        numeric_from: int,
-        times: Collection[int],
-        costs: Collection[int],
-    ) -> None:
-        self.names = names
-        self._numeric_from = numeric_from
-        self._times = times
-        self._costs = costs
+    names: Sequence[str]
+    _: KW_ONLY
+    numeric_from: int
+    times: Collection[int]
+    costs: Collection[int]
 
     def _attr(self, i: int, in_row: bool = False) -> str:
-        if i >= self._numeric_from:
+        if i >= self.numeric_from:
             return ' class="nba-num"'
         return BREAK_ANYWHERE if in_row and i < 2 else ""
 
     def _value(self, i: int, text: str) -> str:
-        if i in self._costs:
+        if i in self.costs:
             return cost(text)
-        return t(text) if i in self._times and text else e(text)
+        return t(text) if i in self.times and text else e(text)
 
     def row(
         self, status: str, glyph: str, depth: int, cells: Sequence[str], attrs: str = ""

@@ -9,7 +9,7 @@ renderer and ``static/live.js`` draw these records and format nothing. Texts are
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, cast, get_args, overload
 
 from nbagents.display._sharedtext import fill_node
@@ -348,49 +348,15 @@ class ViewPatch(ViewSummary):
     """The long texts first referred to since the last update."""
 
 
-class NodeTexts(Sequence[ViewNode]):
-    """A view's nodes kept as their JSON texts, each parsed when read.
-
-    The builder holds every node as text; the snapshot draws a few hundred of a wide run's
-    thousands, which parsing the whole view would read all of.
-    """
-
-    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str] | None = None) -> None:
-        self._ids = list(texts)
-        self._texts = texts
-        self._parsed: dict[str, ViewNode] = {}
-        self._shared = shared
-        """The long texts the nodes refer to (:mod:`nbagents.display._sharedtext`)."""
-        self.by_id: Mapping[str, ViewNode] = _ParsedById(self)
-        """The nodes by id, parsed when read."""
-
-    def parsed(self, node_id: str) -> ViewNode:
-        """The node ``node_id``, parsed once."""
-        node = self._parsed.get(node_id)
-        if node is None:
-            text = json.loads(self._texts[node_id])
-            node = self._parsed[node_id] = cast(ViewNode, fill_node(text, self._shared or {}))
-        return node
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    @overload
-    def __getitem__(self, index: int) -> ViewNode: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[ViewNode]: ...
-    def __getitem__(self, index: int | slice) -> ViewNode | list[ViewNode]:
-        if isinstance(index, slice):
-            return [self.by_id[i] for i in self._ids[index]]
-        return self.by_id[self._ids[index]]
-
-
 class Texts(Sequence[_Record]):
     """Records kept as their JSON texts, each parsed when read: a snapshot draws the first
     :data:`~nbagents.display._html.ROW_LIMIT` agent rows of a wide run, and counts the rest."""
 
     def __init__(self, texts: list[str]) -> None:
         self._texts = texts
+
+    def _parsed(self, index: int) -> _Record:
+        return cast(_Record, json.loads(self._texts[index]))
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -401,19 +367,37 @@ class Texts(Sequence[_Record]):
     def __getitem__(self, index: slice) -> list[_Record]: ...
     def __getitem__(self, index: int | slice) -> _Record | list[_Record]:
         if isinstance(index, slice):
-            return [cast(_Record, json.loads(t)) for t in self._texts[index]]
-        return cast(_Record, json.loads(self._texts[index]))
+            return [self._parsed(i) for i in range(len(self._texts))[index]]
+        return self._parsed(index)
 
 
-class _ParsedById(Mapping[str, ViewNode]):
-    def __init__(self, nodes: NodeTexts) -> None:
-        self._nodes = nodes
+class NodeTexts(Texts[ViewNode]):
+    """A view's nodes kept as their JSON texts, each parsed once, when first read.
 
-    def __getitem__(self, node_id: str) -> ViewNode:
-        return self._nodes.parsed(node_id)
+    The builder holds every node as text; the snapshot draws a few hundred of a wide run's
+    thousands, which parsing the whole view would read all of.
+    """
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._nodes._ids)
+    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str] | None = None) -> None:
+        super().__init__(list(texts.values()))
+        self._ids = list(texts)
+        self.by_id: Mapping[str, ViewNode] = _Parsed(texts, shared or {})
+        """The nodes by id."""
 
-    def __len__(self) -> int:
-        return len(self._nodes)
+    def _parsed(self, index: int) -> ViewNode:
+        return self.by_id[self._ids[index]]
+
+
+class _Parsed(dict[str, ViewNode]):
+    """Nodes by id, each parsed from ``texts`` (its long texts put back from ``shared``) when
+    first asked for."""
+
+    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str]) -> None:
+        super().__init__()
+        self._texts = texts
+        self._shared = shared
+
+    def __missing__(self, node_id: str) -> ViewNode:
+        text = json.loads(self._texts[node_id])
+        node = self[node_id] = cast(ViewNode, fill_node(text, self._shared))
+        return node

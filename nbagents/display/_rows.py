@@ -9,15 +9,7 @@ from typing import TYPE_CHECKING, Any
 from nbagents._tokens import TokenUsage
 from nbagents.display._costview import format_cost
 from nbagents.display._format import format_duration, format_tokens, short
-from nbagents.display._records import (
-    GLYPHS,
-    KINDS,
-    STATUSES,
-    AgentRow,
-    Stat,
-    TimelineRow,
-    ViewNode,
-)
+from nbagents.display._records import GLYPHS, KINDS, STATUSES, AgentRow, Stat, TimelineRow, ViewNode
 from nbagents.display._rollups import UsageRollups
 from nbagents.display._spanview import label, pending_view
 from nbagents.display._stackview import plan_marks

@@ -7,6 +7,7 @@ arguments and output, and a sub-agent's state diff. A new span kind gets its lin
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -61,22 +62,25 @@ messages are left out (and counted): the newest are what the call answered."""
 _ROLES = ("human", "ai", "tool", "system")
 
 
-def _as_message(value: Mapping[str, Any], limit: int) -> MessageView:
-    """A stored message, its content cut at ``limit`` characters."""
-    calls: list[ToolCallView] = []
-    for call in tool_calls(value):
-        name, args = call_parts(call)
-        args = args if isinstance(args, str) else compact_json(args)
-        calls.append({"name": short(name, 60), "args": truncate(args, MESSAGE_LIMIT)})
-    msg: MessageView = {
-        "role": _role(value),
-        "name": short(value.get("name") or "", 60),
-        "content": truncate(content_text(value.get("content"), pretty_json), limit),
-        "tool_calls": calls,
-    }
-    if value.get("status") == "error":
-        msg["error"] = True
-    return msg
+def _converted(found: list[Mapping[str, Any]], limit: int) -> list[MessageView]:
+    """The stored messages ``found``, each content cut at ``limit`` characters."""
+    out: list[MessageView] = []
+    for value in found:
+        calls: list[ToolCallView] = []
+        for call in tool_calls(value):
+            name, args = call_parts(call)
+            args = args if isinstance(args, str) else compact_json(args)
+            calls.append({"name": short(name, 60), "args": truncate(args, MESSAGE_LIMIT)})
+        msg: MessageView = {
+            "role": _role(value),
+            "name": short(value.get("name") or "", 60),
+            "content": truncate(content_text(value.get("content"), pretty_json), limit),
+            "tool_calls": calls,
+        }
+        if value.get("status") == "error":
+            msg["error"] = True
+        out.append(msg)
+    return out
 
 
 def _role(message: Mapping[str, Any]) -> str:
@@ -84,17 +88,10 @@ def _role(message: Mapping[str, Any]) -> str:
     return kind if kind in _ROLES else "other"
 
 
-def _converted(found: list[Mapping[str, Any]], limit: int) -> list[MessageView]:
-    """The messages ``found``, each content cut at ``limit``."""
-    return [_as_message(f, limit) for f in found]
-
-
 def _model_inputs(inputs: list[Mapping[str, Any]], left_out: int) -> DetailField:
     """A model call's input: its system prompt (cut) and its latest messages (``left_out``:
-    how many the tracer did not keep).
-
-    Only those are converted: a long run's calls each carry the whole conversation so far.
-    """
+    how many the tracer did not keep). Only those are converted: a long run's calls each carry
+    the whole conversation so far."""
     system = [m for m in inputs if _role(m) == "system"][:1]
     rest = [m for m in inputs if _role(m) != "system"]
     hidden = max(len(rest) - INPUT_MESSAGES, 0)
@@ -265,16 +262,15 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         outputs = stored_messages(span.outputs)[0]
         preview = ""
         if outputs:
-            names = [short(call_parts(c)[0], 60) for c in tool_calls(outputs[-1])]
+            names = Counter(short(call_parts(c)[0], 60) for c in tool_calls(outputs[-1]))
             if names:
-                preview = "calls " + ", ".join(
-                    f"{n} \u00d7{names.count(n)}" if names.count(n) > 1 else n
-                    for n in dict.fromkeys(names)
-                )
+                shown = (f"{n} \u00d7{k}" if k > 1 else n for n, k in names.items())
+                preview = "calls " + ", ".join(shown)
             else:
                 preview = short(content_text(outputs[-1].get("content"), pretty_json))
-        elif streamed := attrs.get(STREAMED):
-            preview = _tail(streamed)  # the text is growing at its end: show the end
+        elif streamed := attrs.get(STREAMED):  # growing at its end: show the end
+            flat = " ".join(as_text(streamed).split())
+            preview = flat if len(flat) <= LABEL_LIMIT else "…" + flat[-(LABEL_LIMIT - 1) :]
         return short(span.model or span.name, 40), preview
     if span.kind == "skill":
         return name, short(attrs.get("path"))
@@ -282,11 +278,6 @@ def label(span: Span, attrs: SpanAttributes) -> tuple[str, str]:
         args = tool_arguments(span)  # none: no preview (it read "null")
         return name, short(args if isinstance(args, str) else compact_json(args)) if args else ""
     return name, summarization_preview(attrs) or short(attrs.get("rubric_explanation"))
-
-
-def _tail(text: Any) -> str:
-    flat = " ".join(as_text(text).split())
-    return flat if len(flat) <= LABEL_LIMIT else "…" + flat[-(LABEL_LIMIT - 1) :]
 
 
 def pending_view(request: Mapping[str, Any]) -> PendingView:

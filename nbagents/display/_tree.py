@@ -25,10 +25,8 @@ CALL_KINDS = ("model", "tool", "skill")
 
 class VisibleTree:
     """The visible tree of one trace, grown one span at a time (see the module docstring).
-
     ``spans`` holds the latest copy of every span taken in, hidden ones too: the roll-ups walk
-    a call's ancestors through them.
-    """
+    a call's ancestors through them."""
 
     def __init__(self) -> None:
         self.spans: dict[str, Span] = {}

@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, cast
 
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
 from nbagents.display._fingerprints import SpanFingerprints
 from nbagents.display._format import dumps, format_tokens, short
 from nbagents.display._records import (
+    KINDS,
+    STATUSES,
     VIEW_VERSION,
     AgentRow,
     ConversationPage,
@@ -38,7 +40,7 @@ from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, state_diff
 from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
-from nbagents.tracing.model import SpanKind, SpanStatus, count_failures
+from nbagents.tracing.model import count_failures
 
 if TYPE_CHECKING:
     from nbagents.tracing import Transcript
@@ -47,13 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["ViewBuilder", "build_view"]
 
 _PARTS = ("details", "diff", "conversation")
-VOCABULARY = dumps(
-    {
-        "kinds": list(get_args(SpanKind)),
-        "statuses": list(get_args(SpanStatus)),
-        "agent_kinds": list(AGENT_KINDS),
-    }
-)
+VOCABULARY = dumps({"kinds": KINDS, "statuses": STATUSES, "agent_kinds": AGENT_KINDS})
 """The span kinds and statuses the front end knows, sent with every whole view."""
 
 
@@ -130,10 +126,8 @@ class _Changes:
 
 
 class ViewBuilder:
-    """The view of one trace, updated incrementally (see the module docstring).
-
-    Not thread-safe: one thread updates it (the live view's flusher, or the caller).
-    """
+    """The view of one trace, updated incrementally (see the module docstring). Not
+    thread-safe: one thread updates it (the live view's flusher, or the caller)."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
@@ -228,10 +222,9 @@ class ViewBuilder:
             changes.keep(self._parts["details"], sid, dumps(pane), "details")
             if span.kind == "subagent":
                 changes.keep(self._parts["diff"], sid, dumps(state_diff(attrs)), "diff")
+            self._errors.discard(sid)
             if span.status == "error":
                 self._errors.add(sid)
-            else:
-                self._errors.discard(sid)
             if span.kind in AGENT_KINDS:
                 changes.agent_rows.add(sid)
                 changes.timeline.add(sid)
@@ -378,11 +371,7 @@ class ViewBuilder:
 
     def view(self) -> View:
         """The whole view, as of the last :meth:`update`, its long texts in place."""
-        return cast(View, self._filled(self.view_json()))
-
-    def _filled(self, text: str) -> dict[str, Any]:
-        """A view or patch as JSON ``text``, parsed, its nodes' long texts put back in place."""
-        return fill_view(json.loads(text), self._shared.table)
+        return cast(View, fill_view(json.loads(self.view_json()), self._shared.table))
 
     def snapshot_view(self) -> View:
         """:meth:`view` with its nodes and rows parsed only when read: what the bounded
@@ -436,4 +425,4 @@ class ViewBuilder:
 
     def patch(self, changes: _Changes) -> ViewPatch:
         """:meth:`patch_json`, parsed, its long texts in place."""
-        return cast(ViewPatch, self._filled(self.patch_json(changes)))
+        return cast(ViewPatch, fill_view(json.loads(self.patch_json(changes)), self._shared.table))

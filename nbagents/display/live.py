@@ -155,10 +155,8 @@ class LiveView:
                 self._unsent |= changed
 
     def sync(self, *, whole: bool = False) -> bool:
-        """Send what changed in the trace to the widget now; False when nothing did.
-
-        ``whole`` sends the whole view instead of a patch.
-        """
+        """Send what changed in the trace to the widget now (``whole``: the whole view, not a
+        patch); False when nothing did."""
         with self._sync_lock:
             cpu = time.thread_time()
             return self._send(self._update(), whole=whole, cpu=cpu)
