@@ -26,7 +26,7 @@ import zlib
 from functools import cache
 
 from nbagents.display._format import dumps
-from nbagents.display._html import render_view, static_text, unseen
+from nbagents.display._html import live_module, render_view, static_text, unseen
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
@@ -134,6 +134,6 @@ def unpacked(data: str) -> str:
 @cache
 def _code() -> str:
     """``key:packed code``: pages holding several outputs import the viewer once per key."""
-    js, css = static_text("live.js"), static_text("live.css")
+    js, css = live_module(), static_text("live.css")
     key = hashlib.sha256((js + css).encode()).hexdigest()[:16]
     return f"{key}:{packed(json.dumps({'js': js, 'css': css}, ensure_ascii=False))}"
