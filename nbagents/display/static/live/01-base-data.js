@@ -24,16 +24,22 @@ function statusCls(status) {
   return "nba-s-" + (STATUSES.has(status) ? status : "running");
 }
 
-function h(tag, cls, text) {
+// An element of class `cls` holding `text`, or the nodes and strings of an array; `props` are
+// properties, or attributes for a name with a dash (aria-label, data-node) or `role`.
+function h(tag, cls, text, props) {
   const el = document.createElement(tag);
   if (cls) el.className = cls;
-  if (text !== undefined && text !== null) el.textContent = String(text);
+  if (Array.isArray(text)) el.append(...text);
+  else if (text !== undefined && text !== null) el.textContent = String(text);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (key.includes("-") || key === "role") el.setAttribute(key, value);
+    else el[key] = value;
+  }
   return el;
 }
 
-function button(cls, text, onClick) {
-  const b = h("button", cls, text);
-  b.type = "button";
+function button(cls, text, onClick, props) {
+  const b = h("button", cls, text, { type: "button", ...props });
   b.addEventListener("click", onClick);
   return b;
 }
@@ -49,10 +55,7 @@ function num(value) {
 }
 
 function dot(status, glyph) {
-  const s = STATUSES.has(status) ? status : "running";
-  const el = h("span", "nba-dot", glyph || "");
-  el.title = s;
-  return el;
+  return h("span", "nba-dot", glyph || "", { title: STATUSES.has(status) ? status : "running" });
 }
 
 // Step `id` and its ancestors, nearest first.
@@ -76,9 +79,7 @@ function pct(value) {
 function takeTools(into, tools, touched) {
   if (!tools || typeof tools !== "object") return;
   into.anchor = String(tools.anchor || "");
-  into.columns = Array.isArray(tools.columns) ? tools.columns : [];
-  into.order = Array.isArray(tools.order) ? tools.order : [];
-  into.totals = Array.isArray(tools.totals) ? tools.totals : [];
+  for (const key of ["columns", "order", "totals"]) into[key] = Array.isArray(tools[key]) ? tools[key] : [];
   takeRows(into.rows, tools.rows, touched);
   touched.add(null);
 }
@@ -99,11 +100,9 @@ function fillTexts(node, texts) {
       delete m.content_ref;
     }
   };
-  if (Array.isArray(node.details)) {
-    node.details.forEach((f) => {
-      if (f && f.type === "messages" && Array.isArray(f.value)) f.value.forEach(fill);
-    });
-  }
+  (Array.isArray(node.details) ? node.details : []).forEach((f) => {
+    if (f && f.type === "messages" && Array.isArray(f.value)) f.value.forEach(fill);
+  });
   turns(node).forEach(fill);
 }
 
@@ -179,13 +178,10 @@ function asPatch(data, next) {
   const rows = (before, after) => [...after.values()].filter((r) => !same(before.get(r.id), r));
   patch.agent_rows = rows(data.agentRows, next.agentRows);
   patch.timeline = rows(data.timeline, next.timeline);
-  const was = data.tools;
-  const tools = next.tools;
+  const [was, tools] = [data.tools, next.tools];
   const toolRows = rows(was.rows, tools.rows);
   const table = ["anchor", "columns", "order", "totals"];
-  if (toolRows.length || table.some((key) => !same(was[key], tools[key]))) {
-    patch.tools = { ...tools, rows: toolRows };
-  }
+  if (toolRows.length || table.some((key) => !same(was[key], tools[key]))) patch.tools = { ...tools, rows: toolRows };
   return patch;
 }
 
@@ -198,8 +194,12 @@ function same(a, b) {
 // What the filter's text searches: the row, the details' texts and the conversation.
 const SEARCHED = new Set(["text", "code", "error"]);
 
+function callText(call) {
+  return call.name + "(" + call.args + ")";
+}
+
 function turnText(t) {
-  const calls = (t.tool_calls || []).map((c) => c.name + "(" + c.args + ")");
+  const calls = (t.tool_calls || []).map(callText);
   return [t.label, t.content, ...calls, t.link_label].filter(Boolean).join("\n");
 }
 
@@ -235,19 +235,14 @@ function conversationHit(node, needle) {
 function highlighted(parent, text, needle) {
   const str = String(text === undefined || text === null ? "" : text);
   const lower = str.toLowerCase();
-  if (!needle || lower.length !== str.length) {
-    parent.appendChild(document.createTextNode(str));
-    return parent;
-  }
+  const search = needle && lower.length === str.length;
   let from = 0;
-  let at = lower.indexOf(needle);
-  while (at >= 0) {
-    if (at > from) parent.appendChild(document.createTextNode(str.slice(from, at)));
+  for (let at = search ? lower.indexOf(needle) : -1; at >= 0; at = lower.indexOf(needle, from)) {
+    if (at > from) parent.append(str.slice(from, at));
     parent.appendChild(h("mark", "nba-hit", str.slice(at, at + needle.length)));
     from = at + needle.length;
-    at = lower.indexOf(needle, from);
   }
-  if (from < str.length) parent.appendChild(document.createTextNode(str.slice(from)));
+  if (from < str.length || !search) parent.append(str.slice(from));
   return parent;
 }
 

@@ -9,15 +9,14 @@ function header(hd) {
     const extra = st.emphasis === "error" ? " nba-err" : st.emphasis === "waiting" ? " nba-waiting" : "";
     const s = h("span", "nba-stat" + extra, st.label ? st.label + " " : "");
     s.appendChild(h("b", null, st.value));
-    if (st.note) s.appendChild(document.createTextNode(" " + st.note));
+    if (st.note) s.append(" " + st.note);
     bar.appendChild(s);
   });
   return bar;
 }
 
 function line(node) {
-  const row = h("span", "nba-line");
-  row.append(dot(node.status, node.glyph), h("span", "nba-kind", node.kind_label), h("span", "nba-name", node.name));
+  const row = h("span", "nba-line", [dot(node.status, node.glyph), h("span", "nba-kind", node.kind_label), h("span", "nba-name", node.name)]);
   if (node.preview) row.appendChild(h("span", "nba-preview", node.preview));
   if (node.failed) row.appendChild(h("span", "nba-err", "failed"));
   row.appendChild(h("span", "nba-meta", node.tokens ? node.time + " · " + node.tokens : node.time));
@@ -28,39 +27,27 @@ function message(msg) {
   const box = h("div", "nba-msg");
   box.appendChild(h("span", "nba-role", (msg.role || "") + (msg.name ? " · " + msg.name : "")));
   if (msg.content) box.appendChild(h("div", "nba-text" + (msg.error ? " nba-error-text" : ""), msg.content));
-  (msg.tool_calls || []).forEach((call) => {
-    box.appendChild(h("div", "nba-call", "→ " + call.name + "(" + call.args + ")"));
-  });
+  (msg.tool_calls || []).forEach((call) => box.appendChild(h("div", "nba-call", "→ " + callText(call))));
   return box;
 }
 
 function field(f) {
-  const box = h("div", "nba-field");
-  box.appendChild(h("div", "nba-label", f.label));
+  const box = h("div", "nba-field", [h("div", "nba-label", f.label)]);
   const value = f.value;
   if (f.type === "messages") (value || []).forEach((m) => box.appendChild(message(m)));
   else if (f.type === "code") box.appendChild(h("pre", null, value));
   else if (f.type === "error") box.appendChild(h("pre", "nba-error-text", value));
   else if (f.type === "diff") box.appendChild(diff(value));
   else if (f.type === "kv") {
-    const table = h("table", "nba-table");
-    const body = h("tbody");
-    (value || []).forEach((pair) => {
-      const tr = h("tr");
-      tr.append(h("th", null, pair[0]), h("td", "nba-num", pair[1]));
-      body.appendChild(tr);
-    });
-    table.appendChild(body);
-    box.appendChild(table);
+    const rows = (value || []).map((pair) => h("tr", null, [h("th", null, pair[0]), h("td", "nba-num", pair[1])]));
+    box.appendChild(h("table", "nba-table", [h("tbody", null, rows)]));
   } else if (f.type === "checklist") {
-    const list = h("ul", "nba-plan");
-    (value || []).forEach((item) => {
-      const li = h("li", "nba-plan-" + item.status);
-      li.append(h("span", "nba-plan-mark", item.mark), " " + item.text);
+    const items = (value || []).map((item) => {
+      const li = h("li", "nba-plan-" + item.status, [h("span", "nba-plan-mark", item.mark), " " + item.text]);
       if (item.when) li.appendChild(h("small", null, " " + item.when));
-      list.appendChild(li);
+      return li;
     });
-    box.appendChild(list);
+    box.appendChild(h("ul", "nba-plan", items));
   } else box.appendChild(h("div", "nba-text", value));
   return box;
 }
@@ -68,9 +55,7 @@ function field(f) {
 function diff(d) {
   const box = h("div", "nba-diff");
   const row = (cls, sign, key, note) => {
-    const r = h("div", "nba-diff-row " + cls, sign + " " + key + " ");
-    r.appendChild(h("span", "nba-diff-note", note));
-    box.appendChild(r);
+    box.appendChild(h("div", "nba-diff-row " + cls, [sign + " " + key + " ", h("span", "nba-diff-note", note)]));
   };
   (d.withheld || []).forEach((p) => row("nba-diff-del", "−", p[0], p[1] + " · withheld"));
   (d.passed || []).forEach((p) => row("nba-diff-ctx", " ", p[0], p[1] + " · passed"));
@@ -80,10 +65,8 @@ function diff(d) {
 }
 
 function section(ui, key, title, body) {
-  const det = h("details", "nba-sec");
-  det.open = !ui.closedSections.has(key);
+  const det = h("details", "nba-sec", [h("summary", null, title), body], { open: !ui.closedSections.has(key) });
   det.addEventListener("toggle", () => ui.closedSections[det.open ? "delete" : "add"](key));
-  det.append(h("summary", null, title), body);
   return det;
 }
 
@@ -148,18 +131,15 @@ class TraceView {
       root.appendChild(h("div", "nba-empty", "Waiting for the trace…"));
       return;
     }
-    this.headerEl = h("div");
-    root.appendChild(this.headerEl);
+    this.headerEl = root.appendChild(h("div"));
     this.drawHeader();
     root.appendChild(this.approvals.build());
     this.approvals.draw();
-    const main = h("div", "nba-live-main");
     const left = h("div", "nba-live-left");
     this.tree.build(left);
     left.appendChild(h("div", "nba-keys", KEYS_HELP));
-    main.append(left, this.details.build());
-    root.append(section(this, "tree", "Call tree", main), this.table.build(), this.tools.build());
-    root.appendChild(this.timeline.build());
+    const main = h("div", "nba-live-main", [left, this.details.build()]);
+    root.append(section(this, "tree", "Call tree", main), this.table.build(), this.tools.build(), this.timeline.build());
     this.tree.draw();
     if (this.scrollTo) {
       this.tree.el.scrollTop = this.scrollTo; // once its rows are in: an empty tree scrolls to 0
@@ -255,8 +235,6 @@ class TraceView {
   reach(id) {
     this.select(id);
     const item = this.tree.items.get(id);
-    if (!item) return;
-    item.row.scrollIntoView({ block: "center" });
-    item.row.focus({ preventScroll: true });
+    if (item) this.keys.show(item.row, "center");
   }
 }

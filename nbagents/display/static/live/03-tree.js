@@ -18,9 +18,8 @@ class TreePane {
 
   build(left) {
     this.items.clear();
-    left.append(this.filterBar(), this.view.focus.build());
     this.el = h("div", "nba-live-tree");
-    left.appendChild(this.el);
+    left.append(this.filterBar(), this.view.focus.build(), this.el);
   }
 
   patch(touched) {
@@ -33,21 +32,12 @@ class TreePane {
   }
 
   filterBar() {
-    const bar = h("div", "nba-filter");
-    const text = h("input", "nba-filter-text");
-    text.type = "search";
-    text.placeholder = "Filter steps: name, task, result, any message…";
-    text.setAttribute("aria-label", "Filter steps by text");
-    text.value = this.filter.text;
+    const placeholder = "Filter steps: name, task, result, any message…";
+    const text = h("input", "nba-filter-text", null, { type: "search", placeholder, "aria-label": "Filter steps by text", value: this.filter.text });
     const select = (what, any, values) => {
-      const el = h("select", "nba-filter-" + what);
-      el.setAttribute("aria-label", "Filter steps by " + what);
-      [["", any], ...values].forEach(([v, t]) => {
-        const o = h("option", null, t);
-        o.value = v;
-        el.appendChild(o);
-      });
-      el.value = this.filter[what];
+      const options = [["", any], ...values].map(([v, t]) => h("option", null, t, { value: v }));
+      const el = h("select", "nba-filter-" + what, options, { "aria-label": "Filter steps by " + what });
+      el.value = this.filter[what]; // once its options are in
       return el;
     };
     const kind = select("kind", "any kind", [...KINDS].map((k) => [k, k === "chain" ? "step" : k]));
@@ -60,8 +50,7 @@ class TreePane {
     this.countEl = h("span", "nba-filter-count");
     this.inputs = [text, kind, status];
     this.inputs.forEach((el) => el.addEventListener(el === text ? "input" : "change", apply));
-    bar.append(text, kind, status, this.countEl);
-    return bar;
+    return h("div", "nba-filter", [text, kind, status, this.countEl]);
   }
 
   matches(node) {
@@ -90,19 +79,14 @@ class TreePane {
     this.items.clear();
     const scroll = this.el.scrollTop;
     const hadFocus = this.view.root.contains(document.activeElement);
-    const ul = h("ul", "nba-tree");
-    ul.setAttribute("role", "tree");
-    this.rootUl = ul;
+    const ul = (this.rootUl = h("ul", "nba-tree", null, { role: "tree" }));
     this.fillChildren(null, ul);
     const empty = this.keep ? "No step matches the filter." : "No spans recorded yet.";
-    this.emptyEl = h("div", "nba-empty", empty);
-    this.emptyEl.hidden = ul.childNodes.length > 0;
+    this.emptyEl = h("div", "nba-empty", empty, { hidden: ul.childNodes.length > 0 });
     this.el.replaceChildren(this.emptyEl, ul);
     this.el.scrollTop = scroll;
-    if (this.keep) {
-      const more = this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
-      this.countEl.textContent = this.keep.found + " matching" + more;
-    } else this.countEl.textContent = "";
+    const more = this.keep && this.keep.found > FILTER_LIMIT ? " (the first " + FILTER_LIMIT + " shown)" : "";
+    this.countEl.textContent = this.keep ? this.keep.found + " matching" + more : "";
     const item = hadFocus && this.items.get(this.focused);
     if (item) item.row.focus({ preventScroll: true });
   }
@@ -125,16 +109,11 @@ class TreePane {
     const wanted = ids.slice(0, limit).filter((k) => this.data.nodes.has(k));
     const elements = wanted.map((k) => (this.items.get(k) || this.makeItem(k)).li);
     const rest = ids.length - wanted.length;
-    if (rest > 0) {
-      const more = h("li", "nba-more");
-      more.appendChild(
-        moreButton(rest, PAGE, "", () => {
-          this.shown.set(id, limit + PAGE);
-          this.fillChildren(id, ul);
-        }),
-      );
-      elements.push(more);
-    }
+    const more = () => {
+      this.shown.set(id, limit + PAGE);
+      this.fillChildren(id, ul);
+    };
+    if (rest > 0) elements.push(h("li", "nba-more", [moreButton(rest, PAGE, "", more)]));
     // Move only what is out of place: rows that stay keep their DOM (and focus).
     elements.forEach((el, i) => {
       if (ul.childNodes[i] !== el) ul.insertBefore(el, ul.childNodes[i] || null);
@@ -149,11 +128,7 @@ class TreePane {
 
   makeItem(id) {
     const node = this.data.nodes.get(id);
-    const li = h("li");
-    const row = h("div", "nba-row");
-    row.tabIndex = 0;
-    row.dataset.node = id;
-    row.setAttribute("role", "treeitem");
+    const row = h("div", "nba-row", null, { tabIndex: 0, "data-node": id, role: "treeitem" });
     row.addEventListener("focus", () => (this.focused = id));
     row.addEventListener("click", () => this.view.choose(id));
     row.addEventListener("keydown", (ev) => {
@@ -164,8 +139,7 @@ class TreePane {
       ev.preventDefault();
       ev.stopPropagation(); // JupyterLab's command mode binds the arrows to its cells
     });
-    const item = { li, row, ul: null };
-    li.appendChild(row);
+    const item = { li: h("li", null, [row]), row, ul: null };
     this.items.set(id, item);
     this.drawRow(item, node);
     this.drawKids(item, node);
@@ -196,10 +170,7 @@ class TreePane {
   drawKids(item, node) {
     const open = this.isOpen(node) && this.kidsOf(node.id).length > 0;
     if (open) {
-      if (!item.ul) {
-        item.ul = h("ul");
-        item.li.appendChild(item.ul);
-      }
+      if (!item.ul) item.ul = item.li.appendChild(h("ul"));
       this.fillChildren(node.id, item.ul);
     } else if (item.ul) {
       item.ul.remove();

@@ -17,9 +17,7 @@ class DetailsPane {
       pane.appendChild(h("div", "nba-empty", "Click a step in the tree or the timeline to see its details."));
       return;
     }
-    const head = h("div", "nba-details-head " + statusCls(node.status));
-    head.appendChild(line(node));
-    pane.appendChild(head);
+    const head = pane.appendChild(h("div", "nba-details-head " + statusCls(node.status), [line(node)]));
     const whole = this.view.inputs.get(id);
     (node.details || []).forEach((f) => {
       const isInput = node.kind === "model" && typeof f.label === "string" && f.label.startsWith("Input messages");
@@ -50,15 +48,14 @@ class DetailsPane {
   conversation(node) {
     const conv = node.conversation;
     const needle = this.view.tree.filter.text;
-    const box = h("div", "nba-field nba-conv");
-    box.appendChild(h("div", "nba-label", "Conversation (" + num(conv.messages) + " messages, " + num(conv.model_calls) + " model calls)"));
+    const label = "Conversation (" + num(conv.messages) + " messages, " + num(conv.model_calls) + " model calls)";
+    const box = h("div", "nba-field nba-conv", [h("div", "nba-label", label)]);
     this.view.pages.fill(box, node, needle);
     return box;
   }
 
   turn(key, t, needle) {
-    const box = h("div", "nba-msg nba-turn nba-turn-" + (TURN_KINDS.has(t.kind) ? t.kind : "note"));
-    box.appendChild(h("span", "nba-role", t.label));
+    const box = h("div", "nba-msg nba-turn nba-turn-" + (TURN_KINDS.has(t.kind) ? t.kind : "note"), [h("span", "nba-role", t.label)]);
     if (t.meta) box.appendChild(h("span", "nba-meta", " " + t.meta));
     if (t.link) {
       box.append(" ", button("nba-conv-link", "→ the conversation of " + t.link_label, () => this.view.select(t.link)));
@@ -66,19 +63,16 @@ class DetailsPane {
     if (t.content) {
       const text = highlighted(h("div", "nba-text" + (t.error ? " nba-error-text" : "")), t.content, needle);
       if (t.fold) {
-        const folds = this.view.openFolds;
-        const det = h("details", "nba-fold");
-        const summary = h("summary");
-        const chars = " (" + String(t.content).length + " chars)";
-        summary.append(h("span", "nba-preview", String(t.content).replace(/\s+/g, " ").slice(0, 100)), h("small", null, chars));
-        det.append(summary, text);
-        const hit = Boolean(needle) && String(t.content).toLowerCase().includes(needle);
-        det.open = hit || folds.has(key);
+        const [folds, content] = [this.view.openFolds, String(t.content)];
+        const preview = h("span", "nba-preview", content.replace(/\s+/g, " ").slice(0, 100));
+        const summary = h("summary", null, [preview, h("small", null, " (" + content.length + " chars)")]);
+        const hit = Boolean(needle) && content.toLowerCase().includes(needle);
+        const det = h("details", "nba-fold", [summary, text], { open: hit || folds.has(key) });
         det.addEventListener("toggle", () => folds[det.open ? "add" : "delete"](key));
         box.appendChild(det);
       } else box.appendChild(text);
     }
-    (t.tool_calls || []).forEach((c) => box.appendChild(highlighted(h("div", "nba-call"), "→ " + c.name + "(" + c.args + ")", needle)));
+    (t.tool_calls || []).forEach((c) => box.appendChild(highlighted(h("div", "nba-call"), "→ " + callText(c), needle)));
     return box;
   }
 }
@@ -104,16 +98,12 @@ class Approvals {
     if (item.cardKeys === keys) return;
     item.cardKeys = keys;
     if (item.card) item.card.remove();
-    item.card = pending.length ? h("div", "nba-pending") : null;
-    if (!item.card) return;
-    pending.forEach((p) => item.card.appendChild(this.requestCard(p)));
-    item.row.after(item.card);
+    item.card = pending.length ? h("div", "nba-pending", pending.map((p) => this.requestCard(p))) : null;
+    if (item.card) item.row.after(item.card);
   }
 
   requestCard(p) {
-    const box = h("div", "nba-request");
-    box.dataset.request = p.key;
-    box.appendChild(h("div", "nba-request-title", "waits for a decision: " + p.title));
+    const box = h("div", "nba-request", [h("div", "nba-request-title", "waits for a decision: " + p.title)], { "data-request": p.key });
     if (p.description) box.appendChild(h("div", "nba-request-desc", p.description));
     const body = h("div", "nba-request-body");
     const choices = h("div", "nba-choices");
@@ -124,20 +114,18 @@ class Approvals {
       });
       body.replaceChildren();
       if (chosen.decision === "edit") {
-        const area = h("textarea", "nba-edit-args");
-        area.setAttribute("aria-label", "Arguments of " + p.title + " as JSON");
-        area.value = chosen.args_json;
+        const area = h("textarea", "nba-edit-args", null, { "aria-label": "Arguments of " + p.title + " as JSON", value: chosen.args_json });
         area.rows = Math.min(12, area.value.split("\n").length + 1);
-        area.addEventListener("input", () => {
-          chosen.args_json = area.value;
-        });
+        area.addEventListener("input", () => (chosen.args_json = area.value));
         body.appendChild(area);
       } else if (chosen.decision === "reject" || chosen.decision === "respond") {
-        const input = h("input", "nba-message");
-        input.type = "text";
-        input.placeholder = chosen.decision === "reject" ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it";
-        input.setAttribute("aria-label", (chosen.decision === "reject" ? "Reason to reject " : "Answer instead of ") + p.title);
-        input.value = chosen.message || "";
+        const reject = chosen.decision === "reject";
+        const input = h("input", "nba-message", null, {
+          type: "text",
+          placeholder: reject ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it",
+          "aria-label": (reject ? "Reason to reject " : "Answer instead of ") + p.title,
+          value: chosen.message || "",
+        });
         input.addEventListener("input", () => {
           chosen.message = input.value;
           this.draw();
@@ -147,7 +135,7 @@ class Approvals {
       this.draw();
     };
     p.allowed.forEach((decision) => {
-      const b = button("nba-choice", decision, () => {
+      const choose = () => {
         const old = this.decisions.get(p.key);
         this.decisions.set(p.key, {
           decision,
@@ -155,10 +143,8 @@ class Approvals {
           message: old ? old.message || "" : "",
         });
         draw();
-      });
-      b.dataset.decision = decision;
-      b.disabled = !this.answerable();
-      choices.appendChild(b);
+      };
+      choices.appendChild(button("nba-choice", decision, choose, { "data-decision": decision, disabled: !this.answerable() }));
     });
     if (!p.allowed.length) choices.appendChild(h("span", "nba-request-desc", "answer it in code: Command(resume=...)"));
     box.append(choices, body);
@@ -193,16 +179,13 @@ class Approvals {
     const keys = pending.map((p) => p.key).join("|");
     if (this.sending && keys !== this.sentKeys) this.sending = false; // it paused again
     const decided = pending.filter((p) => this.ready(p)).length;
-    const line = h("div", "nba-approvals-bar");
-    if (!this.answerable()) {
-      line.appendChild(h("span", "nba-waiting", pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result)."));
-    } else {
-      line.appendChild(h("span", "nba-waiting", decided + " of " + pending.length + " decided"));
-      const submit = button("nba-submit", this.sending ? "resuming…" : "Submit decisions and resume", () => this.submit(pending));
-      submit.disabled = this.sending || decided < pending.length;
-      line.appendChild(submit);
+    const answerable = this.answerable();
+    const status = answerable ? decided + " of " + pending.length + " decided" : pending.length + " request(s) wait for a decision. Answer them in code: nbagents.pending_approvals(result).";
+    const line = bar.appendChild(h("div", "nba-approvals-bar", [h("span", "nba-waiting", status)]));
+    if (answerable) {
+      const text = this.sending ? "resuming…" : "Submit decisions and resume";
+      line.appendChild(button("nba-submit", text, () => this.submit(pending), { disabled: this.sending || decided < pending.length }));
     }
-    bar.appendChild(line);
     if (notice && !this.sending) bar.appendChild(h("div", "nba-notice", notice));
   }
 

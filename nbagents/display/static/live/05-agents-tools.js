@@ -15,8 +15,7 @@ class KeyedRows {
 
   build() {
     this.box = h("div", this.cls);
-    this.sec = section(this.view, this.key, this.title, this.box);
-    return this.sec;
+    return (this.sec = section(this.view, this.key, this.title, this.box));
   }
 
   redraw() {
@@ -60,14 +59,13 @@ class KeyedRows {
 }
 
 // The token table's and the Tools table's parts; cells from `figures` on are right-aligned.
+function figureCells(tag, texts, figures) {
+  return texts.map((t, i) => h(tag, i >= figures ? "nba-num" : null, t));
+}
+
 function figureTable(cls, columns, figures, rows, total) {
-  const head = h("tr");
-  columns.forEach((t, i) => head.appendChild(h("th", i >= figures ? "nba-num" : null, t)));
-  const [table, thead, body] = [h("table", "nba-table " + cls), h("thead"), h("tbody")];
-  thead.appendChild(head);
-  body.append(...rows, total);
-  table.append(thead, body);
-  return table;
+  const head = h("thead", null, [h("tr", null, figureCells("th", columns, figures))]);
+  return h("table", "nba-table " + cls, [head, h("tbody", null, [...rows, total])]);
 }
 
 function tableRow(row, figures, selected) {
@@ -83,7 +81,7 @@ function tableRow(row, figures, selected) {
 }
 
 function totalCells(tr, cells, figures) {
-  tr.replaceChildren(...cells.map((t, i) => h("td", i >= figures ? "nba-num" : null, t)));
+  tr.replaceChildren(...figureCells("td", cells, figures));
   return tr;
 }
 
@@ -118,8 +116,8 @@ class Timeline extends KeyedRows {
 
   drawAll(rows) {
     this.moreAt = h("div");
-    const legend = h("div", "nba-legend", "bar: agent run");
-    legend.append(h("span", "nba-swatch nba-seg-model"), "model call", h("span", "nba-swatch nba-seg-tool"), "tool call");
+    const swatch = (kind) => h("span", "nba-swatch nba-seg-" + kind);
+    const legend = h("div", "nba-legend", ["bar: agent run", swatch("model"), "model call", swatch("tool"), "tool call"]);
     this.box.replaceChildren(...rows, this.moreAt, legend);
   }
 
@@ -130,15 +128,10 @@ class Timeline extends KeyedRows {
 
   row(id) {
     const row = this.view.data.timeline.get(id) || { segments: [], name: "", depth: 0, time: "" };
-    const r = h("div", "nba-tl-row " + statusCls(row.status) + (this.view.selected === id ? " nba-selected" : ""));
-    r.dataset.node = id;
-    const label = h("span", "nba-tl-label");
+    const label = h("span", "nba-tl-label", [dot(row.status, row.glyph), " " + row.name]);
     label.style.paddingLeft = Math.min(num(row.depth), 20) * 12 + "px";
-    label.append(dot(row.status, row.glyph), " " + row.name);
-    r.appendChild(label);
-    const track = h("span", "nba-tl-track nba-tl-abs");
     const bar = h("span", "nba-bar");
-    track.appendChild(bar);
+    const track = h("span", "nba-tl-track nba-tl-abs", [bar]);
     const segs = (row.segments || []).map((s) => {
       const seg = h("span", "nba-seg " + (s.kind === "tool" ? "nba-seg-tool" : "nba-seg-model"));
       seg.addEventListener("click", (ev) => {
@@ -149,12 +142,11 @@ class Timeline extends KeyedRows {
       return [seg, s];
     });
     const marks = (row.marks || []).map((m) => {
-      const mark = h("span", "nba-mark nba-mark-" + (m.kind === "finished" ? "finished" : "started"));
-      mark.title = m.label;
-      track.appendChild(mark);
-      return [mark, m];
+      const cls = "nba-mark nba-mark-" + (m.kind === "finished" ? "finished" : "started");
+      return [track.appendChild(h("span", cls, null, { title: m.label })), m];
     });
-    r.append(track, h("span", "nba-tl-time", row.time));
+    const selected = this.view.selected === id ? " nba-selected" : "";
+    const r = h("div", "nba-tl-row " + statusCls(row.status) + selected, [label, track, h("span", "nba-tl-time", row.time)], { "data-node": id });
     r.addEventListener("click", () => this.view.select(id));
     return { el: r, bar, row, segs, marks };
   }
@@ -211,14 +203,11 @@ class ToolTable {
     const total = totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES);
     const parts = [figureTable("nba-tools", tools.columns, TOOL_FIGURES, rows, total)];
     const rest = tools.order.length - this.limit;
-    if (rest > 0) {
-      parts.push(
-        moreButton(rest, ROW_PAGE, " tools", () => {
-          this.limit += ROW_PAGE;
-          this.redraw();
-        }),
-      );
-    }
+    const more = () => {
+      this.limit += ROW_PAGE;
+      this.redraw();
+    };
+    if (rest > 0) parts.push(moreButton(rest, ROW_PAGE, " tools", more));
     parts.push(h("div", "nba-legend", "turns: the model replies that asked for the tool; in, out and cost are theirs, a reply counted once per tool it asked for."));
     this.box.replaceChildren(...parts);
   }
@@ -245,24 +234,17 @@ class ToolTable {
       toggle();
     });
     if (!open) return [tr];
-    const calls = h("tr", "nba-tool-calls");
-    const td = h("td");
-    td.colSpan = Math.max(width, 1);
+    const td = h("td", null, (row.calls || []).map((c) => this.call(c)), { colSpan: Math.max(width, 1) });
     td.style.wordBreak = "break-all"; // a word of a call's arguments: the table is as wide as its longest
-    (row.calls || []).forEach((c) => td.appendChild(this.call(c)));
-    if (num(row.more)) {
-      td.appendChild(h("div", "nba-empty", "… and " + num(row.more) + ' more calls: trace.tool_usage("call") has every one.'));
-    }
-    calls.appendChild(td);
-    return [tr, calls];
+    if (num(row.more)) td.appendChild(h("div", "nba-empty", "… and " + num(row.more) + ' more calls: trace.tool_usage("call") has every one.'));
+    return [tr, h("tr", "nba-tool-calls", [td])];
   }
 
   call(c) {
     const node = this.view.data.nodes.get(c.id) || { status: "running", glyph: "", preview: "", time: "" };
-    const box = h("div", "nba-tool-call " + statusCls(node.status) + (this.view.selected === c.id ? " nba-selected" : ""));
-    box.dataset.node = c.id;
-    const head = h("span", "nba-line");
-    head.append(dot(node.status, node.glyph), h("span", "nba-name", c.agent));
+    const selected = this.view.selected === c.id ? " nba-selected" : "";
+    const box = h("div", "nba-tool-call " + statusCls(node.status) + selected, null, { "data-node": c.id });
+    const head = h("span", "nba-line", [dot(node.status, node.glyph), h("span", "nba-name", c.agent)]);
     if (node.preview) head.appendChild(h("span", "nba-preview", node.preview));
     head.appendChild(h("span", "nba-meta", node.time));
     box.append(head, " ", button("nba-tree-link", "↑ its step in the call tree", () => this.view.reach(c.id)));

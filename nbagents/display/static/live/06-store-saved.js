@@ -200,8 +200,7 @@ function showSaved(box, viewJson, css) {
   box.dataset.nbaDrawn = "1";
   const values = { uid: box.dataset.nbaUid || "", view_json: viewJson, patch_json: "null", answerable: false, notice: "" };
   const model = { get: (key) => values[key], on() {}, off() {}, widget_manager: box };
-  const style = document.createElement("style");
-  style.textContent = css;
+  const style = h("style", null, css);
   const el = h("div", "nba-saved-view");
   initialize({ model });
   render({ model, el }, true);

@@ -77,8 +77,7 @@ class Focus {
   }
 
   build() {
-    this.el = h("nav", "nba-crumbs");
-    this.el.setAttribute("aria-label", "Focused agent and its ancestors");
+    this.el = h("nav", "nba-crumbs", null, { "aria-label": "Focused agent and its ancestors" });
     this.draw();
     return this.el;
   }
@@ -95,14 +94,11 @@ class Focus {
     for (let k = this.parentAgent(id); k !== null; k = this.parentAgent(k)) chain.unshift(k);
     bar.appendChild(button("nba-crumb", "Whole run", () => this.leave()));
     chain.forEach((k) => {
-      const b = button("nba-crumb", this.data.nodes.get(k).name, () => this.set(k));
-      b.dataset.node = k;
-      b.title = this.data.nodes.get(k).preview || "";
-      bar.append(h("span", "nba-crumb-sep", " › "), b);
+      const { name, preview } = this.data.nodes.get(k);
+      bar.append(h("span", "nba-crumb-sep", " › "), button("nba-crumb", name, () => this.set(k), { "data-node": k, title: preview || "" }));
     });
     bar.appendChild(h("span", "nba-crumb-sep", " › "));
-    const here = h("span", "nba-crumb-here", this.data.nodes.get(id).name);
-    here.dataset.node = id;
+    const here = h("span", "nba-crumb-here", this.data.nodes.get(id).name, { "data-node": id });
     bar.append(here, h("span", "nba-crumb-note", " (its subtree alone: Esc or \u201cWhole run\u201d goes back)"));
   }
 
@@ -110,9 +106,8 @@ class Focus {
   decorate(pane, head, node) {
     const id = this.focused();
     if (AGENT_KINDS.has(node.kind) && node.id !== id) {
-      const b = button("nba-more-button nba-focus-button", "Focus on this agent", () => this.set(node.id));
-      b.title = "Show this agent's subtree alone (key: f)";
-      head.appendChild(b);
+      const title = "Show this agent's subtree alone (key: f)";
+      head.appendChild(button("nba-more-button nba-focus-button", "Focus on this agent", () => this.set(node.id), { title }));
     }
     if (id === null || node.id === id) return;
     const agent = this.data.nodes.get(id);
@@ -252,9 +247,9 @@ class TreeKeys {
     if (item) this.show(item.row);
   }
 
-  show(row) {
+  show(row, block = "nearest") {
     row.focus({ preventScroll: true });
-    row.scrollIntoView({ block: "nearest" });
+    row.scrollIntoView({ block });
   }
 }
 
@@ -348,10 +343,8 @@ class TurnPages {
     const bar = h("div", "nba-conv-pages");
     const total = this.entries(node);
     const pageButton = (text, to, label) => {
-      const b = button("nba-more-button nba-page-button", text, () => this.go(node, to));
-      b.setAttribute("aria-label", label);
-      b.disabled = to < 0 || to >= count || to === page;
-      bar.appendChild(b);
+      const props = { "aria-label": label, disabled: to < 0 || to >= count || to === page };
+      bar.appendChild(button("nba-more-button nba-page-button", text, () => this.go(node, to), props));
     };
     pageButton("\u00ab first", 0, "first page of the conversation");
     pageButton("\u2039 previous", page - 1, "previous page of the conversation");
