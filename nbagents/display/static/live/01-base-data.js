@@ -136,9 +136,7 @@ function applyPatch(data, patch) {
     touched.kids.add(null);
   }
   if (patch.agents) data.agents = patch.agents;
-  Object.entries(patch.texts || {}).forEach(([key, text]) => {
-    if (typeof text === "string") data.texts.set(key, text);
-  });
+  for (const [key, text] of Object.entries(patch.texts || {})) if (typeof text === "string") data.texts.set(key, text);
   (patch.nodes || []).forEach((n) => {
     const old = data.nodes.get(n.id);
     const merged = Object.assign(old ? {} : { children: [], details: [] }, old || {}, n);

@@ -72,6 +72,17 @@ function section(ui, key, title, body) {
 
 // -- the view: built once, then updated in place; each part keeps its own UI state -------------
 
+// A part of the view (the tree, the details, focus, keys…), which draws the view's data.
+class Part {
+  constructor(view) {
+    this.view = view;
+  }
+
+  get data() {
+    return this.view.data;
+  }
+}
+
 class TraceView {
   constructor(root, model) {
     this.root = root;
@@ -99,6 +110,7 @@ class TraceView {
   reset(data) {
     this.data = data;
     this.build();
+    this.settle();
   }
 
   patched({ touched, agents, columns }) {
@@ -111,6 +123,7 @@ class TraceView {
     this.table.update(touched.rows, agents || columns);
     this.tools.update(touched.tools, columns);
     this.timeline.update(touched.timeline, agents);
+    this.settle();
   }
 
   // The whole view again, as it was: what the user chose and where the tree was scrolled.
@@ -119,7 +132,7 @@ class TraceView {
     this.reset(data);
   }
 
-  // After a draw: the revision drawn, for whoever waits for it.
+  // After each draw: the revision drawn, for whoever waits for it.
   settle() {
     if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
   }
@@ -226,9 +239,8 @@ class TraceView {
       if (id) this.tree.updateRow(id);
     }
     this.details.draw();
-    this.root.querySelectorAll("tr[data-node], .nba-tl-row, .nba-tool-call").forEach((el) => {
-      el.classList.toggle("nba-selected", el.dataset.node === this.selected);
-    });
+    const drawn = this.root.querySelectorAll("tr[data-node], .nba-tl-row, .nba-tool-call");
+    drawn.forEach((el) => el.classList.toggle("nba-selected", el.dataset.node === this.selected));
   }
 
   // Selects step `id` and brings its tree row into view (from the Tools pane).

@@ -1,8 +1,8 @@
 // -- the call tree and its filter ---------------------------------------------------------------
 
-class TreePane {
+class TreePane extends Part {
   constructor(view) {
-    this.view = view;
+    super(view);
     this.collapsed = new Set();
     this.expanded = new Set();
     this.shown = new Map(); // node id -> how many children are drawn
@@ -12,10 +12,6 @@ class TreePane {
     this.focused = null;
   }
 
-  get data() {
-    return this.view.data;
-  }
-
   build(left) {
     this.items.clear();
     this.el = h("div", "nba-live-tree");
@@ -23,10 +19,7 @@ class TreePane {
   }
 
   patch(touched) {
-    if (this.keep) {
-      this.draw();
-      return;
-    }
+    if (this.keep) return this.draw();
     touched.nodes.forEach((id) => touched.kids.has(id) || this.updateRow(id));
     touched.kids.forEach((id) => this.updateChildren(id));
   }

@@ -1,8 +1,4 @@
-class DetailsPane {
-  constructor(view) {
-    this.view = view;
-  }
-
+class DetailsPane extends Part {
   build() {
     return (this.el = h("div", "nba-live-details"));
   }
@@ -11,7 +7,7 @@ class DetailsPane {
     const pane = this.el;
     const scroll = pane.scrollTop;
     const id = this.view.selected;
-    const node = id ? this.view.data.nodes.get(id) : null;
+    const node = id ? this.data.nodes.get(id) : null;
     pane.replaceChildren();
     if (!node) {
       pane.appendChild(h("div", "nba-empty", "Click a step in the tree or the timeline to see its details."));
@@ -45,12 +41,11 @@ class DetailsPane {
     return b;
   }
 
-  conversation(node) {
+  conversation(node, title = "Conversation") {
     const conv = node.conversation;
-    const needle = this.view.tree.filter.text;
-    const label = "Conversation (" + num(conv.messages) + " messages, " + num(conv.model_calls) + " model calls)";
+    const label = title + " (" + num(conv.messages) + " messages, " + num(conv.model_calls) + " model calls)";
     const box = h("div", "nba-field nba-conv", [h("div", "nba-label", label)]);
-    this.view.pages.fill(box, node, needle);
+    this.view.pages.fill(box, node, this.view.tree.filter.text);
     return box;
   }
 
@@ -79,9 +74,9 @@ class DetailsPane {
 
 // -- approvals: pending requests at their steps, answered from the view -------------------------
 
-class Approvals {
+class Approvals extends Part {
   constructor(view) {
-    this.view = view;
+    super(view);
     this.decisions = new Map(); // pending request key -> {decision, args_json, message}
     this.sending = false;
     this.sentKeys = null;
@@ -109,9 +104,7 @@ class Approvals {
     const choices = h("div", "nba-choices");
     const draw = () => {
       const chosen = this.decisions.get(p.key) || {};
-      choices.querySelectorAll("button").forEach((b) => {
-        b.setAttribute("aria-pressed", String(b.dataset.decision === chosen.decision));
-      });
+      choices.querySelectorAll("button").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.decision === chosen.decision)));
       body.replaceChildren();
       if (chosen.decision === "edit") {
         const area = h("textarea", "nba-edit-args", null, { "aria-label": "Arguments of " + p.title + " as JSON", value: chosen.args_json });
@@ -167,7 +160,7 @@ class Approvals {
   draw() {
     const bar = this.el;
     if (!bar) return;
-    const nodes = this.view.data ? [...this.view.data.nodes.values()] : [];
+    const nodes = this.data ? [...this.data.nodes.values()] : [];
     const pending = nodes.flatMap((n) => n.pending || []).filter((p) => p.allowed.length);
     const notice = this.view.model ? this.view.model.get("notice") || "" : "";
     bar.replaceChildren();
@@ -207,9 +200,7 @@ class Approvals {
   }
 
   answerableChanged() {
-    this.view.root.querySelectorAll(".nba-choice").forEach((b) => {
-      b.disabled = !this.answerable();
-    });
+    this.view.root.querySelectorAll(".nba-choice").forEach((b) => (b.disabled = !this.answerable()));
     this.draw();
   }
 }

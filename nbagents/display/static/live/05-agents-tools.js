@@ -2,9 +2,9 @@
 
 // A section of one row per agent, keyed by id: a patch replaces the touched rows; a new order
 // draws all again. Subclasses give row(id) -> {el}, drawAll (which sets moreAt) and refresh.
-class KeyedRows {
+class KeyedRows extends Part {
   constructor(view, key, title, cls) {
-    this.view = view;
+    super(view);
     this.key = key;
     this.title = title;
     this.cls = cls;
@@ -24,7 +24,7 @@ class KeyedRows {
   }
 
   update(touched, reorder) {
-    const agents = this.view.data.agents;
+    const agents = this.data.agents;
     this.sec.style.display = agents.length ? "" : "none";
     if (!agents.length) return;
     const ids = agents.slice(0, Math.max(this.view.agentLimit, ROW_PAGE));
@@ -92,16 +92,16 @@ class AgentTable extends KeyedRows {
 
   drawAll(rows) {
     this.totalRow = h("tr", "nba-total");
-    this.box.replaceChildren(figureTable("nba-tokens", this.view.data.columns, AGENT_FIGURES, rows, this.totalRow));
+    this.box.replaceChildren(figureTable("nba-tokens", this.data.columns, AGENT_FIGURES, rows, this.totalRow));
     this.moreAt = this.box;
   }
 
   refresh() {
-    totalCells(this.totalRow, this.view.data.totals, AGENT_FIGURES);
+    totalCells(this.totalRow, this.data.totals, AGENT_FIGURES);
   }
 
   row(id) {
-    const row = this.view.data.agentRows.get(id) || { cells: [], depth: 0, status: "running", glyph: "" };
+    const row = this.data.agentRows.get(id) || { cells: [], depth: 0, status: "running", glyph: "" };
     const tr = tableRow(row, AGENT_FIGURES, this.view.selected === id);
     tr.dataset.node = id;
     tr.addEventListener("click", () => this.view.select(id));
@@ -127,7 +127,7 @@ class Timeline extends KeyedRows {
   }
 
   row(id) {
-    const row = this.view.data.timeline.get(id) || { segments: [], name: "", depth: 0, time: "" };
+    const row = this.data.timeline.get(id) || { segments: [], name: "", depth: 0, time: "" };
     const label = h("span", "nba-tl-label", [dot(row.status, row.glyph), " " + row.name]);
     label.style.paddingLeft = Math.min(num(row.depth), 20) * 12 + "px";
     const bar = h("span", "nba-bar");
@@ -152,7 +152,7 @@ class Timeline extends KeyedRows {
   }
 
   place(entry) {
-    const horizon = this.view.data.duration;
+    const horizon = this.data.duration;
     const scale = horizon > 0 ? 100 / horizon : 0;
     const put = (el, start, end) => {
       const s = num(start);
@@ -163,9 +163,7 @@ class Timeline extends KeyedRows {
     };
     put(entry.bar, entry.row.start, entry.row.end);
     entry.segs.forEach(([el, s]) => put(el, s.start, s.end));
-    entry.marks.forEach(([el, m]) => {
-      el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100));
-    });
+    entry.marks.forEach(([el, m]) => (el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100))));
   }
 }
 
@@ -173,9 +171,9 @@ class Timeline extends KeyedRows {
 //
 // Drawn whole on a change: a run calls few tools, and an open one lists its first calls only.
 
-class ToolTable {
+class ToolTable extends Part {
   constructor(view) {
-    this.view = view;
+    super(view);
     this.open = new Set(); // the tools whose calls are shown
     this.limit = ROW_PAGE;
   }
@@ -192,7 +190,7 @@ class ToolTable {
   }
 
   redraw() {
-    const tools = this.view.data.tools;
+    const tools = this.data.tools;
     this.sec.style.display = tools.order.length ? "" : "none";
     if (!tools.order.length) {
       this.box.replaceChildren();
@@ -241,7 +239,7 @@ class ToolTable {
   }
 
   call(c) {
-    const node = this.view.data.nodes.get(c.id) || { status: "running", glyph: "", preview: "", time: "" };
+    const node = this.data.nodes.get(c.id) || { status: "running", glyph: "", preview: "", time: "" };
     const selected = this.view.selected === c.id ? " nba-selected" : "";
     const box = h("div", "nba-tool-call " + statusCls(node.status) + selected, null, { "data-node": c.id });
     const head = h("span", "nba-line", [dot(node.status, node.glyph), h("span", "nba-name", c.agent)]);

@@ -32,7 +32,6 @@ class Store {
     this.views.forEach((view) => {
       view.stale = false;
       view.reset(this.data);
-      view.settle();
     });
   }
 
@@ -47,11 +46,8 @@ class Store {
   draw(patch) {
     const changes = changesOf(patch, applyPatch(this.data, patch));
     this.views.forEach((view) => {
-      if (!view.inSight) view.stale = true;
-      else {
-        view.patched(changes);
-        view.settle();
-      }
+      if (view.inSight) view.patched(changes);
+      else view.stale = true;
     });
   }
 
@@ -60,7 +56,6 @@ class Store {
     if (!view.stale || !this.views.has(view)) return;
     view.stale = false;
     view.redraw(this.data);
-    view.settle();
   }
 }
 
@@ -131,9 +126,7 @@ function render({ model, el }, saved = false) {
     view = takeOver(handed, model, el, store);
   } else {
     // MathJax must not typeset user text ("costs $5 and $10").
-    const root = h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore");
-    el.appendChild(root);
-    view = new TraceView(root, model);
+    view = new TraceView(el.appendChild(h("div", "nba-root nba-live tex2jax_ignore mathjax_ignore")), model);
     if (handed) {
       try {
         view.adopt(handed.ui);
@@ -144,7 +137,6 @@ function render({ model, el }, saved = false) {
     store.views.add(view);
     view.reset(store.data);
   }
-  view.settle();
   const sight = new IntersectionObserver(
     (entries) => {
       view.inSight = entries[entries.length - 1].isIntersecting;
@@ -181,14 +173,13 @@ function takeOver(handed, model, el, store) {
   el.appendChild(view.root);
   store.views.add(view);
   const patch = handed.stale ? null : asPatch(view.data, store.data);
-  if (!patch) {
-    view.redraw(store.data);
-    return view;
+  if (!patch) view.redraw(store.data);
+  else {
+    const touched = applyPatch(view.data, patch);
+    view.data.pages = store.data.pages;
+    store.data = view.data;
+    view.patched(changesOf(patch, touched));
   }
-  const touched = applyPatch(view.data, patch);
-  view.data.pages = store.data.pages;
-  store.data = view.data;
-  view.patched(changesOf(patch, touched));
   return view;
 }
 

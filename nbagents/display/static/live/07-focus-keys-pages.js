@@ -1,14 +1,10 @@
 // -- focus: one agent's subtree alone, a breadcrumb back up, its conversation kept in view ------
 
-class Focus {
+class Focus extends Part {
   constructor(view) {
-    this.view = view;
+    super(view);
     this.id = null; // the focused agent's node id, or null: the whole run
     this.el = null;
-  }
-
-  get data() {
-    return this.view.data;
   }
 
   focused() {
@@ -112,9 +108,8 @@ class Focus {
     if (id === null || node.id === id) return;
     const agent = this.data.nodes.get(id);
     if (!agent || !agent.conversation) return;
-    const box = this.view.details.conversation(agent);
+    const box = this.view.details.conversation(agent, "Conversation of the focused agent, " + agent.name);
     box.classList.add("nba-focus-conv");
-    box.querySelector(".nba-label").textContent = "Conversation of the focused agent, " + agent.name + " (" + num(agent.conversation.messages) + " messages, " + num(agent.conversation.model_calls) + " model calls)";
     pane.appendChild(box);
   }
 }
@@ -128,11 +123,7 @@ const KEY_ACTIONS = {
   "}": ["sibling", 1], "{": ["sibling", -1], f: ["into"], F: ["into"], Backspace: ["out"],
 };
 
-class TreeKeys {
-  constructor(view) {
-    this.view = view;
-  }
-
+class TreeKeys extends Part {
   // Handles a key pressed on the row of step `id`; whether it was one of these.
   handle(ev, id) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return false;
@@ -161,19 +152,16 @@ class TreeKeys {
     const own = this.ownSteps(agent);
     let at = own.indexOf(id);
     if (at < 0) at = by > 0 ? -1 : own.length;
-    for (let i = at + by; i >= 0 && i < own.length; i += by) {
-      if (this.view.data.nodes.get(own[i]).kind === "model") {
-        this.go(own[i]);
-        return;
-      }
-    }
+    const ahead = by > 0 ? own.slice(at + 1) : own.slice(0, at).reverse();
+    const next = ahead.find((k) => this.data.nodes.get(k).kind === "model");
+    if (next !== undefined) this.go(next);
   }
 
   // The steps of `agent` itself, in tree order: not those of the sub-agents it spawned.
   ownSteps(agent) {
     const out = [];
     const walk = (k) => {
-      const node = this.view.data.nodes.get(k);
+      const node = this.data.nodes.get(k);
       if (!node) return;
       out.push(k);
       if (k !== agent && AGENT_KINDS.has(node.kind)) return;
@@ -189,7 +177,7 @@ class TreeKeys {
     const agent = focus.agentOf(id);
     if (agent === null) return;
     const parent = focus.parentAgent(agent);
-    const kin = this.view.data.agents.filter((a) => this.view.data.nodes.has(a) && focus.parentAgent(a) === parent);
+    const kin = this.data.agents.filter((a) => this.data.nodes.has(a) && focus.parentAgent(a) === parent);
     const next = kin[kin.indexOf(agent) + by];
     if (next === undefined) return;
     if (focus.focused() === agent) {
@@ -200,9 +188,9 @@ class TreeKeys {
 
   // In: focus on the row's agent; on a step that spawned one (a task), on the sub-agent.
   into(id) {
-    const node = this.view.data.nodes.get(id);
+    const node = this.data.nodes.get(id);
     if (!node) return;
-    const spawned = (node.children || []).find((k) => AGENT_KINDS.has((this.view.data.nodes.get(k) || {}).kind));
+    const spawned = (node.children || []).find((k) => AGENT_KINDS.has((this.data.nodes.get(k) || {}).kind));
     const target = AGENT_KINDS.has(node.kind) ? id : spawned || this.view.focus.agentOf(id);
     if (target === null || target === undefined) return;
     this.view.focus.set(target);
@@ -212,10 +200,10 @@ class TreeKeys {
   // Out: the focus, else the selection, to the parent agent.
   out(id) {
     const focus = this.view.focus;
-    if (focus.focused() !== null) {
-      const was = focus.focused();
+    const was = focus.focused();
+    if (was !== null) {
       focus.up();
-      this.bring(focus.focused() === null ? was : focus.focused());
+      this.bring(focus.focused() ?? was);
       return;
     }
     const agent = focus.agentOf(id);
@@ -231,7 +219,7 @@ class TreeKeys {
   // The row of step `id` drawn (past a "show more"), on screen, with the keyboard focus.
   bring(id) {
     const tree = this.view.tree;
-    const chain = lineage(this.view.data.nodes, id).reverse();
+    const chain = lineage(this.data.nodes, id).reverse();
     let redraw = false;
     chain.forEach((k, i) => {
       const parent = i ? chain[i - 1] : null;
@@ -256,9 +244,9 @@ class TreeKeys {
 // -- a conversation's pages: the view holds the first; others come from a saved view's `pages`
 // or from the kernel when asked (LiveView._send_turns).
 
-class TurnPages {
+class TurnPages extends Part {
   constructor(view) {
-    this.view = view;
+    super(view);
     this.at = new Map(); // agent node id -> the page shown
     this.got = new Map(); // "id:page" -> {turns, entries}, as the kernel sent it
     this.asked = new Set(); // "id:page:entries" asked and not answered
@@ -280,7 +268,7 @@ class TurnPages {
   // Page `page` of `node`'s conversation, or null while it is not here.
   page(node, page) {
     if (page === 0) return turns(node);
-    const saved = this.view.data.pages && this.view.data.pages[node.id];
+    const saved = this.data.pages && this.data.pages[node.id];
     if (saved && Array.isArray(saved[page])) return saved[page];
     const got = this.got.get(node.id + ":" + page);
     // A last page not full when it came may have grown since.
@@ -315,13 +303,11 @@ class TurnPages {
     const size = this.size(node);
     const shown = this.page(node, page);
     if (count > 1) box.appendChild(this.bar(node, page, count));
-    if (shown === null) {
-      if (this.view.canSend()) {
-        this.ask(node, page);
-        box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
-      } else {
-        box.appendChild(h("div", "nba-empty", "This page is not in the saved output: trace.transcript(…) has every entry."));
-      }
+    if (shown === null && this.view.canSend()) {
+      this.ask(node, page);
+      box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
+    } else if (shown === null) {
+      box.appendChild(h("div", "nba-empty", "This page is not in the saved output: trace.transcript(…) has every entry."));
     } else {
       const current = this.view.selected;
       shown.forEach((t, i) => {
