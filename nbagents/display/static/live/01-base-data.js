@@ -16,10 +16,6 @@ const ROW_PAGE = 200; // agents drawn in the token table and the timeline before
 const AGENT_FIGURES = 4;
 const TOOL_FIGURES = 2;
 
-function kindCls(kind) {
-  return "nba-k-" + (KINDS.has(kind) ? kind : "chain");
-}
-
 function statusCls(status) {
   return "nba-s-" + (STATUSES.has(status) ? status : "running");
 }

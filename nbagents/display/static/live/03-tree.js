@@ -142,7 +142,7 @@ class TreePane extends Part {
   drawRow(item, node) {
     const kids = this.kidsOf(node.id);
     const open = this.isOpen(node);
-    item.li.className = "nba-node " + kindCls(node.kind) + " " + statusCls(node.status);
+    item.li.className = "nba-node nba-k-" + (KINDS.has(node.kind) ? node.kind : "chain") + " " + statusCls(node.status);
     item.row.className = "nba-row" + (this.view.selected === node.id ? " nba-selected" : "");
     const toggle = h("span", "nba-toggle", kids.length ? (open ? "▾" : "▸") : "");
     if (kids.length) {

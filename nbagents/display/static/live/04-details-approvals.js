@@ -17,12 +17,8 @@ class DetailsPane extends Part {
     const whole = this.view.inputs.get(id);
     (node.details || []).forEach((f) => {
       const isInput = node.kind === "model" && typeof f.label === "string" && f.label.startsWith("Input messages");
-      if (isInput && whole) {
-        pane.appendChild(field({ label: whole.label, type: "messages", value: whole.messages }));
-        return;
-      }
-      pane.appendChild(field(f));
-      if (isInput && this.view.canSend()) pane.appendChild(this.wholeInputButton(id));
+      pane.appendChild(field(isInput && whole ? { label: whole.label, type: "messages", value: whole.messages } : f));
+      if (isInput && !whole && this.view.canSend()) pane.appendChild(this.wholeInputButton(id));
     });
     if ((node.token_table || []).length) pane.appendChild(field({ label: "Tokens", type: "kv", value: node.token_table }));
     if (node.diff) pane.appendChild(field({ label: "State", type: "diff", value: node.diff }));
@@ -113,12 +109,9 @@ class Approvals extends Part {
         body.appendChild(area);
       } else if (chosen.decision === "reject" || chosen.decision === "respond") {
         const reject = chosen.decision === "reject";
-        const input = h("input", "nba-message", null, {
-          type: "text",
-          placeholder: reject ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it",
-          "aria-label": (reject ? "Reason to reject " : "Answer instead of ") + p.title,
-          value: chosen.message || "",
-        });
+        const placeholder = reject ? "Why (optional, the agent reads it)" : "The tool's result, as the agent will read it";
+        const label = (reject ? "Reason to reject " : "Answer instead of ") + p.title;
+        const input = h("input", "nba-message", null, { type: "text", placeholder, "aria-label": label, value: chosen.message || "" });
         input.addEventListener("input", () => {
           chosen.message = input.value;
           this.draw();

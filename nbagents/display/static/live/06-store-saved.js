@@ -137,13 +137,11 @@ function render({ model, el }, saved = false) {
     store.views.add(view);
     view.reset(store.data);
   }
-  const sight = new IntersectionObserver(
-    (entries) => {
-      view.inSight = entries[entries.length - 1].isIntersecting;
-      if (view.inSight) store.catchUp(view);
-    },
-    { rootMargin: "200px" },
-  );
+  const seen = (entries) => {
+    view.inSight = entries[entries.length - 1].isIntersecting;
+    if (view.inSight) store.catchUp(view);
+  };
+  const sight = new IntersectionObserver(seen, { rootMargin: "200px" });
   sight.observe(view.root);
   const unlisten = listen(model, {
     "msg:custom": (msg) => view.received(msg),
