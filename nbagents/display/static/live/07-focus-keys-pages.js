@@ -52,10 +52,7 @@ class Focus extends Part {
   leave() {
     const was = this.focused();
     this.to(null);
-    if (was !== null) {
-      this.view.select(was);
-      this.view.keys.bring(was);
-    }
+    if (was !== null) this.view.keys.go(was);
   }
 
   // Out: focus on the focused agent's parent agent, or the whole run from a top agent.
