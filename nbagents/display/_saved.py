@@ -9,8 +9,8 @@ replaces its output with this HTML, and a displayed trace shows as it too:
   GitHub and sanitizing exports show;
 - the final view and the viewer's code, each deflated and base64-encoded in an HTML comment,
   which every sanitizer drops;
-- ``static/saved.js``, which, where the output is trusted, imports the viewer (``live.js``, the
-  widget's own code) and draws the run from the saved view with no kernel.
+- ``static/saved.js``, which, where the output is trusted, imports the viewer (``static/live/``
+  joined, the widget's own code) and draws the run from the saved view with no kernel.
 
 A comment ends at the first ``>`` after ``--``; base64 has neither, so nothing from the run can
 close the comment, the output or the nbval markers around it.
