@@ -20,6 +20,7 @@ import nbagents.display.live as live
 from nbagents.display._fingerprints import SpanFingerprints
 from nbagents.display._format import format_tokens
 from nbagents.display._html import render_view, trace_html
+from nbagents.display._saved import _code, unpacked
 from nbagents.display._viewmodel import ViewBuilder, build_view
 from nbagents.display.live import LIVE_HTML_END, LIVE_HTML_START, LIVE_TEXT_PREFIX, LiveView
 from nbagents.tracing import Span, Trace, recording
@@ -98,7 +99,7 @@ def test_widget_state_after_a_run_has_the_tree_and_the_token_table() -> None:
         "statuses": list(get_args(SpanStatus)),
         "agent_kinds": ["agent", "subagent"],
     }
-    script = (Path(live.__file__).parent / "static" / "live.js").read_text(encoding="utf-8")
+    script = LiveView(build_trace()).widget._esm
     assert '"interrupted", "limit"' not in script and '"skill", "model"' not in script
 
 
@@ -508,6 +509,17 @@ def test_the_widget_ships_its_front_end() -> None:
     assert "innerHTML" not in widget._esm.replace("No innerHTML", "")
     assert ".nba-root" in widget._css
     assert repr(widget) == "TraceWidget()"
+
+
+def test_the_front_end_is_one_module_of_parts_under_450_lines_each() -> None:
+    # The widget and the saved view take one ES module: the parts in static/live/ joined in the
+    # order of their names (issue 58: no module over 450 lines).
+    parts = sorted((Path(live.__file__).parent / "static" / "live").glob("*.js"))
+    texts = [p.read_text(encoding="utf-8") for p in parts]
+    assert len(texts) > 1 and max(len(t.splitlines()) for t in texts) <= 450
+    joined = "\n".join(texts)
+    assert LiveView(build_trace()).widget._esm == joined
+    assert json.loads(unpacked(_code().split(":", 1)[1]))["js"] == joined
 
 
 def test_a_view_shown_before_the_run_finishes_after_the_cell_that_ran_it(

@@ -39,6 +39,7 @@ __all__ = [
     "MINUS",
     "NODE_LIMIT",
     "ROW_LIMIT",
+    "live_module",
     "render_view",
     "static_text",
     "stylesheet",
@@ -75,6 +76,14 @@ def trace_html(trace: Trace) -> str:
 def static_text(name: str) -> str:
     """A file of ``nbagents/display/static`` (the views' scripts and stylesheets)."""
     return (files("nbagents.display") / "static" / name).read_text(encoding="utf-8")
+
+
+@cache
+def live_module() -> str:
+    """The live view's one ES module (the widget's ``_esm``, the saved view's viewer): the parts
+    in ``static/live/``, each under 450 lines, joined in the order of their names."""
+    parts = sorted(p.name for p in (files("nbagents.display") / "static" / "live").iterdir())
+    return "\n".join(static_text(f"live/{name}") for name in parts if name.endswith(".js"))
 
 
 def trace_css() -> str:

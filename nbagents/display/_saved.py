@@ -9,8 +9,8 @@ replaces its output with this HTML, and a displayed trace shows as it too:
   GitHub and sanitizing exports show;
 - the final view and the viewer's code, each deflated and base64-encoded in an HTML comment,
   which every sanitizer drops;
-- ``static/saved.js``, which, where the output is trusted, imports the viewer (``live.js``, the
-  widget's own code) and draws the run from the saved view with no kernel.
+- ``static/saved.js``, which, where the output is trusted, imports the viewer (``static/live/``
+  joined, the widget's own code) and draws the run from the saved view with no kernel.
 
 A comment ends at the first ``>`` after ``--``; base64 has neither, so nothing from the run can
 close the comment, the output or the nbval markers around it.
@@ -26,7 +26,7 @@ import zlib
 from functools import cache
 
 from nbagents.display._format import dumps
-from nbagents.display._html import render_view, static_text, unseen
+from nbagents.display._html import live_module, render_view, static_text, unseen
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
@@ -134,6 +134,6 @@ def unpacked(data: str) -> str:
 @cache
 def _code() -> str:
     """``key:packed code``: pages holding several outputs import the viewer once per key."""
-    js, css = static_text("live.js"), static_text("live.css")
+    js, css = live_module(), static_text("live.css")
     key = hashlib.sha256((js + css).encode()).hexdigest()[:16]
     return f"{key}:{packed(json.dumps({'js': js, 'css': css}, ensure_ascii=False))}"

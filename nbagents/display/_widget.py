@@ -9,7 +9,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from nbagents.display._html import static_text, trace_css
+from nbagents.display._html import live_module, static_text, trace_css
 
 __all__ = ["TraceWidget"]
 
@@ -17,7 +17,7 @@ __all__ = ["TraceWidget"]
 class TraceWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """The widget half of the live view: draws ``view_json`` and applies ``patch_json``."""
 
-    _esm = static_text("live.js")
+    _esm = live_module()
     _css = trace_css() + "\n" + static_text("live.css")
     uid = traitlets.Unicode().tag(sync=True)
     """Which widget this is, for the front end: all views of one widget draw one store."""
