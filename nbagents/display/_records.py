@@ -1,7 +1,7 @@
 """The records a view is made of: what the static HTML and the live widget both draw.
 
 Every label, glyph, number format and duration is decided here, in Python, once; the HTML
-renderer and ``static/live.js`` draw these records and format nothing. Texts are *not* escaped
+renderer and ``static/live/`` draw these records and format nothing. Texts are *not* escaped
 (each renderer escapes for its own context). ``kind`` and ``status`` are always one of
 :data:`KINDS` / :data:`STATUSES`, so renderers may put them in class names.
 """

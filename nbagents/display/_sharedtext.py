@@ -4,7 +4,7 @@ The same text comes back again and again in a run's view (a sub-agent's system p
 conversation and in every one of its model calls' inputs). So a message or turn whose
 ``content`` is at least :data:`SHARED_CHARS` long holds ``content_ref`` instead, the key of its
 text in the view's ``texts`` table: a whole view carries the table, a patch the texts new since
-the last update. :func:`fill_view` puts them back; ``static/live.js`` does on intake.
+the last update. :func:`fill_view` puts them back; ``static/live/`` does on intake.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Focus, keys and conversation pages in the live widget's front end (static/live.js), in
+"""Focus, keys and conversation pages in the live widget's front end (static/live/), in
 Debian's Chromium without JupyterLab: the stand-in model of ``test_display_widget_js``."""
 
 from __future__ import annotations

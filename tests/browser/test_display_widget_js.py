@@ -1,4 +1,4 @@
-"""The live widget's front end (static/live.js) in Debian's Chromium, without JupyterLab.
+"""The live widget's front end (static/live/) in Debian's Chromium, without JupyterLab.
 
 A stand-in anywidget model feeds it views of traces with hostile text; the rendered DOM must
 hold that text as text only, and the tree, details pane, token table and timeline must work.

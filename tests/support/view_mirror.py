@@ -1,6 +1,6 @@
 """What the live widget's front end holds: the whole view, then every patch applied in order.
 
-A second, independent reader of the live protocol (``static/live.js`` is the first), so tests
+A second, independent reader of the live protocol (``static/live/`` is the first), so tests
 can check that the patches the widget receives add up to the view a fresh build gives.
 """
 
