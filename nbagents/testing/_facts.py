@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nbagents.tracing.model import Span, SpanStatus, Trace
+from nbagents.tracing.model import AgentRecord, Span, SpanStatus, Trace
 from nbagents.tracing.span import AGENT_KINDS
 
 __all__ = ["Problem", "SpawnFact", "ToolCall", "problems", "spawns", "tool_calls"]
@@ -74,31 +75,36 @@ class Problem:
 def spawns(trace: Trace) -> list[SpawnFact]:
     """Every sub-agent spawn of the run, in call order."""
     with trace.lock:
-        records = trace.subagents
         tasks = [s for s in trace.spans if s.kind == "task"]
         batch_sizes = Counter(_batch(s) for s in tasks if _batch(s) is not None)
-        facts = []
-        for record in records:
-            span = trace.get(record.span_id)
-            task = trace.get(record.task_span_id) if record.task_span_id else None
-            batch = _batch(task) if task is not None else None
-            if batch is not None:
-                parallel = batch_sizes[batch] > 1
-            else:
-                parallel = _overlaps_a_sibling(trace, span, records)
-            facts.append(
-                SpawnFact(
-                    type=record.type,
-                    description=record.description,
-                    parent=record.parent_agent or _agent_name(trace, trace.parent(span)),
-                    depth=record.depth,
-                    status=record.status,
-                    parallel=parallel,
-                    result=record.result,
-                    tokens=record.tokens_total.total,
-                    error=record.error,
-                )
-            )
+        facts: list[SpawnFact] = []
+
+        def visit(parent: AgentRecord | None, agents: Sequence[AgentRecord]) -> None:
+            siblings = [r for r in agents if r.kind == "subagent"]
+            for record in agents:
+                if record.kind == "subagent":
+                    task = trace.get(record.task_span_id) if record.task_span_id else None
+                    batch = _batch(task) if task is not None else None
+                    if batch is not None:
+                        parallel = batch_sizes[batch] > 1
+                    else:
+                        parallel = any(r is not record and _overlap(r, record) for r in siblings)
+                    facts.append(
+                        SpawnFact(
+                            type=record.type,
+                            description=record.description,
+                            parent=record.parent_agent or (parent.type if parent else ""),
+                            depth=record.depth,
+                            status=record.status,
+                            parallel=parallel,
+                            result=record.result,
+                            tokens=record.tokens_total.total,
+                            error=record.error,
+                        )
+                    )
+                visit(record, record.children)
+
+        visit(None, trace.agents())
         return facts
 
 
@@ -139,29 +145,11 @@ def _batch(span: Span) -> str | None:
     return batch if isinstance(batch, str) else None
 
 
-def _overlaps_a_sibling(trace: Trace, span: Span, records: list[Any]) -> bool:
-    def end(s: Span) -> float:
-        return s.end if s.end is not None else float("inf")
+def _overlap(a: AgentRecord, b: AgentRecord) -> bool:
+    def end(r: AgentRecord) -> float:
+        return r.end if r.end is not None else float("inf")
 
-    mine = _agent_span(trace, span)
-    others = (trace.get(r.span_id) for r in records if r.span_id != span.id)
-    return any(
-        _agent_span(trace, s) is mine and s.start < end(span) and span.start < end(s)
-        for s in others
-    )
-
-
-def _agent_span(trace: Trace, span: Span) -> Span | None:
-    """The agent (main or sub-agent) ``span`` runs under."""
-    parent = trace.parent(span)
-    while parent is not None and parent.kind not in AGENT_KINDS:
-        parent = trace.parent(parent)
-    return parent
-
-
-def _agent_name(trace: Trace, span: Span | None) -> str:
-    found = span if span is None or span.kind in AGENT_KINDS else _agent_span(trace, span)
-    return found.name if found is not None else ""
+    return a.start < end(b) and b.start < end(a)
 
 
 def _where(trace: Trace, span: Span) -> str:
