@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from nbagents.backends._base import _reported
 from nbagents.backends._globs import check_glob, glob_matches
@@ -28,6 +28,8 @@ from nbagents.backends._protocol import (
     first_matches,
     is_backend,
 )
+
+Item = TypeVar("Item", FileInfo, GrepMatch)
 
 
 class CompositeBackend(BackendProtocol):
@@ -104,8 +106,14 @@ class CompositeBackend(BackendProtocol):
         path = None if result.path is None else self._outer(prefix, result.path)
         return {"error": self._outer_error(prefix, inner, result.error), "path": path}
 
-    def _relabel(self, prefix: str, infos: list[FileInfo]) -> list[FileInfo]:
-        return [{**info, "path": self._outer(prefix, info["path"])} for info in infos]
+    def _relabel(self, prefix: str, items: list[Item]) -> list[Item]:
+        """A backend's entries or matches with the paths the caller gave; of the default
+        backend's (``prefix`` empty), those a route hides are left out."""
+        return [
+            {**item, "path": self._outer(prefix, item["path"])}
+            for item in items
+            if prefix or not self._shadowed(item["path"])
+        ]
 
     def _mounts_below(self, path: str) -> list[tuple[str, BackendProtocol]]:
         """Routes strictly inside ``path`` (their whole tree is below it)."""
@@ -128,9 +136,7 @@ class CompositeBackend(BackendProtocol):
         mounts = self._mounts_below(where)
         if result.entries is None and not mounts:
             return result
-        entries = {
-            info["path"]: info for info in result.entries or () if not self._shadowed(info["path"])
-        }
+        entries = {info["path"]: info for info in self._relabel("", result.entries or [])}
         base = as_directory(where)
         for mount, _ in mounts:
             child = base + mount[len(base) :].split("/", 1)[0] + "/"
@@ -195,20 +201,13 @@ class CompositeBackend(BackendProtocol):
         where = normalize(path or "/")
         check_glob(pattern)
         prefix, backend, inner = self._route(where)
-        if prefix:
-            # A pattern is matched relative to the search root, which is the same inside the
-            # routed backend: it can be passed on as it is.
-            result = backend.glob(pattern, inner)
-            if result.matches is None:
-                return GlobResult(error=self._outer_error(prefix, inner, result.error))
-            return GlobResult(
-                matches=self._relabel(prefix, result.matches), truncated=result.truncated
-            )
-        own = backend.glob(pattern, where)
-        mounts = self._mounts_below(where)
+        # A pattern is matched relative to the search root, which is the same inside a routed
+        # backend: it can be passed on as it is.
+        own = backend.glob(pattern, inner)
+        mounts = [] if prefix else self._mounts_below(where)
         if own.matches is None and not mounts:
-            return own
-        found = [i for i in own.matches or () if not self._shadowed(i["path"])]
+            return GlobResult(error=self._outer_error(prefix, inner, own.error))
+        found = self._relabel(prefix, own.matches or [])
         truncated = own.truncated
         for mount, routed in mounts:
             # Below the root a mount's files have a longer relative path than they have in their
@@ -218,7 +217,9 @@ class CompositeBackend(BackendProtocol):
                 truncated = truncated or result.truncated
                 relabelled = self._relabel(mount, result.matches or [])
                 found.extend(i for i in relabelled if glob_matches(pattern, i["path"], where))
-        return GlobResult(matches=sorted(found, key=lambda i: i["path"]), truncated=truncated)
+        if not prefix:
+            found.sort(key=lambda i: i["path"])
+        return GlobResult(matches=found, truncated=truncated)
 
     @_reported(GrepResult, (BackendError,))
     def grep(
@@ -233,26 +234,16 @@ class CompositeBackend(BackendProtocol):
         if glob is not None:
             check_glob(glob)
         prefix, backend, inner = self._route(where)
-        found: list[GrepMatch]
-        if prefix:
-            result = backend.grep(pattern, inner)
-            if result.matches is None:
-                return GrepResult(error=self._outer_error(prefix, inner, result.error))
-            found = [{**m, "path": self._outer(prefix, m["path"])} for m in result.matches]
-            truncated = result.truncated
-        else:
-            own = backend.grep(pattern, where, glob)
-            mounts = self._mounts_below(where)
-            if own.matches is None and not mounts:
-                return first_matches(own, max_count)
-            found = [m for m in own.matches or () if not self._shadowed(m["path"])]
-            truncated = own.truncated
-            for mount, routed in mounts:
-                result = routed.grep(pattern, "/")
-                truncated = truncated or result.truncated
-                found.extend(
-                    {**m, "path": self._outer(mount, m["path"])} for m in result.matches or ()
-                )
+        own = backend.grep(pattern, inner, None if prefix else glob)
+        mounts = [] if prefix else self._mounts_below(where)
+        if own.matches is None and not mounts:
+            return GrepResult(error=self._outer_error(prefix, inner, own.error))
+        found = self._relabel(prefix, own.matches or [])
+        truncated = own.truncated
+        for mount, routed in mounts:
+            result = routed.grep(pattern, "/")
+            truncated = truncated or result.truncated
+            found.extend(self._relabel(mount, result.matches or []))
         if glob is not None:
             found = [m for m in found if glob_matches(glob, m["path"], where)]
         found.sort(key=lambda m: (m["path"], m["line"]))
