@@ -97,7 +97,6 @@ class Cassette:
         self._state = _state_for(self.path)
         self._lock = self._state.lock
         self._interactions: dict[str, dict[str, Any]] = {}
-        self._stamp: tuple[int, int] | None = None
         with self._lock:
             self._reload()
 
@@ -117,7 +116,7 @@ class Cassette:
     def interaction(self, key: str) -> Mapping[str, Any] | None:
         """The recorded request summary and response for ``key``, if any."""
         found = self._interactions.get(key)
-        if found is None and self._changed():
+        if found is None:
             # Another model may have recorded into the file since we read it.
             with self._lock:
                 self._reload()
@@ -139,8 +138,7 @@ class Cassette:
     ) -> None:
         """Store ``response`` for ``key`` and write the file."""
         with self._lock:
-            if self._changed():
-                self._reload()
+            self._reload()  # what other models recorded since, kept
             self._interactions[key] = {"request": dict(request), "response": dict(response)}
             if note is not None:
                 self.note = note
@@ -148,23 +146,11 @@ class Cassette:
 
     # -- file I/O, called with the lock held -----------------------------------------------------
 
-    def _changed(self) -> bool:
-        return self._current_stamp() != self._stamp
-
-    def _current_stamp(self) -> tuple[int, int] | None:
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (stat.st_mtime_ns, stat.st_size)
-
     def _reload(self) -> None:
-        stamp = self._current_stamp()
-        if stamp is None:
-            self._interactions, self._stamp = {}, None
-            return
-        self._interactions, self.note = _read(self.path)
-        self._stamp = stamp
+        try:
+            self._interactions, self.note = _read(self.path)
+        except FileNotFoundError:
+            self._interactions = {}
 
     def _write(self) -> None:
         data: dict[str, Any] = {**_FILE.header(), "interactions": self._interactions}
@@ -184,7 +170,6 @@ class Cassette:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
             raise
-        self._stamp = self._current_stamp()
 
 
 def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
