@@ -97,10 +97,6 @@ class CompositeBackend(BackendProtocol):
         pattern = r"(?<![\w./-])'?" + re.escape(inner) + r"'?(?![\w./-])"
         return re.sub(pattern, lambda m: m.group(0).replace(inner, outer), error)
 
-    def _shadowed(self, path: str) -> bool:
-        """Whether a default-backend path is hidden by a route."""
-        return any(is_under(path.rstrip("/"), prefix.rstrip("/")) for prefix in self.routes)
-
     def _outer_fields(self, prefix: str, inner: str, result: Any) -> dict[str, Any]:
         """A routed backend's ``error`` and ``path``, naming the path the caller gave."""
         path = None if result.path is None else self._outer(prefix, result.path)
@@ -109,10 +105,11 @@ class CompositeBackend(BackendProtocol):
     def _relabel(self, prefix: str, items: list[Item]) -> list[Item]:
         """A backend's entries or matches with the paths the caller gave; of the default
         backend's (``prefix`` empty), those a route hides are left out."""
+        routes = [route.rstrip("/") for route in self.routes]
         return [
             {**item, "path": self._outer(prefix, item["path"])}
             for item in items
-            if prefix or not self._shadowed(item["path"])
+            if prefix or not any(is_under(item["path"].rstrip("/"), r) for r in routes)
         ]
 
     def _mounts_below(self, path: str) -> list[tuple[str, BackendProtocol]]:

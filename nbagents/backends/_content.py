@@ -64,11 +64,6 @@ BINARY_SUFFIXES = frozenset(
 """Files read whole whatever they hold: a line window of a video or an archive means nothing."""
 
 
-def is_binary_name(path: str) -> bool:
-    dot = path.rfind(".")
-    return dot > path.rfind("/") and path[dot:].lower() in BINARY_SUFFIXES
-
-
 def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
     """Lines ``offset`` to ``offset + limit`` of a text file (a binary file comes whole).
 
@@ -78,7 +73,8 @@ def window(path: str, data: FileData, offset: int, limit: int) -> ReadResult:
     text = data_text(data)
     encoding = data.get("encoding", "utf-8")
     whole: FileData = {**data, "content": text, "encoding": encoding}
-    if encoding != "utf-8" or is_binary_name(path):
+    dot = path.rfind(".")
+    if encoding != "utf-8" or (dot > path.rfind("/") and path[dot:].lower() in BINARY_SUFFIXES):
         return ReadResult(file_data=whole)
     if limit < 1:
         return ReadResult(file_data={**whole, "content": ""})

@@ -245,16 +245,15 @@ def _usage(
     messages: Sequence[BaseMessage], reply: AIMessage, override: Mapping[str, int] | None
 ) -> UsageMetadata:
     if override is None:
-        inp = sum(_message_tokens(m) for m in messages)
-        out = _message_tokens(reply)
-        return UsageMetadata(input_tokens=inp, output_tokens=out, total_tokens=inp + out)
-    inp, out = int(override.get("input_tokens", 0)), int(override.get("output_tokens", 0))
+        inp, out = sum(_message_tokens(m) for m in messages), _message_tokens(reply)
+    else:
+        inp, out = int(override.get("input_tokens", 0)), int(override.get("output_tokens", 0))
     usage = UsageMetadata(input_tokens=inp, output_tokens=out, total_tokens=inp + out)
     # Where providers report them, in LangChain's shape: reasoning is part of the output tokens,
     # a cache read part of the input tokens.
-    if override.get("reasoning"):
+    if override and override.get("reasoning"):
         usage["output_token_details"] = {"reasoning": int(override["reasoning"])}
-    if override.get("cache_read"):
+    if override and override.get("cache_read"):
         usage["input_token_details"] = {"cache_read": int(override["cache_read"])}
     return usage
 

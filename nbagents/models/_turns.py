@@ -85,10 +85,13 @@ def to_turn(item: Any) -> Turn:
     if isinstance(item, str):
         return say(item)
     if isinstance(item, AIMessage):
+        usage = item.usage_metadata
         return Turn(
             text=item.text,
             tool_calls=tuple(ToolCallSpec(c["name"], c["args"]) for c in item.tool_calls),
-            usage=_usage_of(item),
+            usage={"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}
+            if usage
+            else None,
         )
     if isinstance(item, Iterable) and not isinstance(item, Mapping):
         return parallel(*(to_turn(t) for t in item))
@@ -96,13 +99,6 @@ def to_turn(item: Any) -> Turn:
         f"A script entry must be a str, a Turn, an AIMessage or a list of turns, "
         f"not {type(item).__name__}: {item!r}"
     )
-
-
-def _usage_of(message: AIMessage) -> dict[str, int] | None:
-    usage = message.usage_metadata
-    if not usage:
-        return None
-    return {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}
 
 
 def _call_id(seed: str, index: int, spec: ToolCallSpec) -> str:
