@@ -8,6 +8,7 @@ for what the model can fix; the public methods turn that into the result's ``err
 from __future__ import annotations
 
 import functools
+import itertools
 import posixpath
 from collections.abc import Callable, Iterable
 from time import monotonic
@@ -308,11 +309,7 @@ class FileBackend(BackendProtocol):
     def _readable(self, base: str, clock: _Clock) -> list[FileInfo]:
         """The files under ``base`` the rules let the model read, in path order; only those
         walked before ``clock`` ran out."""
-        walked = []
-        for info in self._files(base):
-            if clock.out():
-                break
-            walked.append(info)
+        walked = list(itertools.takewhile(lambda _: not clock.out(), self._files(base)))
         readable = []
         for info in sorted(walked, key=lambda i: i["path"]):
             try:

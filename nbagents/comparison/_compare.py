@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nbagents.comparison._align import Change, Pair, align
 from nbagents.comparison._words import word_diff
 from nbagents.cost import Prices
+from nbagents.history import load_run, resolve_store, run_name_of
 from nbagents.tracing.cost import cost_of_spans, total_cost
 from nbagents.tracing.model import AgentRecord, Trace
 
@@ -154,26 +155,18 @@ class Comparison:
         return f"<Comparison {self.summary()}>"
 
 
-def resolve(run: RunLike, store: Any = None) -> tuple[Trace, str]:
-    """The trace of ``run`` and a label for it (its name in the history, or its title)."""
-    if isinstance(run, Trace):
-        from nbagents.history import run_name_of
-
-        return run, run_name_of(run) or run.title
-    if isinstance(run, str):
-        from nbagents.history import load_run, resolve_store
-
-        chosen = resolve_store(store)
-        trace = load_run(run, store=store)
-        name = chosen.info(run).name if chosen is not None else ""
-        return trace, name or run
-    raise TypeError(f"compare takes traces or run ids (str), not {type(run).__name__}")
-
-
 def labelled(runs: Sequence[RunLike], store: Any) -> list[tuple[Trace, str]]:
+    """Each run's trace and its label: a letter, and its name in the history or its title."""
     out: list[tuple[Trace, str]] = []
     for i, run in enumerate(runs):
-        trace, label = resolve(run, store)
+        if isinstance(run, Trace):
+            trace, label = run, run_name_of(run) or run.title
+        elif isinstance(run, str):
+            chosen = resolve_store(store)
+            trace = load_run(run, store=store)
+            label = (chosen.info(run).name if chosen is not None else "") or run
+        else:
+            raise TypeError(f"compare takes traces or run ids (str), not {type(run).__name__}")
         letter = string.ascii_uppercase[i] if i < 26 else str(i + 1)
         out.append((trace, f"{letter}: {label}" if label else letter))
     return out
