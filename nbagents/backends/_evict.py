@@ -20,6 +20,7 @@ PREVIEW_LINES = 5
 PREVIEW_LINE_CHARS = 1000
 KEPT_IN_CONVERSATION = ("ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete")
 """Tools whose results are never saved to a file: the file tools themselves."""
+ToolResult = ToolMessage | Command[Any]
 
 NOTE = """The result of tool call {call_id} was too large to keep in the conversation \
 ({chars} characters), so it was saved to the file {path}.
@@ -55,47 +56,39 @@ def preview(text: str) -> str:
     return "\n".join([*numbered[:PREVIEW_LINES], skipped, *numbered[-PREVIEW_LINES:]])
 
 
-class Evictor:
-    """Saves tool results over ``limit_tokens`` with ``backend`` (resolved per call)."""
+def shrink(result: ToolResult, backend: Any, limit_tokens: int) -> ToolResult:
+    """``result`` (a ToolMessage or a Command carrying some), its messages over
+    ``limit_tokens`` saved to files on ``backend`` and replaced by a note."""
+    replaced: dict[int, ToolMessage] = {}
+    for message in _large(result, limit_tokens):
+        path = result_path(message.tool_call_id, backend)
+        replaced[id(message)] = _replacement(message, path, backend.write(path, message.text))
+    return _map_messages(result, replaced)
 
-    def __init__(self, limit_tokens: int | None) -> None:
-        self.limit_chars = limit_tokens * CHARS_PER_TOKEN if limit_tokens else None
 
-    def applies(self, tool_name: str) -> bool:
-        return self.limit_chars is not None and tool_name not in KEPT_IN_CONVERSATION
-
-    def shrink(self, result: Any, backend: Any) -> Any:
-        """``result`` (a ToolMessage or a Command carrying some), its large messages saved."""
-        replaced: dict[int, ToolMessage] = {}
-        for message in self._large(result):
-            path = result_path(message.tool_call_id, backend)
-            replaced[id(message)] = _replacement(message, path, backend.write(path, message.text))
-        return _map_messages(result, replaced)
-
-    async def ashrink(self, result: Any, backend: Any) -> Any:
-        replaced: dict[int, ToolMessage] = {}
-        for message in self._large(result):
-            path = result_path(message.tool_call_id, backend)
-            writer = getattr(backend, "awrite", None)
-            if writer is None:
-                write_result = await asyncio.to_thread(backend.write, path, message.text)
-            else:
-                write_result = await writer(path, message.text)
-            replaced[id(message)] = _replacement(message, path, write_result)
-        return _map_messages(result, replaced)
-
-    def _large(self, result: Any) -> list[ToolMessage]:
-        limit = self.limit_chars
-        if limit is None:
-            return []
-        if isinstance(result, Command) and isinstance(result.update, dict):
-            messages = list(result.update.get("messages") or [])
+async def ashrink(result: ToolResult, backend: Any, limit_tokens: int) -> ToolResult:
+    replaced: dict[int, ToolMessage] = {}
+    for message in _large(result, limit_tokens):
+        path = result_path(message.tool_call_id, backend)
+        writer = getattr(backend, "awrite", None)
+        if writer is None:
+            write_result = await asyncio.to_thread(backend.write, path, message.text)
         else:
-            messages = [result]
-        return [m for m in messages if isinstance(m, ToolMessage) and len(m.text) > limit]
+            write_result = await writer(path, message.text)
+        replaced[id(message)] = _replacement(message, path, write_result)
+    return _map_messages(result, replaced)
 
 
-def _map_messages(result: Any, replaced: dict[int, ToolMessage]) -> Any:
+def _large(result: ToolResult, limit_tokens: int) -> list[ToolMessage]:
+    if isinstance(result, Command) and isinstance(result.update, dict):
+        messages = list(result.update.get("messages") or [])
+    else:
+        messages = [result]
+    limit = limit_tokens * CHARS_PER_TOKEN
+    return [m for m in messages if isinstance(m, ToolMessage) and len(m.text) > limit]
+
+
+def _map_messages(result: ToolResult, replaced: dict[int, ToolMessage]) -> ToolResult:
     if isinstance(result, Command) and isinstance(result.update, dict):
         messages = result.update.get("messages")
         if not messages:

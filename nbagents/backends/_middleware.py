@@ -8,17 +8,13 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents import AgentState
 from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
-from langgraph.types import Command
 
 from nbagents.backends._composite import CompositeBackend
-from nbagents.backends._evict import Evictor
+from nbagents.backends._evict import KEPT_IN_CONVERSATION, ToolResult, ashrink, shrink
 from nbagents.backends._protocol import BackendLike, FileData, check_backend, resolve_backend
 from nbagents.backends._state import StateBackend, files_reducer
 from nbagents.backends._tools import build_file_tools
 from nbagents.backends.prompts import FILESYSTEM_PROMPT, PromptSection
-
-ToolResult = ToolMessage | Command[Any]
 
 
 class FilesState(AgentState):
@@ -71,17 +67,15 @@ class FilesystemMiddleware(PromptSection, AgentMiddleware[FilesState, Any]):
         self.state_schema = FilesState if uses_state(self.backend) else AgentState
         self.system_prompt = system_prompt
         self.tools = build_file_tools(self.backend, custom_tool_descriptions)
-        self._evictor = Evictor(tool_token_limit_before_evict)
+        self._evict_tokens = tool_token_limit_before_evict
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         result = handler(request)
-        if not self._evictor.applies(request.tool_call["name"]):
+        if not self._evict_tokens or request.tool_call["name"] in KEPT_IN_CONVERSATION:
             return result
-        backend = resolve_backend(self.backend, request.runtime)
-        shrunk: ToolResult = self._evictor.shrink(result, backend)
-        return shrunk
+        return shrink(result, resolve_backend(self.backend, request.runtime), self._evict_tokens)
 
     async def awrap_tool_call(
         self,
@@ -89,8 +83,7 @@ class FilesystemMiddleware(PromptSection, AgentMiddleware[FilesState, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         result = await handler(request)
-        if not self._evictor.applies(request.tool_call["name"]):
+        if not self._evict_tokens or request.tool_call["name"] in KEPT_IN_CONVERSATION:
             return result
         backend = resolve_backend(self.backend, request.runtime)
-        shrunk: ToolResult = await self._evictor.ashrink(result, backend)
-        return shrunk
+        return await ashrink(result, backend, self._evict_tokens)
