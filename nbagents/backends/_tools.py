@@ -49,95 +49,82 @@ def _message(runtime: ToolRuntime[Any, Any], name: str, text: str, *, ok: bool) 
     )
 
 
-class _FileTool:
-    """One file tool: the backend method it calls, and how it answers.
+def _file_tool(
+    backend: Any, signature: Callable[..., Any], shape: Shape, description: str
+) -> BaseTool:
+    """The file tool named and typed as ``signature`` (whose body is never run): it calls the
+    backend's method of that name (``read`` for ``read_file``) and answers with ``shape`` of
+    the result.
 
-    ``raised`` prefixes the answer to any exception (``glob failed: ...``, as upstream's); other
-    tools turn only :data:`_FAILS` into error results. ``calls`` are (sync, async) functions of
-    (backend, **args) called instead of the method; ``shown`` names arguments of the answer only.
+    ``glob`` prefixes the answer to any exception (``glob failed: ...``, as upstream's); the
+    other tools turn only :data:`_FAILS` into error results. ``grep`` calls
+    :func:`grep_at_most` (:func:`agrep_at_most`), and ``output_mode`` is for its answer only.
     """
+    name = signature.__name__
+    method = name.removesuffix("_file")
+    parameters = inspect.signature(signature)
+    catch: tuple[type[Exception], ...] = (Exception,) if method == "glob" else _FAILS
 
-    def __init__(
-        self,
-        method: str,
-        shape: Shape,
-        *,
-        raised: str = "",
-        calls: tuple[Callable[..., Any], Callable[..., Any]] | None = None,
-        shown: tuple[str, ...] = (),
-    ) -> None:
-        self.method, self.shape, self.raised, self.calls = method, shape, raised, calls
-        self.shown = shown
-        self.name, self.backend = method, None
-        self.catch: tuple[type[Exception], ...] = (Exception,) if raised else _FAILS
+    def split(args: Any, kwargs: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        bound = parameters.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = dict(bound.arguments)
+        runtime = given.pop("runtime")
+        extra = {"output_mode": given.pop("output_mode")} if method == "grep" else {}
+        return runtime, given, extra
 
-    def tool(self, backend: Any, signature: Callable[..., Any], description: str) -> BaseTool:
-        """The tool named and typed as ``signature`` (whose body is never run)."""
-        self.name, self.backend = signature.__name__, backend
-        parameters = inspect.signature(signature)
-
-        def split(args: Any, kwargs: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-            bound = parameters.bind(*args, **kwargs)
-            bound.apply_defaults()
-            given = dict(bound.arguments)
-            runtime = given.pop("runtime")
-            shown = {k: given.pop(k) for k in self.shown}
-            return runtime, given, shown
-
-        @functools.wraps(signature)
-        def run(*args: Any, **kwargs: Any) -> ToolMessage:
-            runtime, given, shown = split(args, kwargs)
-            return self._refused(runtime, given) or self._answer(runtime, given, shown)
-
-        @functools.wraps(signature)
-        async def arun(*args: Any, **kwargs: Any) -> ToolMessage:
-            runtime, given, shown = split(args, kwargs)
-            return self._refused(runtime, given) or await self._aanswer(runtime, given, shown)
-
-        return runtime_tool(run, arun, description=description)
-
-    def _refused(self, runtime: ToolRuntime[Any, Any], args: dict[str, Any]) -> ToolMessage | None:
+    def refused(runtime: ToolRuntime[Any, Any], args: dict[str, Any]) -> ToolMessage | None:
         if args.get("max_count") is not None and args["max_count"] < 1:
-            return _message(runtime, self.name, BAD_MAX_COUNT, ok=False)
+            return _message(runtime, name, BAD_MAX_COUNT, ok=False)
         return None
 
-    def _answer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolMessage:
-        try:
-            backend = resolve_backend(self.backend, runtime)
-            if self.calls is not None:
-                result = self.calls[0](backend, **args)
-            else:
-                result = _method(backend, self.method)(**args)
-        except self.catch as error:
-            return self._failed(runtime, error)
-        return self._shaped(runtime, result, {**args, **shown})
+    def failed(runtime: ToolRuntime[Any, Any], error: Exception) -> ToolMessage:
+        why = f"glob failed: {error}" if method == "glob" else _why(error)
+        return _message(runtime, name, truncate(why), ok=False)
 
-    async def _aanswer(self, runtime: ToolRuntime[Any, Any], args: Any, shown: Any) -> ToolMessage:
-        try:
-            backend = resolve_backend(self.backend, runtime)
-            if self.calls is not None:
-                result = await self.calls[1](backend, **args)
-            elif (twin := getattr(backend, "a" + self.method, None)) is not None:
-                result = await twin(**args)
-            else:
-                result = await asyncio.to_thread(_method(backend, self.method), **args)
-        except self.catch as error:
-            return self._failed(runtime, error)
-        return self._shaped(runtime, result, {**args, **shown})
-
-    def _failed(self, runtime: ToolRuntime[Any, Any], error: Exception) -> ToolMessage:
-        why = f"{self.raised}: {error}" if self.raised else _why(error)
-        return _message(runtime, self.name, truncate(why), ok=False)
-
-    def _shaped(self, runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolMessage:
+    def shaped(runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolMessage:
         error = getattr(result, "error", None)
         if not error:
-            return _message(runtime, self.name, self.shape(result, args), ok=True)
+            return _message(runtime, name, shape(result, args), ok=True)
         text = truncate(str(error))
-        if self.method == "grep" and result.matches:
+        if method == "grep" and result.matches:
             # A search that failed part of the way: the matches found so far still help.
-            text += f"\n\nPartial matches:\n{self.shape(result, args)}"
-        return _message(runtime, self.name, text, ok=False)
+            text += f"\n\nPartial matches:\n{shape(result, args)}"
+        return _message(runtime, name, text, ok=False)
+
+    @functools.wraps(signature)
+    def run(*args: Any, **kwargs: Any) -> ToolMessage:
+        runtime, given, extra = split(args, kwargs)
+        if (refusal := refused(runtime, given)) is not None:
+            return refusal
+        try:
+            found = resolve_backend(backend, runtime)
+            if method == "grep":
+                result = grep_at_most(found, **given)
+            else:
+                result = _method(found, method)(**given)
+        except catch as error:
+            return failed(runtime, error)
+        return shaped(runtime, result, {**given, **extra})
+
+    @functools.wraps(signature)
+    async def arun(*args: Any, **kwargs: Any) -> ToolMessage:
+        runtime, given, extra = split(args, kwargs)
+        if (refusal := refused(runtime, given)) is not None:
+            return refusal
+        try:
+            found = resolve_backend(backend, runtime)
+            if method == "grep":
+                result = await agrep_at_most(found, **given)
+            elif (twin := getattr(found, "a" + method, None)) is not None:
+                result = await twin(**given)
+            else:
+                result = await asyncio.to_thread(_method(found, method), **given)
+        except catch as error:
+            return failed(runtime, error)
+        return shaped(runtime, result, {**given, **extra})
+
+    return runtime_tool(run, arun, description=description)
 
 
 def _method(backend: Any, name: str) -> Callable[..., Any]:
@@ -192,7 +179,7 @@ def _grep(result: Any, args: dict[str, Any]) -> str:
 
 
 # Each tool's signature is spelled out (not **kwargs) so LangChain can infer its argument schema
-# and inject `runtime`; the bodies are never run (see _FileTool.tool).
+# and inject `runtime`; the bodies are never run (see _file_tool).
 
 
 def ls(runtime: ToolRuntime[Any, Any], path: str = "/") -> Any: ...
@@ -239,20 +226,11 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
 
     ``descriptions`` replaces the description of the tools it names (by tool name).
     """
-    tools: list[tuple[_FileTool, Callable[..., Any]]] = [
-        (_FileTool("ls", _ls), ls),
-        (_FileTool("read", _read), read_file),
-        (_FileTool("write", _write), write_file),
-        (_FileTool("edit", _edit), edit_file),
-        (_FileTool("delete", _delete), delete),
-        (_FileTool("glob", _glob, raised="glob failed"), glob),
-        (
-            _FileTool("grep", _grep, calls=(grep_at_most, agrep_at_most), shown=("output_mode",)),
-            grep,
-        ),
-    ]
     # The descriptions name where large results go: under the backend's own artifacts root.
     moved = results_dir(backend)
     chosen = {k: v.replace(LARGE_TOOL_RESULTS_DIR, moved) for k, v in TOOL_DESCRIPTIONS.items()}
     chosen.update(descriptions or {})
-    return [t.tool(backend, f, chosen[f.__name__].rstrip()) for t, f in tools]
+    shapes: list[tuple[Callable[..., Any], Shape]] = [(ls, _ls), (read_file, _read)]
+    shapes += [(write_file, _write), (edit_file, _edit), (delete, _delete)]
+    shapes += [(glob, _glob), (grep, _grep)]
+    return [_file_tool(backend, f, shape, chosen[f.__name__].rstrip()) for f, shape in shapes]
