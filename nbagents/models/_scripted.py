@@ -114,7 +114,9 @@ class ScriptedChatModel(CannedChatModel):
 
     def _reply(self, call: Call) -> tuple[AIMessage, float]:
         messages = call.messages
-        agent = _agent_name(call.run_manager, self.script)
+        # A model called outside any named agent: a one-agent script is unambiguous.
+        only = next(iter(self.script)) if len(self.script) == 1 else DEFAULT_AGENT
+        agent = calling_agent(call.run_manager) or only
         own = _own_part(messages)
         task = next((m.text for m in own if isinstance(m, HumanMessage)), "")
         turn_index = sum(isinstance(m, AIMessage) for m in own)
@@ -203,14 +205,6 @@ def _tool_schema(tool: Any) -> dict[str, Any]:
             _schemas.pop(next(iter(_schemas)))
         _schemas[id(tool)] = (tool, *key, schema)
     return schema
-
-
-def _agent_name(run_manager: Any, script: Mapping[str, Any]) -> str:
-    name = calling_agent(run_manager)
-    if name:
-        return name
-    # A model called outside any named agent: a one-agent script is unambiguous.
-    return next(iter(script)) if len(script) == 1 else DEFAULT_AGENT
 
 
 def _own_part(messages: list[BaseMessage]) -> list[BaseMessage]:

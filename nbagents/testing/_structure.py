@@ -61,20 +61,16 @@ class StructuralDiff:
         self.label = label
         self.pairs: list[Pair] = align(baseline.agents(), trace.agents())
         self._rows: list[tuple[Pair, str, list[Difference]]] = []
-        for top in self.pairs:
-            self._walk(top, [])
+        names: list[str] = []  # the agents from the root down to the row's
+        for pair in (p for top in self.pairs for p in top.walk()):
+            names[pair.depth :] = [_name(pair.either, root=not pair.depth)]
+            path = " > ".join(names)
+            self._rows.append((pair, path, self._compare(pair, path)))
         self.differences = [d for _, _, found in self._rows for d in found]
 
     def __bool__(self) -> bool:
         """True when the run differs."""
         return bool(self.differences)
-
-    def _walk(self, pair: Pair, path: list[str]) -> None:
-        here = [*path, _name(pair.either, root=not path)]
-        found = self._compare(pair, " > ".join(here))
-        self._rows.append((pair, " > ".join(here), found))
-        for child in pair.children:
-            self._walk(child, here)
 
     def _compare(self, pair: Pair, path: str) -> list[Difference]:
         a, b = pair.a, pair.b
