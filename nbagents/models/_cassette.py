@@ -75,14 +75,6 @@ _files: dict[str, _FileState] = {}
 _files_guard = threading.Lock()
 
 
-def _state_for(path: Path) -> _FileState:
-    # One lock per file, so that several wrapped models (a main model and a sub-agent's)
-    # recording into one file do not overwrite each other's entries; and one list of misses, so
-    # that the main agent's miss can point at the sub-agent's miss that caused it.
-    with _files_guard:
-        return _files.setdefault(str(path.resolve()), _FileState())
-
-
 class Cassette:
     """A JSON file of recorded model responses, keyed by request.
 
@@ -94,7 +86,11 @@ class Cassette:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.note: str | None = None
-        self._state = _state_for(self.path)
+        # One lock per file, so that several wrapped models (a main model and a sub-agent's)
+        # recording into one file do not overwrite each other's entries; and one list of misses,
+        # so that the main agent's miss can point at the sub-agent's miss that caused it.
+        with _files_guard:
+            self._state = _files.setdefault(str(self.path.resolve()), _FileState())
         self._lock = self._state.lock
         self._interactions: dict[str, dict[str, Any]] = {}
         with self._lock:

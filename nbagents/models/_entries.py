@@ -4,6 +4,7 @@ response is stored and read back, and :func:`closest`, which explains a miss."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -158,11 +159,8 @@ def closest(cassette: Cassette, request: Request) -> str:
         if summary.get("agent") != request.agent:
             continue
         digests = list(summary.get("messages") or [])
-        shared = 0
-        for a, b in zip(digests, request.digests, strict=False):
-            if a != b:
-                break
-            shared += 1
+        pairs = zip(digests, request.digests, strict=False)
+        shared = sum(1 for _ in itertools.takewhile(lambda p: p[0] == p[1], pairs))
         # Longest shared prefix first; among equals, the conversation of the closest length.
         rank = (shared, -abs(len(digests) - len(request.digests)))
         if best is None or rank > best[0]:
