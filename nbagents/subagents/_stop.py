@@ -17,7 +17,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, wait
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, TypeVar
@@ -41,33 +41,22 @@ _current: contextvars.ContextVar[StopScope | None] = contextvars.ContextVar(
 
 
 class StopScope:
-    """Whether the user asked the run to stop, and who is waiting to hear it."""
+    """Whether the user asked the run to stop: a future that is done once they did."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.stopped = False
-        self._waiting: set[threading.Event] = set()
+        self._stopped: Future[None] = Future()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.done()
 
     def stop(self) -> None:
-        with self._lock:
-            self.stopped = True
-            waiting = list(self._waiting)
-        for event in waiting:
-            event.set()
+        with contextlib.suppress(InvalidStateError):  # a second Ctrl-C
+            self._stopped.set_result(None)
 
     def wait(self, future: Future[T]) -> T:
         """``future``'s result, or ``KeyboardInterrupt`` as soon as the scope is stopped."""
-        woken = threading.Event()
-        future.add_done_callback(lambda _: woken.set())
-        with self._lock:
-            self._waiting.add(woken)
-            if self.stopped:
-                woken.set()
-        try:
-            woken.wait()
-        finally:
-            with self._lock:
-                self._waiting.discard(woken)
+        wait((future, self._stopped), return_when=FIRST_COMPLETED)
         if not future.done():
             raise KeyboardInterrupt
         return future.result()
