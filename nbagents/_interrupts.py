@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast, overload
+from typing import Any, Literal, cast
 
 from langgraph.types import Command, Interrupt
 from pydantic import TypeAdapter
@@ -90,33 +90,26 @@ class _Pause:
     requests: tuple[ApprovalRequest, ...]
 
 
-class Approvals(Sequence[ApprovalRequest]):
+class Approvals(tuple[ApprovalRequest, ...]):
     """The pending requests of a paused run, in the order the run reported them."""
 
-    def __init__(self, pauses: Sequence[_Pause]) -> None:
-        self._pauses = list(pauses)
-        self._requests = [r for pause in self._pauses for r in pause.requests]
+    _pauses: tuple[_Pause, ...]
 
-    @overload
-    def __getitem__(self, index: int) -> ApprovalRequest: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ApprovalRequest]: ...
-    def __getitem__(self, index: int | slice) -> ApprovalRequest | Sequence[ApprovalRequest]:
-        return self._requests[index]
-
-    def __len__(self) -> int:
-        return len(self._requests)
+    def __new__(cls, pauses: Sequence[_Pause]) -> Approvals:
+        made = super().__new__(cls, [r for pause in pauses for r in pause.requests])
+        made._pauses = tuple(pauses)
+        return made
 
     def approve_all(self) -> None:
         """Approve every request that has no decision yet."""
-        for request in self._requests:
+        for request in self:
             if request.decision is None:
                 request.approve()
 
     def resume(self) -> Command[Any]:
         """The command that continues the run with every decision: ``agent.invoke(it, config)``
         on the same thread (``config``) the run paused on."""
-        undecided = [str(r) for r in self._requests if r.decision is None]
+        undecided = [str(r) for r in self if r.decision is None]
         if undecided:
             raise ApprovalError(
                 f"{len(undecided)} request(s) have no decision yet: " + "; ".join(undecided)
@@ -130,10 +123,10 @@ class Approvals(Sequence[ApprovalRequest]):
         return Command(resume=answers)
 
     def __repr__(self) -> str:
-        if not self._requests:
+        if not self:
             return "<Approvals: nothing pending>"
         lines = [f"<Approvals: {len(self)} pending>"]
-        lines += [f"  [{i}] {request}" for i, request in enumerate(self._requests)]
+        lines += [f"  [{i}] {request}" for i, request in enumerate(self)]
         return "\n".join(lines)
 
 
@@ -168,17 +161,10 @@ def _read(interrupt: Interrupt) -> _Pause | None:
     value = interrupt.value
     if not isinstance(value, Mapping):
         return None
-    if value.get("type") == "tool_approval":  # HumanInTheLoopMiddleware(interrupt_mode="per_call")
-        request = ApprovalRequest(
-            tool=str(value.get("name", "")),
-            args=dict(value.get("args") or {}),
-            description=str(value.get("description", "")),
-            allowed=allowed_by_schema(interrupt.response_schema),
-            interrupt_id=interrupt.id,
-            tool_call_id=value.get("tool_call_id"),
-        )
-        return _Pause(interrupt.id, batched=False, requests=(request,))
-    actions = value.get("action_requests")
+    # HumanInTheLoopMiddleware(interrupt_mode="per_call") pauses once per call, its decisions
+    # in the response schema; the batched mode lists every call with their review configs.
+    per_call = value.get("type") == "tool_approval"
+    actions = [value] if per_call else value.get("action_requests")
     if not isinstance(actions, list):
         return None
     configs = {c.get("action_name"): c for c in value.get("review_configs") or []}
@@ -187,12 +173,15 @@ def _read(interrupt: Interrupt) -> _Pause | None:
             tool=str(action.get("name", "")),
             args=dict(action.get("args") or {}),
             description=str(action.get("description", "")),
-            allowed=_allowed(configs.get(action.get("name"), {}).get("allowed_decisions")),
+            allowed=allowed_by_schema(interrupt.response_schema)
+            if per_call
+            else _allowed(configs.get(action.get("name"), {}).get("allowed_decisions")),
             interrupt_id=interrupt.id,
+            tool_call_id=action.get("tool_call_id") if per_call else None,
         )
         for action in actions
     )
-    return _Pause(interrupt.id, batched=True, requests=requests)
+    return _Pause(interrupt.id, batched=not per_call, requests=requests)
 
 
 def _allowed(names: Any) -> tuple[DecisionType, ...]:

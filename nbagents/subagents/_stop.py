@@ -44,7 +44,7 @@ class StopScope:
     """Whether the user asked the run to stop: a future that is done once they did."""
 
     def __init__(self) -> None:
-        self._stopped: Future[None] = Future()
+        self._stopped: Future[Any] = Future()
 
     @property
     def stopped(self) -> bool:
