@@ -131,13 +131,17 @@ class LimitGuard(BaseCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        # The name the tracer gives a model span when the reply does not name the model.
+        params: Mapping[str, Any] = kwargs.get("invocation_params") or {}
+        model = (metadata or {}).get("ls_model_name") or params.get("model")
+        model = model or params.get("model_name")
         with _LOCK:
             counted = _admission.get()
             if counted is not None and counted.get(id(self)) is False:
                 counted[id(self)] = True  # counted when it was admitted
             else:
                 self.calls += 1  # a call no admission counted (a compiled sub-agent's, a retry)
-            self._models[run_id] = _requested_model(metadata, kwargs)
+            self._models[run_id] = str(model) if model else None
 
     on_llm_start = on_chat_model_start  # type: ignore[assignment]  # prompts, not messages
 
@@ -248,26 +252,15 @@ def is_guarded(config: RunnableConfig) -> bool:
     return any(isinstance(h, LimitGuard) for h in _handlers(config))
 
 
-def _requested_model(metadata: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str | None:
-    # The name the tracer gives a model span when the reply does not name the model.
-    params: Mapping[str, Any] = kwargs.get("invocation_params") or {}
-    name = (metadata or {}).get("ls_model_name") or params.get("model") or params.get("model_name")
-    return str(name) if name else None
-
-
 def _result(response: LLMResult) -> tuple[TokenUsage, str | None]:
-    usage = TokenUsage()
-    model: str | None = None
-    for generations in response.generations:
-        for generation in generations:
-            if isinstance(generation, ChatGeneration):
-                message = generation.message
-                usage = usage + TokenUsage.from_usage_metadata(
-                    getattr(message, "usage_metadata", None)
-                )
-                meta = message.response_metadata or {}
-                model = model or meta.get("model_name") or meta.get("model")
-    return usage, (str(model) if model else None)
+    replies = [
+        g.message for gs in response.generations for g in gs if isinstance(g, ChatGeneration)
+    ]
+    metas = (m.response_metadata or {} for m in replies)
+    model = next(
+        (name for meta in metas if (name := meta.get("model_name") or meta.get("model"))), None
+    )
+    return TokenUsage.from_messages(replies), (str(model) if model else None)
 
 
 # LangChain logs every error a callback raises as a warning before passing it on. A limit is
