@@ -160,7 +160,23 @@ class SubAgentRegistry:
                 f"no default_model to inherit; give the spec a model or pass default_model=..."
             )
         chat_model = resolve_model(model, f"Sub-agent {spec['name']!r}")
-        files, skills = self._file_middleware(spec)
+        # File tools on the shared backend, and the skills this sub-agent is offered (the main
+        # agent's for the general-purpose one, else only those its spec names).
+        sources = spec.get("skills")
+        if sources is None and spec["name"] == GENERAL_PURPOSE:
+            sources = self.default_skills
+        if self.backend is None and sources:
+            raise ValueError(
+                f"Sub-agent {spec['name']!r} names skills {list(sources)}, but there is no "
+                f"backend to read them from: pass backend=... to create_deep_agent or "
+                f"SubAgentMiddleware."
+            )
+        files: list[AgentMiddleware[Any, Any]] = []
+        skills: list[AgentMiddleware[Any, Any]] = []
+        if self.backend is not None:
+            files.append(FilesystemMiddleware(backend=self.backend))
+            if sources:
+                skills.append(SkillsMiddleware(self.backend, sources=list(sources)))
         own = [*self.default_middleware, *spec.get("middleware", ())]
         middleware: list[AgentMiddleware[Any, Any]]
         if self.default_stack is None:
@@ -202,27 +218,6 @@ class SubAgentRegistry:
             name=spec["name"],
         )
         return batch_message_writes(built)
-
-    def _file_middleware(
-        self, spec: SubAgent
-    ) -> tuple[list[AgentMiddleware[Any, Any]], list[AgentMiddleware[Any, Any]]]:
-        """File tools on the shared backend, and the skills this sub-agent is offered (the main
-        agent's for the general-purpose one, else only those its spec names)."""
-        sources = spec.get("skills")
-        if sources is None and spec["name"] == GENERAL_PURPOSE:
-            sources = self.default_skills
-        if self.backend is None:
-            if sources:
-                raise ValueError(
-                    f"Sub-agent {spec['name']!r} names skills {list(sources)}, but there is no "
-                    f"backend to read them from: pass backend=... to create_deep_agent or "
-                    f"SubAgentMiddleware."
-                )
-            return [], []
-        files: list[AgentMiddleware[Any, Any]] = [FilesystemMiddleware(backend=self.backend)]
-        if not sources:
-            return files, []
-        return files, [SkillsMiddleware(self.backend, sources=list(sources))]
 
 
 def _wraps_model_calls(middleware: AgentMiddleware[Any, Any]) -> bool:
