@@ -140,7 +140,7 @@ def read_spawn(metadata: Mapping[str, Any]) -> SpawnRecord | None:
         tool_call_id=str(found["tool_call_id"]),
         withheld=dict(found.get("withheld") or {}),
         passed=dict(found.get("passed") or {}),
-        response_format=_text_or_none(found.get("response_format")),
+        response_format=None if (chosen := found.get("response_format")) is None else str(chosen),
     )
 
 
@@ -151,10 +151,6 @@ def spawn_call_id(metadata: Mapping[str, Any]) -> str | None:
     found = metadata.get(SPAWN_KEY)
     call_id = found.get("tool_call_id") if isinstance(found, Mapping) else None
     return None if call_id is None else str(call_id)
-
-
-def _text_or_none(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 class RemoteRecord(TypedDict):

@@ -247,8 +247,7 @@ def _show_live(trace: Trace, *, auto_finish: bool) -> LiveView | None:
 
         return live_view(trace, auto_finish=auto_finish)
 
-    guard = Guard("The nbagents live view is unavailable; the run goes on without it.")
-    return guard.run(show)
+    return Guard("The nbagents live view is unavailable; the run goes on without it.").run(show)
 
 
 def _in_kernel() -> bool:

@@ -45,8 +45,7 @@ def remember(agent: Runnable[Any, Any], config: Mapping[str, Any] | None) -> Run
     named = cast(
         RunnableConfig, {**given, "metadata": {**(given.get("metadata") or {}), AGENT_REF: ref}}
     )
-    configurable = given.get("configurable") or {}
-    thread = configurable.get("thread_id")
+    thread = (given.get("configurable") or {}).get("thread_id")
     if thread in (None, ""):
         return named
     # Callbacks belong to the run that passed them; a resumption brings its own.

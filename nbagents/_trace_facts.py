@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nbagents.tracing.model import AgentRecord, Span, Trace
+from nbagents.tracing.model import AgentRecord, Trace
 
 __all__ = ["FACTS_END", "FACTS_START", "TRACE_END", "trace_facts", "with_facts"]
 
@@ -43,7 +43,12 @@ def trace_facts(trace: Trace) -> str:
 
 def _agent(trace: Trace, run: AgentRecord, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
-    calls = _own_calls(trace, trace.get(run.span_id))
+    # The agent's own model calls (as ``model``) and tool calls, by name; not its sub-agents'.
+    calls = Counter(
+        "model" if span.kind == "model" else span.name
+        for span in trace.own_spans(trace.get(run.span_id))
+        if span.kind in ("model", "tool")
+    )
     called = ", ".join(f"{name} x{n}" for name, n in sorted(calls.items()))
     head = f"{run.type} · {run.status} · {run.tokens_total.total} tokens · calls: {called or '-'}"
     lines.append(pad + _safe(head))
@@ -52,15 +57,6 @@ def _agent(trace: Trace, run: AgentRecord, depth: int, lines: list[str]) -> None
             lines.append(f"{pad}  {label}: {_safe(text)}")
     for child in run.spawns:
         _agent(trace, child, depth + 1, lines)
-
-
-def _own_calls(trace: Trace, agent: Span) -> Counter[str]:
-    """The agent's own model calls (as ``model``) and tool calls, by name; not its sub-agents'."""
-    return Counter(
-        "model" if span.kind == "model" else span.name
-        for span in trace.own_spans(agent)
-        if span.kind in ("model", "tool")
-    )
 
 
 def _safe(text: str) -> str:

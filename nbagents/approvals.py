@@ -158,7 +158,11 @@ def answer(trace: Trace, decisions: Sequence[Mapping[str, Any]]) -> Any:
     """
     agent, config = _paused_agent(trace)
     approvals = pending_approvals(cast(Any, agent).get_state(config))
-    by_key = _keyed(approvals)
+    positions: Counter[str] = Counter()
+    by_key: dict[str, ApprovalRequest] = {}
+    for pending in approvals:
+        by_key[f"{pending.interrupt_id}:{positions[pending.interrupt_id]}"] = pending
+        positions[pending.interrupt_id] += 1
     for entry in decisions:
         request = by_key.get(str(entry.get("key", "")))
         if request is None:
@@ -169,15 +173,6 @@ def answer(trace: Trace, decisions: Sequence[Mapping[str, Any]]) -> Any:
     except ApprovalError as error:
         raise AnswerError(str(error)) from error
     return _continue(trace, agent, command, config)
-
-
-def _keyed(approvals: Sequence[ApprovalRequest]) -> dict[str, ApprovalRequest]:
-    keyed: dict[str, ApprovalRequest] = {}
-    positions: Counter[str] = Counter()
-    for request in approvals:
-        keyed[f"{request.interrupt_id}:{positions[request.interrupt_id]}"] = request
-        positions[request.interrupt_id] += 1
-    return keyed
 
 
 def _apply(request: ApprovalRequest, entry: Mapping[str, Any]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import metadata
@@ -170,7 +170,9 @@ class PriceTable(Mapping[str, ModelPrice]):
         """The price of ``model``, or ``None`` when the table does not know it."""
         if not model:
             return None
-        found = (self._match(name) for name in _candidates(model))
+        # The name as given, then without a provider prefix (``openai:``, ``anthropic/``).
+        bare = (model.rsplit(separator, 1)[1] for separator in ":/" if separator in model)
+        found = (self._match(name) for name in [model, *bare])
         return next((price for price in found if price is not None), None)
 
     def _match(self, name: str) -> ModelPrice | None:
@@ -198,10 +200,6 @@ class PriceTable(Mapping[str, ModelPrice]):
     def __repr__(self) -> str:
         then = "" if self.fallback is None else f", then {self.fallback!r}"
         return f"PriceTable({len(self)} models: {', '.join(sorted(self))}{then})"
-
-
-def _candidates(model: str) -> Iterable[str]:
-    return [model, *(model.rsplit(separator, 1)[1] for separator in ":/" if separator in model)]
 
 
 def _as_price(name: str, price: ModelPrice | tuple[float, ...]) -> ModelPrice:

@@ -80,13 +80,6 @@ def starter_source(cell: dict[str, Any]) -> str:
     return starter if isinstance(starter, str) and starter.strip() else GENERIC_STARTER
 
 
-def _clear_outputs(cell: dict[str, Any]) -> None:
-    if cell["cell_type"] == "code":
-        cell["outputs"] = []
-        cell["execution_count"] = None
-        cell.get("metadata", {}).pop("execution", None)
-
-
 def participant_notebook(notebook: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``notebook`` for participants: starters for solutions, no outputs.
 
@@ -110,7 +103,10 @@ def participant_notebook(notebook: dict[str, Any]) -> dict[str, Any]:
             }
         elif cell["cell_type"] == "markdown" and _POINTS_AT_SOLUTION.search(_source(cell)):
             cell["source"] = _lines(_POINTS_AT_SOLUTION.sub(_WRITE_YOURS, _source(cell), count=1))
-        _clear_outputs(cell)
+        if cell["cell_type"] == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+            cell.get("metadata", {}).pop("execution", None)
         cells.append(cell)
     nb["cells"] = cells
     nb.get("metadata", {}).pop("widgets", None)  # saved widget state belongs to the outputs
@@ -120,12 +116,6 @@ def participant_notebook(notebook: dict[str, Any]) -> dict[str, Any]:
 def facilitator_notebook(notebook: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``notebook`` for facilitators: the tutorial as it is, solutions and outputs."""
     return copy.deepcopy(notebook)
-
-
-def _write(notebook: dict[str, Any], path: Path) -> None:
-    # nbformat's own layout, so that a notebook written here diffs cleanly against its source
-    text = json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-    path.write_text(text, encoding="utf-8")
 
 
 def build_workshop(
@@ -151,7 +141,10 @@ def build_workshop(
         folder.mkdir(parents=True)
         for path in notebooks:
             notebook = json.loads(path.read_text(encoding="utf-8"))
-            _write(make(notebook), folder / path.name)
+            # nbformat's own layout, so that a notebook written here diffs cleanly against its
+            # source
+            text = json.dumps(make(notebook), sort_keys=True, indent=1, ensure_ascii=False)
+            (folder / path.name).write_text(text + "\n", encoding="utf-8")
             written[audience].append(folder / path.name)
         for extra in source.iterdir():
             if extra.suffix != ".ipynb" and not extra.name.startswith("."):

@@ -176,9 +176,12 @@ def _split_frontmatter(path: Path, text: str) -> tuple[dict[str, Any], str]:
     try:
         meta = yaml.safe_load(source) if source.strip() else {}
     except yaml.YAMLError as error:
-        raise SubAgentFileError(
-            path, f"malformed YAML frontmatter: {_yaml_problem(error)}"
-        ) from error
+        problem = str(error)
+        if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+            # The mark counts from the frontmatter's first line, which is the file's second.
+            line = error.problem_mark.line + 2
+            problem = f"{error.problem or error.context} (line {line} of the file)."
+        raise SubAgentFileError(path, f"malformed YAML frontmatter: {problem}") from error
     if not isinstance(meta, dict):
         raise SubAgentFileError(
             path,
@@ -186,14 +189,6 @@ def _split_frontmatter(path: Path, text: str) -> tuple[dict[str, Any], str]:
             f"{type(meta).__name__}.",
         )
     return meta, text[match.end() :]
-
-
-def _yaml_problem(error: yaml.YAMLError) -> str:
-    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
-        # The mark counts from the frontmatter's first line, which is the file's second.
-        line = error.problem_mark.line + 2
-        return f"{error.problem or error.context} (line {line} of the file)."
-    return str(error)
 
 
 def _check_keys(path: Path, meta: Mapping[Any, Any]) -> None:
