@@ -82,23 +82,20 @@ class DeepAgentGraph(CompiledStateGraph[Any, Any, Any, Any]):
     def stream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        check_input(self.name, input)
-        config = self._limited(remember(self, config))
-        return _stopping_on_ctrl_c(super().stream(input, config, **kwargs))
+        return _stopping_on_ctrl_c(super().stream(input, self._run_config(input, config), **kwargs))
 
     def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        check_input(self.name, input)
-        config = self._limited(remember(self, config))
-        return super().astream(input, config, **kwargs)
+        return super().astream(input, self._run_config(input, config), **kwargs)
 
-    def _limited(self, config: RunnableConfig | None) -> RunnableConfig | None:
-        """``config`` with a fresh guard of the run-wide limits: each run has its own budget."""
+    def _run_config(self, input: Any, config: RunnableConfig | None) -> RunnableConfig:
+        """Check ``input``; ``config`` naming this agent, with a fresh guard of the run-wide
+        limits: each run has its own budget."""
+        check_input(self.name, input)
+        named = remember(self, config)
         limits = _extras.get(self, (None, None))[1]
-        if not limits:
-            return config
-        return guarded_config(config or {}, LimitGuard(limits, "the run"))
+        return guarded_config(named, LimitGuard(limits, "the run")) if limits else named
 
 
 def _stopping_on_ctrl_c(chunks: Iterator[Any]) -> Iterator[Any]:
