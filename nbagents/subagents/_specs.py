@@ -197,8 +197,7 @@ def validate_specs(specs: Sequence[Mapping[str, Any]], *, background: bool = Fal
         if not isinstance(spec, Mapping):
             raise ValueError(
                 f"Sub-agent spec #{position + 1} must be a dict (SubAgent, CompiledSubAgent or "
-                f"RemoteSubAgent), "
-                f"not {type(spec).__name__}."
+                f"RemoteSubAgent), not {type(spec).__name__}."
             )
         label = f"Sub-agent {spec['name']!r}" if spec.get("name") else f"Sub-agent #{position + 1}"
         _validate_spec(spec, label)
@@ -248,11 +247,11 @@ def _validate_spec(spec: Mapping[str, Any], label: str) -> None:
     for key, allowed in (("mode", _MODES), ("update_strategy", _STRATEGIES)):
         if key in spec and spec[key] not in allowed:
             raise ValueError(f"{label}: {key!r} must be {' or '.join(map(repr, allowed))}.")
-    if "limits" in spec and "graph_id" not in spec and "url" not in spec:
-        check_limits(spec["limits"], label)
     if "graph_id" in spec or "url" in spec:
         _validate_remote(spec, label)
         return
+    if "limits" in spec:
+        check_limits(spec["limits"], label)
     if "runnable" in spec:
         if "model" in spec:
             raise ValueError(
