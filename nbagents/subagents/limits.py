@@ -146,14 +146,27 @@ class LimitGuard(BaseCallbackHandler):
     on_llm_start = on_chat_model_start  # type: ignore[assignment]  # prompts, not messages
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
-        usage, model = _result(response)
+        replies = [
+            g.message for gs in response.generations for g in gs if isinstance(g, ChatGeneration)
+        ]
+        usage = TokenUsage.from_messages(replies)
+        metas = (m.response_metadata or {} for m in replies)
+        model = next(
+            (n for meta in metas if (n := meta.get("model_name") or meta.get("model"))), None
+        )
         with _LOCK:
             requested = self._models.pop(run_id, None)
             self.usage = self.usage + usage
             if "cost" not in self.limits or not usage:
                 return
-            name = model or requested
-            price = _price(name, usage)
+            name = str(model) if model else requested
+            try:
+                price = default_prices().price_of(name, usage)
+            except Exception:
+                # An unpriced call stops the agent at its next call, with the model named: a
+                # price table that fails must not break the run here (callbacks never do, see
+                # _guard).
+                price = None
             if price is None:
                 self.unpriced.add(name or "a model without a name")
             else:
@@ -224,15 +237,6 @@ def _handlers(config: RunnableConfig) -> list[Any]:
     return list(handlers or ())
 
 
-def _price(model: str | None, usage: TokenUsage) -> Decimal | None:
-    try:
-        return default_prices().price_of(model, usage)
-    except Exception:
-        # An unpriced call stops the agent at its next call, with the model named: a price
-        # table that fails must not break the run here (callbacks never do, see _guard).
-        return None
-
-
 def guarded_config(config: RunnableConfig, *first: BaseCallbackHandler) -> RunnableConfig:
     """``config`` with the handlers ``first`` before its callbacks: LangChain stops at a
     :class:`StepGuard`'s error, so the tracer never opens a span for a step that does not run."""
@@ -250,17 +254,6 @@ def guarded_config(config: RunnableConfig, *first: BaseCallbackHandler) -> Runna
 def is_guarded(config: RunnableConfig) -> bool:
     """Whether a run with ``config`` has limits to keep: a guard of its own or a caller's."""
     return any(isinstance(h, LimitGuard) for h in _handlers(config))
-
-
-def _result(response: LLMResult) -> tuple[TokenUsage, str | None]:
-    replies = [
-        g.message for gs in response.generations for g in gs if isinstance(g, ChatGeneration)
-    ]
-    metas = (m.response_metadata or {} for m in replies)
-    model = next(
-        (name for meta in metas if (name := meta.get("model_name") or meta.get("model"))), None
-    )
-    return TokenUsage.from_messages(replies), (str(model) if model else None)
 
 
 # LangChain logs every error a callback raises as a warning before passing it on. A limit is
