@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import queue
 import signal
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, InvalidStateError, wait
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -121,7 +121,8 @@ class _Workers:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: dict[_Worker, None] = {}  # the last to finish is the first reused
+        # The inboxes of the idle threads; the last to finish is the first reused.
+        self._idle: dict[queue.SimpleQueue[Callable[[], None]], None] = {}
         if hasattr(os, "register_at_fork"):
             # A forked child has none of these threads: handing work to one would wait forever.
             os.register_at_fork(after_in_child=self._forget)
@@ -132,43 +133,32 @@ class _Workers:
 
     def submit(self, job: Callable[[], None]) -> None:
         with self._lock:
-            worker = self._idle.popitem()[0] if self._idle else None
-        if worker is None:
-            worker = _Worker(job)
-            thread = threading.Thread(target=self._serve, args=(worker,), daemon=True)
-            thread.name = BUSY
-            thread.start()
-        else:
-            worker.job = job
-            worker.ready.set()
+            inbox = self._idle.popitem()[0] if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name=BUSY, daemon=True).start()
+        inbox.put(job)
 
-    def _serve(self, worker: _Worker) -> None:
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
         thread = threading.current_thread()
+        job = inbox.get()
         while True:
-            job, worker.job = worker.job, None
-            if job is not None:
-                job()
-                del job  # an idle thread holds nothing of the run it served
+            thread.name = BUSY
+            job()
+            del job  # an idle thread holds nothing of the run it served
             thread.name = IDLE
             with self._lock:
                 if len(self._idle) >= MAX_IDLE:
                     return
-                worker.ready.clear()
-                self._idle[worker] = None
-            if not worker.ready.wait(IDLE_SECONDS):
+                self._idle[inbox] = None
+            try:
+                job = inbox.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
                 with self._lock:
-                    if worker in self._idle:
-                        del self._idle[worker]
+                    if inbox in self._idle:
+                        del self._idle[inbox]
                         return
-                # Taken just as it timed out: its job is on the way.
-                worker.ready.wait()
-            thread.name = BUSY
-
-
-@dataclass(eq=False, slots=True)
-class _Worker:
-    job: Callable[[], None] | None
-    ready: threading.Event = field(default_factory=threading.Event)
+                job = inbox.get()  # taken just as it timed out: its job is on the way
 
 
 BUSY = "nbagents-subagent"
