@@ -223,14 +223,14 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
                 f"Unknown subagent_type {subagent_type!r}. Allowed types: {allowed}.", call_id
             )
         config = runtime.config or {}
-        metadata: Mapping[str, Any] = config.get("metadata") or {}
-        depth = int(metadata.get(DEPTH_KEY, 0)) + 1
+        depth = int((config.get("metadata") or {}).get(DEPTH_KEY, 0)) + 1
         if depth > registry.max_depth:
             return _error(
                 f"Cannot start sub-agent {subagent_type!r}: the sub-agent depth limit "
                 f"(max_subagent_depth={registry.max_depth}) is reached. Do this task yourself.",
                 call_id,
             )
+        spec = registry.specs[subagent_type]
         limits = registry.limits_of(subagent_type)
         accumulating, deleting = registry.reducers(subagent_type)
         response_format = (config.get("configurable") or {}).get(
@@ -250,8 +250,9 @@ def _task_tool(registry: SubAgentRegistry) -> BaseTool:
             accumulating=accumulating,
             deleting=deleting,
             limits=limits,
-            fork=registry.forks(subagent_type),
-            compiled="runnable" in registry.specs[subagent_type],
+            # A remote sub-agent never forks: the server's graph takes the isolated state.
+            fork="graph_id" not in spec and spec.get("mode") == "fork",
+            compiled="runnable" in spec,
             response_format=None if response_format is None else _format_name(response_format),
         )
 

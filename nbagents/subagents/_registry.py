@@ -125,12 +125,6 @@ class SubAgentRegistry:
         spec = self.specs[name]
         return None if "graph_id" in spec else spec.get("limits")
 
-    def forks(self, name: str) -> bool:
-        """Whether the sub-agent ``name`` starts from its parent's conversation (a remote one
-        never does: the server's graph takes the isolated state)."""
-        spec = self.specs[name]
-        return "graph_id" not in spec and spec.get("mode") == "fork"
-
     def reducers(self, name: str) -> tuple[frozenset[str], frozenset[str]]:
         """State keys with a reducer, in the parent's schema or the sub-agent's graph; and those
         whose reducer deletes an entry updated to ``None`` (a state backend's ``files``)."""
