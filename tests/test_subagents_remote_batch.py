@@ -6,19 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langgraph.types import Interrupt
 
-from nbagents.subagents._remote_pause import RemoteInterrupt, _Batch
+from nbagents.subagents._remote_pause import _Batch
 
 
-def batched(key: str, *targets: str, allowed: list[str] | None = None) -> RemoteInterrupt:
+def batched(key: str, *targets: str, allowed: list[str] | None = None) -> Interrupt:
     config = {"action_name": "deploy", "allowed_decisions": allowed or ["approve", "reject"]}
     actions = [{"name": "deploy", "args": {"target": t}, "description": ""} for t in targets]
-    return RemoteInterrupt(key, {"action_requests": actions, "review_configs": [config]})
+    return Interrupt({"action_requests": actions, "review_configs": [config]}, key)
 
 
-def per_call(key: str, target: str) -> RemoteInterrupt:
+def per_call(key: str, target: str) -> Interrupt:
     value = {"type": "tool_approval", "name": "deploy", "args": {"target": target}}
-    return RemoteInterrupt(key, value)
+    return Interrupt(value, key)
 
 
 def approve(n: int) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def test_a_per_call_approval_gets_its_one_decision() -> None:
 
 def test_what_is_not_batched() -> None:
     assert _Batch.of([batched("i1", "a")]) is None  # one approval: asked as it is
-    plain = RemoteInterrupt("q", "Which colour?")
+    plain = Interrupt("Which colour?", "q")
     assert _Batch.of([batched("i1", "a"), plain]) is None
     # Different review settings for one tool: a batch could offer one graph a decision it
     # refuses, so each is asked for in turn.

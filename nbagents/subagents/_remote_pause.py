@@ -29,7 +29,6 @@ from nbagents._interrupts import allowed_by_schema, pending_approvals
 
 __all__ = [
     "ANSWERED_KEY",
-    "RemoteInterrupt",
     "ThreadKey",
     "answered_before",
     "ask_parent",
@@ -48,20 +47,6 @@ _NAMESPACE = uuid.UUID("5b0e7c52-9d6c-4f0e-8a51-2f7d3c1e9a40")
 _REPLAYED = {"nbagents": "an answer this sub-agent's earlier pause was given"}
 """The value of an ``interrupt`` asked again only to reach the next answers (LangGraph returns
 the answer it already has; a person would see this only if the parent had lost it)."""
-
-
-@dataclass(frozen=True)
-class RemoteInterrupt:
-    """One request a paused remote run waits for, as the server reports it."""
-
-    id: str
-    value: Any
-    response_schema: dict[str, Any] | None = None
-
-
-def _interrupt(key: str, found: Mapping[str, Any]) -> RemoteInterrupt:
-    schema = found.get("response_schema")
-    return RemoteInterrupt(key, found.get("value"), schema if isinstance(schema, dict) else None)
 
 
 @dataclass(frozen=True)
@@ -93,7 +78,7 @@ class ThreadKey:
         return str(uuid.uuid5(_NAMESPACE, f"{self.seed}\n{attempt}"))
 
 
-def waiting_for(state: Mapping[str, Any]) -> tuple[RemoteInterrupt, ...]:
+def waiting_for(state: Mapping[str, Any]) -> tuple[Interrupt, ...]:
     """What a thread waits for, ordered by id so that every run of the call asks in one order.
 
     From its state, which lists the interrupts of graphs run inside a step too (a remote deep
@@ -101,12 +86,16 @@ def waiting_for(state: Mapping[str, Any]) -> tuple[RemoteInterrupt, ...]:
     found = state.get("interrupts")
     listed = found if isinstance(found, list) else []
     read = {str(i["id"]): i for i in listed if isinstance(i, Mapping) and i.get("id")}
-    return tuple(_interrupt(key, read[key]) for key in sorted(read))
+    return tuple(
+        Interrupt(i.get("value"), key, response_schema=schema if isinstance(schema, dict) else None)
+        for key, i in sorted(read.items())
+        for schema in [i.get("response_schema")]
+    )
 
 
-def asked_for(interrupts: Sequence[RemoteInterrupt]) -> str:
+def asked_for(interrupts: Sequence[Interrupt]) -> str:
     """What a paused remote run asks, in a line: ``approve deploy({'target': 'prod'})``."""
-    approvals = pending_approvals([Interrupt(i.value, i.id) for i in interrupts])
+    approvals = pending_approvals(list(interrupts))
     if approvals:
         return ", ".join(f"approve {r.tool}({shorten(repr(r.args))})" for r in approvals)
     return ", ".join(shorten(repr(i.value)) for i in interrupts) or "an interrupt"
@@ -124,9 +113,7 @@ def answered_before(thread: Mapping[str, Any]) -> int:
     return answered if isinstance(answered, int) else 0
 
 
-def ask_parent(
-    interrupts: Sequence[RemoteInterrupt], replay: int = 0
-) -> tuple[dict[str, Any], int]:
+def ask_parent(interrupts: Sequence[Interrupt], replay: int = 0) -> tuple[dict[str, Any], int]:
     """The answers to ``interrupts`` by remote id, and how many ``interrupt`` calls that took.
 
     ``GraphInterrupt`` (the parent pauses) for the first request not answered yet. Approvals are
@@ -152,14 +139,14 @@ def ask_parent(
 class _Approval:
     """One remote approval interrupt, read as a part of a batch."""
 
-    request: RemoteInterrupt
+    request: Interrupt
     actions: list[Any]
     configs: list[Any]
     batched: bool
     """Answered ``{"decisions": [...]}`` (a batched approval), else by its one decision."""
 
     @classmethod
-    def of(cls, request: RemoteInterrupt) -> _Approval | None:
+    def of(cls, request: Interrupt) -> _Approval | None:
         value = request.value
         if not isinstance(value, Mapping):
             return None
@@ -187,7 +174,7 @@ class _Batch:
     """The review settings of each tool, by name."""
 
     @classmethod
-    def of(cls, interrupts: Sequence[RemoteInterrupt]) -> _Batch | None:
+    def of(cls, interrupts: Sequence[Interrupt]) -> _Batch | None:
         parts = [p for p in map(_Approval.of, interrupts) if p is not None]
         if len(parts) < 2:
             return None

@@ -15,9 +15,10 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from langgraph.types import Interrupt
+
 from nbagents._contract import REMOTE_KEY, RemoteRecord
 from nbagents.subagents._relay import Call, EventRelay, Relay, RemotePause, Start, revive
-from nbagents.subagents._remote_pause import RemoteInterrupt
 from nbagents.subagents._steps import StepRelay
 
 __all__ = [
@@ -53,7 +54,7 @@ class RemoteRun:
     ended: bool = False
     final: dict[str, Any] | None = None
     paused: bool = False  # a state of the run listed interrupts
-    interrupts: tuple[RemoteInterrupt, ...] = ()  # what the paused thread waits for
+    interrupts: tuple[Interrupt, ...] = ()  # what the paused thread waits for
     answered: int = 0  # answers the task call has used so far (see ask_parent)
     root: Any = None
     relay: Relay | None = None
