@@ -25,6 +25,7 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    message_chunk_to_message,
 )
 from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langgraph.errors import GraphBubbleUp
@@ -258,11 +259,8 @@ def revive(value: Any) -> Any:
 
 def llm_result(output: Any) -> LLMResult:
     """What ``on_llm_end`` gets for a model's reply (a message, a text, or nothing)."""
-    if isinstance(output, AIMessageChunk):
-        chunk_only = {"type", "tool_call_chunks", "chunk_position"}
-        output = AIMessage(**output.model_dump(exclude=chunk_only))
     if isinstance(output, BaseMessage):
-        return LLMResult(generations=[[ChatGeneration(message=output)]])
+        return LLMResult(generations=[[ChatGeneration(message=message_chunk_to_message(output))]])
     return LLMResult(generations=[[Generation(text="" if output is None else str(output))]])
 
 
