@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
@@ -20,36 +19,41 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.util.types import AttributeValue
 
 from nbagents._distribution import __version__
-from nbagents.cost import PriceSource
+from nbagents.cost import Prices, as_price_source
 from nbagents.export._ids import otel_span_id, otel_trace_id
 from nbagents.tracing import Span, SpanAttributes, Trace
 
-__all__ = ["SpanConverter", "default_resource"]
+__all__ = ["SpanConverter"]
 
 _NANOS = 1_000_000_000
 _CONTENT_CHARS = 8_000
 _ERROR_TYPE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*): ")
 
 
-def default_resource() -> Resource:
-    return Resource.create({"service.name": "nbagents"})
-
-
-@dataclass
 class SpanConverter:
     """Converts the spans of one trace; shared by the one-shot export and the live stream.
 
     ``origin_ns`` is the wall-clock time (Unix epoch, nanoseconds) of the trace's second 0.
+    The trace id is derived from the first span's: a trace with no span has nothing to export.
     """
 
-    trace: Trace
-    origin_ns: int
-    trace_id: int
-    resource: Resource
-    prices: PriceSource | None = None
-    include_content: bool = False
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        origin_ns: int,
+        resource: Resource | None,
+        prices: Prices | None,
+        include_content: bool,
+    ) -> None:
+        spans = trace.spans
+        if not spans:
+            raise ValueError("The trace has no spans: there is nothing to export.")
+        self.trace = trace
+        self.origin_ns = origin_ns
+        self.trace_id = otel_trace_id(spans[0].id)
+        self.resource = resource or Resource.create({"service.name": "nbagents"})
+        self.prices = None if prices is None else as_price_source(prices)
+        self.include_content = include_content
         self._scope = InstrumentationScope("nbagents", __version__)
 
     def exported_parent(self, span: Span) -> Span | None:
@@ -181,13 +185,13 @@ def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
     if span.kind == "subagent":
         attrs.update(
             {
-                "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
-                "nbagents.subagent.type": _str(a.get("subagent_type")) or span.name,
-                "nbagents.subagent.description": _str(a.get("description")),
-                "nbagents.subagent.parent_agent": _str(a.get("parent_agent")),
-                "nbagents.state.withheld": _keys(a.get("withheld")),
-                "nbagents.state.passed": _keys(a.get("passed")),
-                "nbagents.state.returned": _keys(a.get("returned")),
+                "gen_ai.tool.call.id": a.get("tool_call_id"),
+                "nbagents.subagent.type": a.get("subagent_type") or span.name,
+                "nbagents.subagent.description": a.get("description"),
+                "nbagents.subagent.parent_agent": a.get("parent_agent"),
+                "nbagents.state.withheld": sorted(a["withheld"]) if "withheld" in a else None,
+                "nbagents.state.passed": sorted(a["passed"]) if "passed" in a else None,
+                "nbagents.state.returned": a.get("returned"),
             }
         )
     plan = a.get("plan", [])
@@ -206,11 +210,11 @@ def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": span.name,
         "gen_ai.tool.type": "function",
-        "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
+        "gen_ai.tool.call.id": a.get("tool_call_id"),
     }
     if span.kind == "task":
-        attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
-        attrs["nbagents.subagent.description"] = _str(a.get("description"))
+        attrs["nbagents.subagent.type"] = a.get("subagent_type")
+        attrs["nbagents.subagent.description"] = a.get("description")
     return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
 
 
@@ -274,25 +278,6 @@ _BY_KIND: dict[str, Describer] = {
 }
 
 
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _keys(value: Any) -> list[str] | None:
-    if isinstance(value, Mapping):
-        return sorted(str(k) for k in value)
-    if isinstance(value, list | tuple):
-        return [str(k) for k in value]
-    return None
-
-
 def _json(value: Any) -> str:
     text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= _CONTENT_CHARS else text[: _CONTENT_CHARS - 1] + "…"
-
-
-def trace_id_of(trace: Trace) -> int:
-    spans = trace.spans
-    if not spans:
-        raise ValueError("The trace has no spans: there is nothing to export.")
-    return otel_trace_id(spans[0].id)
