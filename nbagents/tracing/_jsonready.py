@@ -17,16 +17,7 @@ from collections.abc import Iterable, Mapping, Set
 from pathlib import PurePath
 from typing import Any
 
-from langchain_core.messages import (
-    BaseMessage,
-    ChatMessage,
-    HumanMessage,
-    HumanMessageChunk,
-    SystemMessage,
-    SystemMessageChunk,
-    ToolMessage,
-    ToolMessageChunk,
-)
+from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 
 from nbagents._contract import describe_size
@@ -231,8 +222,9 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
     data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
     if message.name:
         data["name"] = message.name
-    # A pydantic model answers a missing attribute by raising: most messages are not AI ones.
-    calls = None if type(message) in _NO_TOOL_CALLS else getattr(message, "tool_calls", None)
+    # Read as a field: a pydantic model answers a missing attribute by raising, which is slow,
+    # and most messages are not AI ones.
+    calls = vars(message).get("tool_calls")
     if calls:
         data["tool_calls"] = [
             {
@@ -248,20 +240,6 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
         if message.artifact is not None:
             data["artifact"] = _convert(message.artifact, budget, depth + 1)
     return data
-
-
-_NO_TOOL_CALLS = frozenset(
-    {
-        HumanMessage,
-        HumanMessageChunk,
-        SystemMessage,
-        SystemMessageChunk,
-        ToolMessage,
-        ToolMessageChunk,
-        ChatMessage,
-    }
-)
-"""Message classes that have no ``tool_calls`` (exactly these: a subclass may add one)."""
 
 
 def _langgraph_object(value: Any, budget: _Budget, depth: int) -> dict[str, Any]:
