@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
@@ -168,13 +167,16 @@ def _describe(span: Span) -> tuple[str, SpanKind, dict[str, AttributeValue]]:
     }
     if "call_index" in a:
         attributes["nbagents.call_index"] = a["call_index"]
-    describe = _BY_KIND.get(span.kind, _chain)
-    name, kind, specific = describe(span, a)
+    if span.kind in ("agent", "subagent"):
+        name, kind, specific = _agent(span, a)
+    elif span.kind in ("task", "tool"):
+        name, kind, specific = _tool(span, a)
+    elif span.kind == "model":
+        name, kind, specific = _model(span, a)
+    else:  # a skill load, a visible graph node, a middleware's step
+        name, kind, specific = _chain(span, a)
     attributes.update({k: v for k, v in specific.items() if v is not None and v != ""})
     return name, kind, attributes
-
-
-Describer = Callable[[Span, SpanAttributes], tuple[str, SpanKind, dict[str, Any]]]
 
 
 def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
@@ -267,15 +269,6 @@ def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
     if a.get("rubric_feedback"):
         out["nbagents.rubric.feedback"] = a["rubric_feedback"]
     return out
-
-
-_BY_KIND: dict[str, Describer] = {
-    "agent": _agent,
-    "subagent": _agent,
-    "task": _tool,
-    "tool": _tool,
-    "model": _model,
-}
 
 
 def _json(value: Any) -> str:

@@ -189,15 +189,12 @@ class LiveExport:
                 return []
             # In the order they ended, as if each had been sent the moment it ended.
             ready.sort(key=lambda s: (s.end is None, s.end or 0.0))
-            converter = self._converter or self._make_converter()
+            if self._converter is None:
+                self._take_origin()  # there are spans to send, so the trace has spans
+                assert self._origin is not None
+                self._converter = SpanConverter(self.trace, self._origin, *self._settings)
             end = self.trace.duration
-            return [converter.convert(s, end=end) for s in ready]
-
-    def _make_converter(self) -> SpanConverter:
-        self._take_origin()  # called with spans to send, so the trace has spans
-        assert self._origin is not None
-        self._converter = SpanConverter(self.trace, self._origin, *self._settings)
-        return self._converter
+            return [self._converter.convert(s, end=end) for s in ready]
 
     def _send(self, spans: list[ReadableSpan]) -> int:
         if spans:

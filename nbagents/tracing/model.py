@@ -201,13 +201,7 @@ class Trace:
     def walk(self) -> list[Span]:
         """Every span depth first, in call order: the same for equal runs (``spans`` is not)."""
         with self._lock:
-            out: list[Span] = []
-            stack = list(reversed(self.roots))
-            while stack:
-                span = stack.pop()
-                out.append(span)
-                stack.extend(reversed(self.children(span)))
-            return out
+            return [span for root in self.roots for span in (root, *self.descendants(root))]
 
     def descendants(self, span: Span) -> Iterator[Span]:
         """Every span under ``span``, depth first in call order (hidden plumbing included)."""
