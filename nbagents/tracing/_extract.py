@@ -26,6 +26,7 @@ from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing._statediff import infer_diff, node_updates
+from nbagents.tracing.messages import call_parts
 from nbagents.tracing.model import SpanStatus
 
 __all__ = [
@@ -89,11 +90,10 @@ def model_result(response: LLMResult) -> ModelResult:
                 messages.append(generation.message)
             else:
                 texts.append(generation.text)
-    usage = TokenUsage()
+    usage = TokenUsage.from_messages(messages)
     model: str | None = None
     calls: list[tuple[str, int]] = []
     for message in messages:
-        usage = usage + TokenUsage.from_usage_metadata(getattr(message, "usage_metadata", None))
         meta = message.response_metadata or {}
         model = model or _first(meta, "model_name", "model", "model_id")
         calls.extend(
@@ -129,13 +129,9 @@ def _first(data: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _tool_name(tool: Any) -> str:
-    if isinstance(tool, Mapping):
-        function = tool.get("function")
-        if isinstance(function, Mapping) and function.get("name"):
-            return str(function["name"])
-        if tool.get("name"):
-            return str(tool["name"])
-    return str(getattr(tool, "name", "?"))
+    """A bound tool's name: a tool object's, or a schema's in LangChain's or OpenAI's shape."""
+    name = call_parts(tool)[0] if isinstance(tool, Mapping) else getattr(tool, "name", None)
+    return str(name or "?")
 
 
 def task_arguments(inputs: Any) -> SpanAttributes:
