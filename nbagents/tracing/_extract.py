@@ -31,7 +31,6 @@ from nbagents.tracing.model import SpanStatus
 
 __all__ = [
     "ModelResult",
-    "ToolOutcome",
     "error_text",
     "model_request",
     "model_result",
@@ -178,23 +177,16 @@ def tool_call_of(inputs: Any) -> str | None:
     return None
 
 
-@dataclass
-class ToolOutcome:
-    status: SpanStatus
-    error: str | None
-    text: str | None
-    """The text of the ToolMessage the tool answered with, if any."""
-
-
-def tool_outcome(output: Any, call_id: Any) -> ToolOutcome:
-    """Whether a tool run succeeded, from the ToolMessage it produced (alone or in a Command)."""
+def tool_outcome(output: Any, call_id: Any) -> tuple[SpanStatus, str | None]:
+    """Whether a tool run succeeded (``ok``, ``error`` or ``limit``), from the ToolMessage it
+    produced (alone or in a Command), and that message's text, if it produced one."""
     message = _tool_message(output, call_id)
     text = str(message.text) if message is not None else None
     if message is not None and message.status == "error":
         artifact = message.artifact
         limited = isinstance(artifact, Mapping) and artifact.get("status") == "limit"
-        return ToolOutcome("limit" if limited else "error", text, text)
-    return ToolOutcome("ok", None, text)
+        return ("limit" if limited else "error"), text
+    return "ok", text
 
 
 def returned_keys(output: Any) -> list[str]:
