@@ -56,6 +56,10 @@ def jsonready(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
     return _convert(value, _Budget(max_chars), 0)
 
 
+_PENDING = object()
+
+
+@dataclasses.dataclass(slots=True, eq=False, repr=False)
 class Deferred:
     """A value as a callback gave it, made JSON-ready (once) when first read.
 
@@ -66,12 +70,9 @@ class Deferred:
     convert, to equal values.
     """
 
-    __slots__ = ("_max_chars", "_result", "_value")
-
-    def __init__(self, value: Any, max_chars: int) -> None:
-        self._value = value
-        self._max_chars = max_chars
-        self._result: Any = _PENDING
+    _value: Any
+    _max_chars: int
+    _result: Any = _PENDING
 
     def resolve(self) -> Any:
         result = self._result
@@ -83,9 +84,6 @@ class Deferred:
             self._result = result
             self._value = None
         return result
-
-
-_PENDING = object()
 
 
 def deferred(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
