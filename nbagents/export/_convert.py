@@ -55,16 +55,11 @@ class SpanConverter:
         self.include_content = include_content
         self._scope = InstrumentationScope("nbagents", __version__)
 
-    def exported_parent(self, span: Span) -> Span | None:
-        """The nearest ancestor that is exported (not hidden plumbing)."""
-        parent = self.trace.parent(span)
-        while parent is not None and parent.hidden:
-            parent = self.trace.parent(parent)
-        return parent
-
     def convert(self, span: Span, *, end: float | None = None) -> ReadableSpan:
         """The OTel span of ``span``. ``end`` stands in for the end of a span still running."""
-        parent = self.exported_parent(span)
+        parent = self.trace.parent(span)
+        while parent is not None and parent.hidden:  # the nearest exported ancestor
+            parent = self.trace.parent(parent)
         finish = span.end if span.end is not None else end if end is not None else span.start
         name, kind, attributes = _describe(span)
         attributes.update(self._extra(span))
@@ -128,7 +123,15 @@ class SpanConverter:
                 key = "gen_ai.tool.call.result" if tool else "nbagents.outputs"
                 attributes[key] = _json(span.outputs)
             if "rubric_pass" in span.attributes:
-                attributes.update(_rubric_content(span.typed_attributes()))
+                # What a grading pass's grader wrote: model output, so exported with the content.
+                a = span.typed_attributes()
+                if a.get("rubric_explanation"):
+                    attributes["nbagents.rubric.explanation"] = a["rubric_explanation"]
+                if a.get("rubric_criteria"):
+                    # OTel attribute values are flat: the criteria go as JSON text.
+                    attributes["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
+                if a.get("rubric_feedback"):
+                    attributes["nbagents.rubric.feedback"] = a["rubric_feedback"]
         return attributes
 
     def _cost(self, span: Span) -> dict[str, AttributeValue]:
@@ -256,19 +259,6 @@ def _chain(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
         attrs["nbagents.rubric.pass"] = a["rubric_pass"]
         attrs["nbagents.rubric.verdict"] = a.get("rubric_verdict")
     return span.name, SpanKind.INTERNAL, attrs
-
-
-def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
-    """What a grading pass's grader wrote: model output, so exported with the content only."""
-    out: dict[str, AttributeValue] = {}
-    if a.get("rubric_explanation"):
-        out["nbagents.rubric.explanation"] = a["rubric_explanation"]
-    if a.get("rubric_criteria"):
-        # OTel attribute values are flat: the criteria go as JSON text.
-        out["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
-    if a.get("rubric_feedback"):
-        out["nbagents.rubric.feedback"] = a["rubric_feedback"]
-    return out
 
 
 def _json(value: Any) -> str:
