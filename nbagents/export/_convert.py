@@ -18,7 +18,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.util.types import AttributeValue
 
 from nbagents._distribution import __version__
-from nbagents.cost import Prices, as_price_source
+from nbagents.cost import Prices, PriceSource, as_price_source
 from nbagents.export._ids import otel_span_id, otel_trace_id
 from nbagents.tracing import Span, SpanAttributes, Trace
 
@@ -111,7 +111,7 @@ class SpanConverter:
     def _extra(self, span: Span) -> dict[str, AttributeValue]:
         attributes: dict[str, AttributeValue] = {}
         if self.prices is not None:
-            attributes.update(self._cost(span))
+            attributes.update(self._cost(span, self.prices))
         if self.include_content:
             # A tool call's input and result have GenAI attributes of their own (free-form
             # JSON); other spans' payloads have no such home, so they go under nbagents.*.
@@ -134,10 +134,9 @@ class SpanConverter:
                     attributes["nbagents.rubric.feedback"] = a["rubric_feedback"]
         return attributes
 
-    def _cost(self, span: Span) -> dict[str, AttributeValue]:
+    def _cost(self, span: Span, prices: PriceSource) -> dict[str, AttributeValue]:
         from nbagents.tracing.cost import cost_of_spans
 
-        assert self.prices is not None
         if span.kind == "model":
             scope = [span]
         elif span.kind in ("agent", "subagent"):
@@ -145,14 +144,14 @@ class SpanConverter:
         else:
             return {}
         out: dict[str, AttributeValue] = {}
-        own = cost_of_spans(scope, self.prices)
+        own = cost_of_spans(scope, prices)
         if own.unknown:
             out["nbagents.cost.unknown_models"] = sorted(own.unknown)
         else:
             out["nbagents.cost"] = float(own.amount)
         if span.kind != "model":
             models = [d for d in self.trace.descendants(span) if d.kind == "model"]
-            total = cost_of_spans(models, self.prices)
+            total = cost_of_spans(models, prices)
             if not total.unknown:
                 out["nbagents.cost_incl_descendants"] = float(total.amount)
         return out
