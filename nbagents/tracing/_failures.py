@@ -3,25 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from nbagents.tracing.model import Trace
-
-__all__ = ["count_failures", "trace_failures"]
-
-
-def trace_failures(trace: Trace) -> int:
-    """``Trace.failures()``: the failed visible steps, each linked to its nearest visible parent."""
-    with trace.lock:
-        failed = [s for s in trace.spans if s.status == "error" and not s.hidden]
-        up: dict[str, str | None] = {}
-        for span in failed:
-            parent = trace.parent(span)
-            while parent is not None and parent.hidden:
-                parent = trace.parent(parent)
-            up[span.id] = parent.id if parent is not None else None
-    return count_failures({s.id: s.error for s in failed}, up)
+__all__ = ["count_failures"]
 
 
 def count_failures(errors: Mapping[str, str | None], parent: Mapping[str, str | None]) -> int:
