@@ -51,13 +51,11 @@ __all__ = [
     "trace_cost",
 ]
 
-_OTEL_NAMES = {"ExportError", "ExportTarget", "LiveExport", "export_trace", "to_otel_spans"}
-
 
 def __getattr__(name: str) -> Any:
     # The OpenTelemetry SDK is an optional extra: import it only when an export name is used,
     # so cost works without it and a missing SDK is reported with the command that fixes it.
-    if name not in _OTEL_NAMES:
+    if name not in __all__:  # the names of __all__ not imported above are the export's
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         from nbagents.export import _export

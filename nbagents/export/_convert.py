@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
@@ -20,48 +18,48 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from opentelemetry.util.types import AttributeValue
 
 from nbagents._distribution import __version__
-from nbagents.cost import PriceSource
+from nbagents.cost import Prices, PriceSource, as_price_source
 from nbagents.export._ids import otel_span_id, otel_trace_id
 from nbagents.tracing import Span, SpanAttributes, Trace
 
-__all__ = ["SpanConverter", "default_resource"]
+__all__ = ["SpanConverter"]
 
 _NANOS = 1_000_000_000
 _CONTENT_CHARS = 8_000
 _ERROR_TYPE = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*): ")
 
 
-def default_resource() -> Resource:
-    return Resource.create({"service.name": "nbagents"})
-
-
-@dataclass
 class SpanConverter:
     """Converts the spans of one trace; shared by the one-shot export and the live stream.
 
     ``origin_ns`` is the wall-clock time (Unix epoch, nanoseconds) of the trace's second 0.
+    The trace id is derived from the first span's: a trace with no span has nothing to export.
     """
 
-    trace: Trace
-    origin_ns: int
-    trace_id: int
-    resource: Resource
-    prices: PriceSource | None = None
-    include_content: bool = False
-
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        origin_ns: int,
+        resource: Resource | None,
+        prices: Prices | None,
+        include_content: bool,
+    ) -> None:
+        spans = trace.spans
+        if not spans:
+            raise ValueError("The trace has no spans: there is nothing to export.")
+        self.trace = trace
+        self.origin_ns = origin_ns
+        self.trace_id = otel_trace_id(spans[0].id)
+        self.resource = resource or Resource.create({"service.name": "nbagents"})
+        self.prices = None if prices is None else as_price_source(prices)
+        self.include_content = include_content
         self._scope = InstrumentationScope("nbagents", __version__)
-
-    def exported_parent(self, span: Span) -> Span | None:
-        """The nearest ancestor that is exported (not hidden plumbing)."""
-        parent = self.trace.parent(span)
-        while parent is not None and parent.hidden:
-            parent = self.trace.parent(parent)
-        return parent
 
     def convert(self, span: Span, *, end: float | None = None) -> ReadableSpan:
         """The OTel span of ``span``. ``end`` stands in for the end of a span still running."""
-        parent = self.exported_parent(span)
+        parent = self.trace.parent(span)
+        while parent is not None and parent.hidden:  # the nearest exported ancestor
+            parent = self.trace.parent(parent)
         finish = span.end if span.end is not None else end if end is not None else span.start
         name, kind, attributes = _describe(span)
         attributes.update(self._extra(span))
@@ -113,7 +111,7 @@ class SpanConverter:
     def _extra(self, span: Span) -> dict[str, AttributeValue]:
         attributes: dict[str, AttributeValue] = {}
         if self.prices is not None:
-            attributes.update(self._cost(span))
+            attributes.update(self._cost(span, self.prices))
         if self.include_content:
             # A tool call's input and result have GenAI attributes of their own (free-form
             # JSON); other spans' payloads have no such home, so they go under nbagents.*.
@@ -125,13 +123,20 @@ class SpanConverter:
                 key = "gen_ai.tool.call.result" if tool else "nbagents.outputs"
                 attributes[key] = _json(span.outputs)
             if "rubric_pass" in span.attributes:
-                attributes.update(_rubric_content(span.typed_attributes()))
+                # What a grading pass's grader wrote: model output, so exported with the content.
+                a = span.typed_attributes()
+                if a.get("rubric_explanation"):
+                    attributes["nbagents.rubric.explanation"] = a["rubric_explanation"]
+                if a.get("rubric_criteria"):
+                    # OTel attribute values are flat: the criteria go as JSON text.
+                    attributes["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
+                if a.get("rubric_feedback"):
+                    attributes["nbagents.rubric.feedback"] = a["rubric_feedback"]
         return attributes
 
-    def _cost(self, span: Span) -> dict[str, AttributeValue]:
+    def _cost(self, span: Span, prices: PriceSource) -> dict[str, AttributeValue]:
         from nbagents.tracing.cost import cost_of_spans
 
-        assert self.prices is not None
         if span.kind == "model":
             scope = [span]
         elif span.kind in ("agent", "subagent"):
@@ -139,14 +144,14 @@ class SpanConverter:
         else:
             return {}
         out: dict[str, AttributeValue] = {}
-        own = cost_of_spans(scope, self.prices)
+        own = cost_of_spans(scope, prices)
         if own.unknown:
             out["nbagents.cost.unknown_models"] = sorted(own.unknown)
         else:
             out["nbagents.cost"] = float(own.amount)
         if span.kind != "model":
             models = [d for d in self.trace.descendants(span) if d.kind == "model"]
-            total = cost_of_spans(models, self.prices)
+            total = cost_of_spans(models, prices)
             if not total.unknown:
                 out["nbagents.cost_incl_descendants"] = float(total.amount)
         return out
@@ -164,13 +169,16 @@ def _describe(span: Span) -> tuple[str, SpanKind, dict[str, AttributeValue]]:
     }
     if "call_index" in a:
         attributes["nbagents.call_index"] = a["call_index"]
-    describe = _BY_KIND.get(span.kind, _chain)
-    name, kind, specific = describe(span, a)
+    if span.kind in ("agent", "subagent"):
+        name, kind, specific = _agent(span, a)
+    elif span.kind in ("task", "tool"):
+        name, kind, specific = _tool(span, a)
+    elif span.kind == "model":
+        name, kind, specific = _model(span, a)
+    else:  # a skill load, a visible graph node, a middleware's step
+        name, kind, specific = _chain(span, a)
     attributes.update({k: v for k, v in specific.items() if v is not None and v != ""})
     return name, kind, attributes
-
-
-Describer = Callable[[Span, SpanAttributes], tuple[str, SpanKind, dict[str, Any]]]
 
 
 def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]:
@@ -181,13 +189,13 @@ def _agent(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
     if span.kind == "subagent":
         attrs.update(
             {
-                "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
-                "nbagents.subagent.type": _str(a.get("subagent_type")) or span.name,
-                "nbagents.subagent.description": _str(a.get("description")),
-                "nbagents.subagent.parent_agent": _str(a.get("parent_agent")),
-                "nbagents.state.withheld": _keys(a.get("withheld")),
-                "nbagents.state.passed": _keys(a.get("passed")),
-                "nbagents.state.returned": _keys(a.get("returned")),
+                "gen_ai.tool.call.id": a.get("tool_call_id"),
+                "nbagents.subagent.type": a.get("subagent_type") or span.name,
+                "nbagents.subagent.description": a.get("description"),
+                "nbagents.subagent.parent_agent": a.get("parent_agent"),
+                "nbagents.state.withheld": sorted(a["withheld"]) if "withheld" in a else None,
+                "nbagents.state.passed": sorted(a["passed"]) if "passed" in a else None,
+                "nbagents.state.returned": a.get("returned"),
             }
         )
     plan = a.get("plan", [])
@@ -206,11 +214,11 @@ def _tool(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]]
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": span.name,
         "gen_ai.tool.type": "function",
-        "gen_ai.tool.call.id": _str(a.get("tool_call_id")),
+        "gen_ai.tool.call.id": a.get("tool_call_id"),
     }
     if span.kind == "task":
-        attrs["nbagents.subagent.type"] = _str(a.get("subagent_type"))
-        attrs["nbagents.subagent.description"] = _str(a.get("description"))
+        attrs["nbagents.subagent.type"] = a.get("subagent_type")
+        attrs["nbagents.subagent.description"] = a.get("description")
     return f"execute_tool {span.name}", SpanKind.INTERNAL, attrs
 
 
@@ -252,47 +260,6 @@ def _chain(span: Span, a: SpanAttributes) -> tuple[str, SpanKind, dict[str, Any]
     return span.name, SpanKind.INTERNAL, attrs
 
 
-def _rubric_content(a: SpanAttributes) -> dict[str, AttributeValue]:
-    """What a grading pass's grader wrote: model output, so exported with the content only."""
-    out: dict[str, AttributeValue] = {}
-    if a.get("rubric_explanation"):
-        out["nbagents.rubric.explanation"] = a["rubric_explanation"]
-    if a.get("rubric_criteria"):
-        # OTel attribute values are flat: the criteria go as JSON text.
-        out["nbagents.rubric.criteria"] = _json(a["rubric_criteria"])
-    if a.get("rubric_feedback"):
-        out["nbagents.rubric.feedback"] = a["rubric_feedback"]
-    return out
-
-
-_BY_KIND: dict[str, Describer] = {
-    "agent": _agent,
-    "subagent": _agent,
-    "task": _tool,
-    "tool": _tool,
-    "model": _model,
-}
-
-
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _keys(value: Any) -> list[str] | None:
-    if isinstance(value, Mapping):
-        return sorted(str(k) for k in value)
-    if isinstance(value, list | tuple):
-        return [str(k) for k in value]
-    return None
-
-
 def _json(value: Any) -> str:
     text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= _CONTENT_CHARS else text[: _CONTENT_CHARS - 1] + "…"
-
-
-def trace_id_of(trace: Trace) -> int:
-    spans = trace.spans
-    if not spans:
-        raise ValueError("The trace has no spans: there is nothing to export.")
-    return otel_trace_id(spans[0].id)

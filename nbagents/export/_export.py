@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from nbagents.cost import Prices, as_price_source
-from nbagents.export._convert import SpanConverter, default_resource, trace_id_of
+from nbagents.export._convert import SpanConverter
 from nbagents.tracing import Span, Trace
 
 __all__ = ["ExportError", "ExportTarget", "LiveExport", "export_trace", "to_otel_spans"]
@@ -49,7 +49,7 @@ def to_otel_spans(
     origin = start_time_unix_nano
     if origin is None:
         origin = time.time_ns() - round(trace.duration * _NANOS)
-    converter = _converter(trace, origin, resource, prices, include_content)
+    converter = SpanConverter(trace, origin, resource, prices, include_content)
     end = trace.duration
     return [converter.convert(s, end=end) for s in trace.walk() if not s.hidden]
 
@@ -189,15 +189,12 @@ class LiveExport:
                 return []
             # In the order they ended, as if each had been sent the moment it ended.
             ready.sort(key=lambda s: (s.end is None, s.end or 0.0))
-            converter = self._converter or self._make_converter()
+            if self._converter is None:
+                self._take_origin()  # there are spans to send, so the trace has spans
+                assert self._origin is not None
+                self._converter = SpanConverter(self.trace, self._origin, *self._settings)
             end = self.trace.duration
-            return [converter.convert(s, end=end) for s in ready]
-
-    def _make_converter(self) -> SpanConverter:
-        self._take_origin()  # called with spans to send, so the trace has spans
-        assert self._origin is not None
-        self._converter = _converter(self.trace, self._origin, *self._settings)
-        return self._converter
+            return [self._converter.convert(s, end=end) for s in ready]
 
     def _send(self, spans: list[ReadableSpan]) -> int:
         if spans:
@@ -229,21 +226,8 @@ class LiveExport:
         self.close()
 
 
-def _converter(
-    trace: Trace, origin: int, resource: Resource | None, prices: Prices | None, content: bool
-) -> SpanConverter:
-    return SpanConverter(
-        trace=trace,
-        origin_ns=origin,
-        trace_id=trace_id_of(trace),
-        resource=resource or default_resource(),
-        prices=None if prices is None else as_price_source(prices),
-        include_content=content,
-    )
-
-
-def _resource_of(target: ExportTarget) -> Resource:
-    return target.resource if isinstance(target, SdkTracerProvider) else default_resource()
+def _resource_of(target: ExportTarget) -> Resource | None:
+    return target.resource if isinstance(target, SdkTracerProvider) else None
 
 
 def _deliver(target: ExportTarget) -> Callable[[list[ReadableSpan]], None]:

@@ -9,9 +9,11 @@ types mypy checks, and which leaves out a value of another type (a hand-edited f
 
 from __future__ import annotations
 
-import types
+import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypedDict, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypedDict, cast, get_type_hints
+
+from pydantic import TypeAdapter
 
 __all__ = ["SpanAttributes", "typed_attribute", "typed_attributes"]
 
@@ -137,67 +139,9 @@ def typed_attribute(attributes: Mapping[str, Any], key: str) -> Any:
     return value if value is not None and check is not None and check(value) else None
 
 
-Check = Callable[[Any], bool]
-
-
-def _check(hint: Any) -> Check:
-    """Whether a JSON-like value has the type ``hint`` (the forms ``SpanAttributes`` uses).
-
-    The views read every span's attributes: where ``isinstance`` can test the type (``str``,
-    ``str | None``, the items of ``list[str]`` and ``dict[str, str]``), the check is that one
-    call rather than a check per option."""
-    if hint is Any:
-        return lambda value: True
-    classes = _classes(hint)
-    if classes is not None:
-        return lambda value: isinstance(value, classes)
-    if hint is int:
-        return lambda value: isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:  # JSON has one number type: 2 is a float too; a bool is not a number
-        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
-    origin, args = get_origin(hint), get_args(hint)
-    if origin in (Union, types.UnionType):
-        options = [_check(arg) for arg in args]
-        return lambda value: any(check(value) for check in options)
-    if origin is Literal:
-        return lambda value: value in args
-    if origin is list:
-        item_classes = _classes(args[0])
-        if item_classes is not None:
-            return lambda value: (
-                isinstance(value, list) and all(isinstance(v, item_classes) for v in value)
-            )
-        item = _check(args[0])
-        return lambda value: isinstance(value, list) and all(item(v) for v in value)
-    if origin is dict:
-        key_classes, entry_classes = _classes(args[0]), _classes(args[1])
-        if key_classes is not None and entry_classes is not None:
-            return lambda value: (
-                isinstance(value, dict)
-                and all(
-                    isinstance(k, key_classes) and isinstance(v, entry_classes)
-                    for k, v in value.items()
-                )
-            )
-        key, entry = _check(args[0]), _check(args[1])
-        return lambda value: (
-            isinstance(value, dict) and all(key(k) and entry(v) for k, v in value.items())
-        )
-    raise TypeError(f"SpanAttributes uses a type _check does not know: {hint!r}")
-
-
-def _classes(hint: Any) -> tuple[type, ...] | None:
-    """The classes ``isinstance`` tests ``hint`` with: for ``str``, ``bool``, ``None`` and
-    unions of them (not ``int``: a bool is an int); else ``None``."""
-    if hint in (str, bool, type(None)):
-        return (hint,)
-    if get_origin(hint) in (Union, types.UnionType):
-        parts = [_classes(arg) for arg in get_args(hint)]
-        if all(part is not None for part in parts):
-            return tuple(c for part in parts if part is not None for c in part)
-    return None
-
-
-_CHECKS: dict[str, Check] = {
-    key: _check(hint) for key, hint in get_type_hints(SpanAttributes).items()
+# pydantic's strict validation, which checks without building a copy: an int is a float (JSON
+# has one number type), a bool is no number, a tuple is no list.
+_CHECKS: dict[str, Callable[[Any], bool]] = {
+    key: functools.partial(TypeAdapter(hint).validator.isinstance_python, strict=True)
+    for key, hint in get_type_hints(SpanAttributes).items()
 }

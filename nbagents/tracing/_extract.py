@@ -26,11 +26,11 @@ from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes
 from nbagents.tracing._runs import AgentFrame, RunFrame
 from nbagents.tracing._statediff import infer_diff, node_updates
+from nbagents.tracing.messages import call_parts
 from nbagents.tracing.model import SpanStatus
 
 __all__ = [
     "ModelResult",
-    "ToolOutcome",
     "error_text",
     "model_request",
     "model_result",
@@ -89,11 +89,10 @@ def model_result(response: LLMResult) -> ModelResult:
                 messages.append(generation.message)
             else:
                 texts.append(generation.text)
-    usage = TokenUsage()
+    usage = TokenUsage.from_messages(messages)
     model: str | None = None
     calls: list[tuple[str, int]] = []
     for message in messages:
-        usage = usage + TokenUsage.from_usage_metadata(getattr(message, "usage_metadata", None))
         meta = message.response_metadata or {}
         model = model or _first(meta, "model_name", "model", "model_id")
         calls.extend(
@@ -129,13 +128,9 @@ def _first(data: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _tool_name(tool: Any) -> str:
-    if isinstance(tool, Mapping):
-        function = tool.get("function")
-        if isinstance(function, Mapping) and function.get("name"):
-            return str(function["name"])
-        if tool.get("name"):
-            return str(tool["name"])
-    return str(getattr(tool, "name", "?"))
+    """A bound tool's name: a tool object's, or a schema's in LangChain's or OpenAI's shape."""
+    name = call_parts(tool)[0] if isinstance(tool, Mapping) else getattr(tool, "name", None)
+    return str(name or "?")
 
 
 def task_arguments(inputs: Any) -> SpanAttributes:
@@ -182,23 +177,16 @@ def tool_call_of(inputs: Any) -> str | None:
     return None
 
 
-@dataclass
-class ToolOutcome:
-    status: SpanStatus
-    error: str | None
-    text: str | None
-    """The text of the ToolMessage the tool answered with, if any."""
-
-
-def tool_outcome(output: Any, call_id: Any) -> ToolOutcome:
-    """Whether a tool run succeeded, from the ToolMessage it produced (alone or in a Command)."""
+def tool_outcome(output: Any, call_id: Any) -> tuple[SpanStatus, str | None]:
+    """Whether a tool run succeeded (``ok``, ``error`` or ``limit``), from the ToolMessage it
+    produced (alone or in a Command), and that message's text, if it produced one."""
     message = _tool_message(output, call_id)
     text = str(message.text) if message is not None else None
     if message is not None and message.status == "error":
         artifact = message.artifact
         limited = isinstance(artifact, Mapping) and artifact.get("status") == "limit"
-        return ToolOutcome("limit" if limited else "error", text, text)
-    return ToolOutcome("ok", None, text)
+        return ("limit" if limited else "error"), text
+    return "ok", text
 
 
 def returned_keys(output: Any) -> list[str]:

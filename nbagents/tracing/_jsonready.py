@@ -17,16 +17,7 @@ from collections.abc import Iterable, Mapping, Set
 from pathlib import PurePath
 from typing import Any
 
-from langchain_core.messages import (
-    BaseMessage,
-    ChatMessage,
-    HumanMessage,
-    HumanMessageChunk,
-    SystemMessage,
-    SystemMessageChunk,
-    ToolMessage,
-    ToolMessageChunk,
-)
+from langchain_core.messages import BaseMessage, ToolMessage
 from pydantic import BaseModel
 
 from nbagents._contract import describe_size
@@ -65,6 +56,10 @@ def jsonready(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
     return _convert(value, _Budget(max_chars), 0)
 
 
+_PENDING = object()
+
+
+@dataclasses.dataclass(slots=True, eq=False, repr=False)
 class Deferred:
     """A value as a callback gave it, made JSON-ready (once) when first read.
 
@@ -75,12 +70,9 @@ class Deferred:
     convert, to equal values.
     """
 
-    __slots__ = ("_max_chars", "_result", "_value")
-
-    def __init__(self, value: Any, max_chars: int) -> None:
-        self._value = value
-        self._max_chars = max_chars
-        self._result: Any = _PENDING
+    _value: Any
+    _max_chars: int
+    _result: Any = _PENDING
 
     def resolve(self) -> Any:
         result = self._result
@@ -92,9 +84,6 @@ class Deferred:
             self._result = result
             self._value = None
         return result
-
-
-_PENDING = object()
 
 
 def deferred(value: Any, *, max_chars: int = MAX_CHARS) -> Any:
@@ -231,8 +220,9 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
     data: dict[str, Any] = {"type": kind, "content": _convert(message.content, budget, depth + 1)}
     if message.name:
         data["name"] = message.name
-    # A pydantic model answers a missing attribute by raising: most messages are not AI ones.
-    calls = None if type(message) in _NO_TOOL_CALLS else getattr(message, "tool_calls", None)
+    # Read as a field: a pydantic model answers a missing attribute by raising, which is slow,
+    # and most messages are not AI ones.
+    calls = vars(message).get("tool_calls")
     if calls:
         data["tool_calls"] = [
             {
@@ -248,20 +238,6 @@ def _message(message: BaseMessage, budget: _Budget, depth: int) -> dict[str, Any
         if message.artifact is not None:
             data["artifact"] = _convert(message.artifact, budget, depth + 1)
     return data
-
-
-_NO_TOOL_CALLS = frozenset(
-    {
-        HumanMessage,
-        HumanMessageChunk,
-        SystemMessage,
-        SystemMessageChunk,
-        ToolMessage,
-        ToolMessageChunk,
-        ChatMessage,
-    }
-)
-"""Message classes that have no ``tool_calls`` (exactly these: a subclass may add one)."""
 
 
 def _langgraph_object(value: Any, budget: _Budget, depth: int) -> dict[str, Any]:

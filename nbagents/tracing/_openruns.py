@@ -45,9 +45,7 @@ class OpenRuns:
 
     def now(self) -> float:
         """Seconds since the first run started, at the event being applied (or now)."""
-        now = self.clock
-        if now is None:
-            now = time.perf_counter()
+        now = time.perf_counter() if self.clock is None else self.clock
         if self._origin is None:
             self._origin = now
         return round(now - self._origin, 6)

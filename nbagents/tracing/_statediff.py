@@ -18,11 +18,11 @@ __all__ = ["infer_diff", "node_updates"]
 def node_updates(output: Any) -> list[Mapping[str, Any]]:
     """The state updates a node's output carries (dicts, ``Command.update``, lists of them)."""
     cls = type(output)
-    # Exact types first: node outputs are dicts, lists of messages and Commands, and a check
-    # against an abstract class, or a missing attribute of a message, costs far more.
+    # Node outputs are dicts, lists of messages and Commands: these first, as a check against
+    # an abstract class, or a missing attribute of a message, costs far more.
     if cls is dict:
         return [output]
-    if cls is list or cls is tuple:
+    if isinstance(output, list | tuple):
         return [u for item in output for u in node_updates(item)]
     if cls.__name__ == "Command":
         update = getattr(output, "update", None)
@@ -31,11 +31,7 @@ def node_updates(output: Any) -> list[Mapping[str, Any]]:
         if isinstance(update, list | tuple):
             return [dict(update)] if all(isinstance(p, tuple) for p in update) else []
         return []
-    if isinstance(output, Mapping):
-        return [output]
-    if isinstance(output, list | tuple):
-        return [u for item in output for u in node_updates(item)]
-    return []
+    return [output] if isinstance(output, Mapping) else []
 
 
 def _merge_messages(current: list[Any], new: Any) -> list[Any]:

@@ -66,13 +66,14 @@ def _containers_copied(value: Any, depth: int = 0) -> Any:
 
 def _on_start(event: Callable[..., None], given: Callable[[Any, UUID | None], Any]) -> Any:
     """The callback for a run's start: queues ``event`` (a :class:`TraceWriter` method) with
-    what the run was given, as ``given`` keeps it."""
+    what the run was given, as ``given`` keeps it (a tool's ``inputs``, its arguments beside
+    their text, as :func:`_as_given` keeps them)."""
 
     @guarded
     def on_start(
         self: Tracer,
         serialized: dict[str, Any] | None,
-        inputs: Any,
+        payload: Any,
         *,
         run_id: UUID,
         parent_run_id: UUID | None = None,
@@ -80,9 +81,11 @@ def _on_start(event: Callable[..., None], given: Callable[[Any, UUID | None], An
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        inputs = given(inputs, parent_run_id)
+        if "inputs" in kwargs:
+            kwargs["inputs"] = _as_given(kwargs["inputs"], parent_run_id)
+        payload = given(payload, parent_run_id)
         self._later(
-            event, self._writer, serialized, inputs, run_id, parent_run_id, metadata, kwargs
+            event, self._writer, serialized, payload, run_id, parent_run_id, metadata, kwargs
         )
 
     return on_start
@@ -192,24 +195,7 @@ class Tracer(BaseCallbackHandler):
         if isinstance(token, str) and token:
             self._later(self._writer.new_token, token, run_id)
 
-    @guarded
-    def on_tool_start(
-        self,
-        serialized: dict[str, Any] | None,
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        inputs: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        kwargs["inputs"] = _as_given(inputs, parent_run_id)
-        self._later(
-            self._writer.tool_start, serialized, input_str, run_id, parent_run_id, metadata, kwargs
-        )
-
+    on_tool_start = _on_start(TraceWriter.tool_start, _as_given)
     on_tool_end = _on_end(TraceWriter.tool_end)
 
     on_retriever_start = _on_start(TraceWriter.retriever_start, _as_given)

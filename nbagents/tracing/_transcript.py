@@ -66,8 +66,7 @@ class TranscriptEntry:
         """Every text of the entry a search looks in: content, tool names and arguments."""
         parts = [self.content]
         for call in self.tool_calls:
-            parts.append(str(call.get("name") or ""))
-            parts.append(compact_json(call.get("args")))
+            parts += [str(call.get("name") or ""), compact_json(call.get("args"))]
         if self.message is not None and self.message.get("name"):
             parts.append(str(self.message["name"]))
         return "\n".join(p for p in parts if p)
@@ -167,14 +166,8 @@ class Transcript(Sequence[BaseMessage]):
     def find(self, text: str) -> list[TranscriptMatch]:
         """Every entry containing ``text`` (case-insensitive), first match of each."""
         needle = text.casefold()
-        if not needle:
-            return []
-        out: list[TranscriptMatch] = []
-        for i, entry in enumerate(self.entries):
-            at = entry.searchable().casefold().find(needle)
-            if at >= 0:
-                out.append(TranscriptMatch(self, entry, i, at))
-        return out
+        found = ((i, e, e.searchable().casefold().find(needle)) for i, e in enumerate(self.entries))
+        return [TranscriptMatch(self, e, i, at) for i, e, at in found if at >= 0] if needle else []
 
     def to_markdown(self, *, fold: int = 1_500) -> str:
         """The transcript as Markdown: a heading per turn, each text in a fenced block, texts

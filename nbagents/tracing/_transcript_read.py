@@ -239,7 +239,11 @@ class _Builder:
         kind = span.kind if span is not None else None
         sub = _spawned(self.trace, span) if span is not None and kind == "task" else None
         skill = typed_attribute(span.attributes, "skill") if kind == "skill" and span else None
-        fields = {"subagent_id": sub, "subagent": _title(self.trace, sub), "skill": skill}
+        title = ""
+        if sub is not None:
+            task = typed_attribute(sub.attributes, "description")
+            title = f"{sub.name}: {task}" if task else sub.name
+        fields = {"subagent_id": _id(sub), "subagent": title, "skill": skill}
         self.add("tool", turn, message, span_id=_id(span), **fields)
 
     def _reply(self, turn: int, model: Span) -> None:
@@ -272,7 +276,7 @@ class _Builder:
             elif span.status == "running":
                 task = span.kind == "task"
                 what = "runs (its sub-agent is working)" if task else "runs"
-                spawned = _spawned(self.trace, span) if task else None
+                spawned = _id(_spawned(self.trace, span)) if task else None
                 self.add(
                     "note", turn, text=f"{span.name} {what}…", span_id=span.id, subagent_id=spawned
                 )
@@ -321,17 +325,9 @@ def _id(span: Span | None) -> str | None:
     return span.id if span is not None else None
 
 
-def _title(trace: Trace, span_id: str | None) -> str:
-    if span_id is None:
-        return ""
-    span = trace.get(span_id)
-    task = typed_attribute(span.attributes, "description")
-    return f"{span.name}: {task}" if task else span.name
-
-
-def _spawned(trace: Trace, task: Span) -> str | None:
+def _spawned(trace: Trace, task: Span) -> Span | None:
     """The sub-agent span a ``task`` call spawned: the first agent span under it."""
-    return next((s.id for s in agents_under(trace, task)), None)
+    return next(agents_under(trace, task), None)
 
 
 def _call_id(message: Mapping[str, Any]) -> str:

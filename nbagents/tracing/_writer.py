@@ -244,15 +244,15 @@ class TraceWriter:
 
     @_on_run
     def tool_end(self, run: RunFrame, output: Any) -> None:
-        outcome = tool_outcome(output, run.span.attributes.get("tool_call_id"))
-        if run.span.name == WRITE_TODOS_TOOL and outcome.status == "ok":
+        status, text = tool_outcome(output, run.span.attributes.get("tool_call_id"))
+        if run.span.name == WRITE_TODOS_TOOL and status == "ok":
             todos = run.span.inputs.get("todos") if isinstance(run.span.inputs, dict) else None
             self._runs.agent_planned(run.agent, todos, self._runs.now())
         sub = run.subagent
         if run.span.kind == "task" and sub is not None:
             sub.attributes["returned"] = returned_keys(output)
-            sub.attributes["result"] = outcome.text
-        self._runs.end(run, outcome.status, outcome.error, deferred(output))
+            sub.attributes["result"] = text
+        self._runs.end(run, status, None if status == "ok" else text, deferred(output))
 
     @guarded
     def retriever_start(

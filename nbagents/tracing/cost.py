@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from nbagents.cost import Cost, Prices, PriceSource, as_price_source
-from nbagents.tracing.model import Span, Trace
+from nbagents.tracing.model import Span, TokenUsage, Trace
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -121,24 +121,14 @@ def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
             {
                 "agent": span.agent,
                 "model": span.model,
-                **token_cells(span.usage),  # total_tokens is not one of the columns
+                **token_cells(span.usage),
                 "cost": _cell(cost),
                 "unknown_models": _names(cost),
                 "span_id": span.id,
             }
         )
-    columns = [
-        "agent",
-        "model",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "reasoning_tokens",
-        "cost",
-        "unknown_models",
-        "span_id",
-    ]
+    columns = ["agent", "model", *token_cells(TokenUsage()), "cost", "unknown_models", "span_id"]
+    columns.remove("total_tokens")  # not one of the columns
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from nbagents._guard import Guard
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes
-from nbagents.tracing._failures import count_failures, trace_failures
+from nbagents.tracing._failures import count_failures
 from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._records import AgentRecord, SubAgentRecord, agent_records
 from nbagents.tracing.span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
@@ -201,13 +201,7 @@ class Trace:
     def walk(self) -> list[Span]:
         """Every span depth first, in call order: the same for equal runs (``spans`` is not)."""
         with self._lock:
-            out: list[Span] = []
-            stack = list(reversed(self.roots))
-            while stack:
-                span = stack.pop()
-                out.append(span)
-                stack.extend(reversed(self.children(span)))
-            return out
+            return [span for root in self.roots for span in (root, *self.descendants(root))]
 
     def descendants(self, span: Span) -> Iterator[Span]:
         """Every span under ``span``, depth first in call order (hidden plumbing included)."""
@@ -296,8 +290,7 @@ class Trace:
         from nbagents.tracing._transcript_read import transcript_of
 
         with self._lock:
-            agents = [s for s in self.walk() if s.kind in ("agent", "subagent")]
-            return [transcript_of(self, s) for s in agents]
+            return [transcript_of(self, s) for s in self.walk() if s.kind in ("agent", "subagent")]
 
     def search(self, text: str) -> list[TranscriptMatch]:
         """Where ``text`` occurs (case-insensitive) in any message of any agent's transcript:
@@ -430,7 +423,15 @@ class Trace:
     def failures(self) -> int:
         """How many failures the run had (the views' "failed" count): each once, where it
         started, not again on the steps it failed on its way up (see :func:`count_failures`)."""
-        return trace_failures(self)
+        with self._lock:  # each failed visible step, linked to its nearest visible parent
+            failed = [s for s in self.spans if s.status == "error" and not s.hidden]
+            up: dict[str, str | None] = {}
+            for span in failed:
+                parent = self.parent(span)
+                while parent is not None and parent.hidden:
+                    parent = self.parent(parent)
+                up[span.id] = parent.id if parent is not None else None
+        return count_failures({s.id: s.error for s in failed}, up)
 
     def summary(self) -> str:
         """One line: status, agents, spawns, failures, tokens."""
