@@ -3,8 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-__all__ = ["count_failures"]
+if TYPE_CHECKING:
+    from nbagents.tracing.model import Trace
+
+__all__ = ["count_failures", "trace_failures"]
+
+
+def trace_failures(trace: Trace) -> int:
+    """``Trace.failures()``: the failed visible steps, each linked to its nearest visible parent."""
+    with trace.lock:
+        spans = {s.id: s for s in trace.spans}
+        failed = {sid: s for sid, s in spans.items() if s.status == "error" and not s.hidden}
+        up: dict[str, str | None] = {}
+        for sid in failed:
+            parent = spans.get(spans[sid].parent_id or "")
+            while parent is not None and parent.hidden:
+                parent = spans.get(parent.parent_id or "")
+            up[sid] = parent.id if parent is not None else None
+    return count_failures({sid: s.error for sid, s in failed.items()}, up)
 
 
 def count_failures(errors: Mapping[str, str | None], parent: Mapping[str, str | None]) -> int:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from nbagents._guard import Guard
 from nbagents._tokens import TokenUsage
 from nbagents.tracing._attributes import SpanAttributes
-from nbagents.tracing._failures import count_failures
+from nbagents.tracing._failures import count_failures, trace_failures
 from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._records import AgentRecord, SubAgentRecord, agent_records
 from nbagents.tracing.span import STREAMED, STREAMED_CHARS, Span, SpanKind, SpanStatus, call_order
@@ -423,15 +423,7 @@ class Trace:
     def failures(self) -> int:
         """How many failures the run had (the views' "failed" count): each once, where it
         started, not again on the steps it failed on its way up (see :func:`count_failures`)."""
-        with self._lock:  # each failed visible step, linked to its nearest visible parent
-            failed = [s for s in self.spans if s.status == "error" and not s.hidden]
-            up: dict[str, str | None] = {}
-            for span in failed:
-                parent = self.parent(span)
-                while parent is not None and parent.hidden:
-                    parent = self.parent(parent)
-                up[span.id] = parent.id if parent is not None else None
-        return count_failures({s.id: s.error for s in failed}, up)
+        return trace_failures(self)
 
     def summary(self) -> str:
         """One line: status, agents, spawns, failures, tokens."""
