@@ -12,7 +12,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, cast, get_args, overload
 
-from nbagents.display._sharedtext import fill_node
 from nbagents.tracing.model import SpanKind, SpanStatus
 
 __all__ = [
@@ -86,9 +85,6 @@ class MessageView(TypedDict):
     content: str
     tool_calls: list[ToolCallView]
     error: NotRequired[bool]
-    content_ref: NotRequired[str]
-    """Sent instead of a long ``content``: its key in the view's ``texts``
-    (:mod:`nbagents.display._sharedtext`); readers get ``content`` back."""
 
 
 class DetailField(TypedDict):
@@ -113,8 +109,6 @@ class TurnView(TypedDict):
     """``turn 2 · 120 in · 30 out`` for a reply; empty otherwise."""
     content: str
     """The text, cut at :data:`~nbagents.display._format.CONVERSATION_TEXT` with the cut said."""
-    content_ref: NotRequired[str]
-    """As for :class:`MessageView`."""
     fold: bool
     """Long: shown folded, its first line as the summary."""
     tool_calls: list[ToolCallView]
@@ -321,8 +315,6 @@ class View(ViewSummary):
     agent_rows: Sequence[AgentRow]
     timeline: Sequence[TimelineRow]
     tools: ToolsView
-    texts: NotRequired[dict[str, str]]
-    """As sent: the long texts the nodes' messages and turns refer to by key."""
     vocabulary: NotRequired[dict[str, list[str]]]
     """As sent: the span ``kinds`` and ``statuses`` there are, and the ``agent_kinds``, so the
     front end holds no copy of them."""
@@ -344,8 +336,6 @@ class ViewPatch(ViewSummary):
     agents: NotRequired[list[str]]
     columns: NotRequired[list[str]]
     tools: NotRequired[ToolsView]
-    texts: NotRequired[dict[str, str]]
-    """The long texts first referred to since the last update."""
 
 
 class Texts(Sequence[_Record]):
@@ -378,10 +368,10 @@ class NodeTexts(Texts[ViewNode]):
     thousands, which parsing the whole view would read all of.
     """
 
-    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str] | None = None) -> None:
+    def __init__(self, texts: Mapping[str, str]) -> None:
         super().__init__(list(texts.values()))
         self._ids = list(texts)
-        self.by_id: Mapping[str, ViewNode] = _Parsed(texts, shared or {})
+        self.by_id: Mapping[str, ViewNode] = _Parsed(texts)
         """The nodes by id."""
 
     def _parsed(self, index: int) -> ViewNode:
@@ -389,15 +379,12 @@ class NodeTexts(Texts[ViewNode]):
 
 
 class _Parsed(dict[str, ViewNode]):
-    """Nodes by id, each parsed from ``texts`` (its long texts put back from ``shared``) when
-    first asked for."""
+    """Nodes by id, each parsed from ``texts`` when first asked for."""
 
-    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str]) -> None:
+    def __init__(self, texts: Mapping[str, str]) -> None:
         super().__init__()
         self._texts = texts
-        self._shared = shared
 
     def __missing__(self, node_id: str) -> ViewNode:
-        text = json.loads(self._texts[node_id])
-        node = self[node_id] = cast(ViewNode, fill_node(text, self._shared))
+        node = self[node_id] = cast(ViewNode, json.loads(self._texts[node_id]))
         return node

@@ -36,7 +36,6 @@ from nbagents.display._records import (
 )
 from nbagents.display._rollups import UsageRollups
 from nbagents.display._rows import agent_row, columns, header, node_head, status_of, timeline_row
-from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, state_diff
 from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
@@ -89,7 +88,7 @@ class _TextCache(dict[str, str]):
 class _Changes:
     """What one update touched, as span ids; ``parts``: span id → the parts of its node whose
     text changed (a patch carries only those); ``tools``: the names of the tools whose rows
-    changed; ``texts``: keys of the long texts first made."""
+    changed."""
 
     nodes: set[str] = field(default_factory=set)
     parts: dict[str, set[str]] = field(default_factory=dict)
@@ -97,7 +96,6 @@ class _Changes:
     agent_rows: set[str] = field(default_factory=set)
     timeline: set[str] = field(default_factory=set)
     tools: set[str] = field(default_factory=set)
-    texts: set[str] = field(default_factory=set)
     roots: bool = False
     agents: bool = False
     columns: bool = False
@@ -136,8 +134,6 @@ class ViewBuilder:
         self._tree = VisibleTree()
         self._usage = UsageRollups()
         self._tools = ToolBook()
-        self._shared = SharedTexts()
-        """The long texts the details and conversations refer to."""
         # Each visible span's parts, as JSON text.
         self._parts: dict[str, dict[str, str]] = {part: {} for part in _PARTS}
         self._paged: set[str] = set()
@@ -218,8 +214,8 @@ class ViewBuilder:
         if not span.hidden:
             changes.nodes.add(sid)
             attrs = self._attrs[sid] = span.typed_attributes()
-            pane = self._shared.details(details(span, attrs), changes.texts)
-            changes.keep(self._parts["details"], sid, dumps(pane), "details")
+            pane = dumps(details(span, attrs))
+            changes.keep(self._parts["details"], sid, pane, "details")
             if span.kind == "subagent":
                 changes.keep(self._parts["diff"], sid, dumps(state_diff(attrs)), "diff")
             self._errors.discard(sid)
@@ -265,7 +261,6 @@ class ViewBuilder:
                 self._paged.add(sid)
             else:
                 self._paged.discard(sid)
-            self._shared.share(view["turns"], changes.texts)
             text = dumps(view)
             if changes.keep(self._parts["conversation"], sid, text, "conversation"):
                 changes.nodes.add(sid)
@@ -364,14 +359,13 @@ class ViewBuilder:
                 ("agent_rows", _array(self._rows[a] for a in self._tree.agents)),
                 ("timeline", _array(self._bars[a] for a in self._tree.agents)),
                 ("tools", self._tools_part(None)),
-                ("texts", dumps(self._shared.table)),
                 ("vocabulary", VOCABULARY),
             ],
         )
 
     def view(self) -> View:
-        """The whole view, as of the last :meth:`update`, its long texts in place."""
-        return cast(View, fill_view(json.loads(self.view_json()), self._shared.table))
+        """The whole view, as of the last :meth:`update`."""
+        return cast(View, json.loads(self.view_json()))
 
     def snapshot_view(self) -> View:
         """:meth:`view` with its nodes and rows parsed only when read: what the bounded
@@ -380,7 +374,7 @@ class ViewBuilder:
         view["columns"] = columns(self._priced, self._reasoning)
         view["roots"] = self._tree.keys(self._tree.kids[None])
         texts = {self._tree.key[s]: self._nodes[s] for s in self._tree.walk()}
-        view["nodes"] = NodeTexts(texts, self._shared.table)
+        view["nodes"] = NodeTexts(texts)
         view["agents"] = self._tree.keys(self._tree.agents)
         view["agent_rows"] = Texts([self._rows[a] for a in self._tree.agents])
         view["timeline"] = Texts([self._bars[a] for a in self._tree.agents])
@@ -418,11 +412,8 @@ class ViewBuilder:
             parts.append(("columns", dumps(columns(self._priced, self._reasoning))))
         if changes.tools or changes.columns:  # a new column: every row again
             parts.append(("tools", self._tools_part(None if changes.columns else changes.tools)))
-        if changes.texts:
-            table = self._shared.table
-            parts.append(("texts", dumps({k: table[k] for k in sorted(changes.texts, key=int)})))
         return _object(dumps(self._summary()), parts)
 
     def patch(self, changes: _Changes) -> ViewPatch:
-        """:meth:`patch_json`, parsed, its long texts in place."""
-        return cast(ViewPatch, fill_view(json.loads(self.patch_json(changes)), self._shared.table))
+        """:meth:`patch_json`, parsed."""
+        return cast(ViewPatch, json.loads(self.patch_json(changes)))
