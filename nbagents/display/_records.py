@@ -8,9 +8,7 @@ renderer and ``static/live/`` draw these records and format nothing. Texts are *
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NotRequired, TypedDict, TypeVar, cast, get_args, overload
+from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 from nbagents.tracing.model import SpanKind, SpanStatus
 
@@ -27,14 +25,12 @@ __all__ = [
     "FieldType",
     "Header",
     "MessageView",
-    "NodeTexts",
     "PendingView",
     "PlanItemView",
     "PlanMark",
     "Segment",
     "Stat",
     "StateDiffView",
-    "Texts",
     "TimelineRow",
     "ToolCallRef",
     "ToolCallView",
@@ -48,7 +44,6 @@ __all__ = [
 ]
 
 VIEW_VERSION = 2
-_Record = TypeVar("_Record")
 KINDS: tuple[str, ...] = get_args(SpanKind)
 STATUSES: tuple[str, ...] = get_args(SpanStatus)
 TURN_KINDS: tuple[str, ...] = ("system", "input", "reply", "tool", "approval", "error", "note")
@@ -308,12 +303,12 @@ class View(ViewSummary):
 
     columns: list[str]
     roots: list[str]
-    nodes: Sequence[ViewNode]
+    nodes: list[ViewNode]
     """In tree order (depth first)."""
     agents: list[str]
     """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
-    agent_rows: Sequence[AgentRow]
-    timeline: Sequence[TimelineRow]
+    agent_rows: list[AgentRow]
+    timeline: list[TimelineRow]
     tools: ToolsView
     vocabulary: NotRequired[dict[str, list[str]]]
     """As sent: the span ``kinds`` and ``statuses`` there are, and the ``agent_kinds``, so the
@@ -336,55 +331,3 @@ class ViewPatch(ViewSummary):
     agents: NotRequired[list[str]]
     columns: NotRequired[list[str]]
     tools: NotRequired[ToolsView]
-
-
-class Texts(Sequence[_Record]):
-    """Records kept as their JSON texts, each parsed when read: a snapshot draws the first
-    :data:`~nbagents.display._html.ROW_LIMIT` agent rows of a wide run, and counts the rest."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self._texts = texts
-
-    def _parsed(self, index: int) -> _Record:
-        return cast(_Record, json.loads(self._texts[index]))
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    @overload
-    def __getitem__(self, index: int) -> _Record: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[_Record]: ...
-    def __getitem__(self, index: int | slice) -> _Record | list[_Record]:
-        if isinstance(index, slice):
-            return [self._parsed(i) for i in range(len(self._texts))[index]]
-        return self._parsed(index)
-
-
-class NodeTexts(Texts[ViewNode]):
-    """A view's nodes kept as their JSON texts, each parsed once, when first read.
-
-    The builder holds every node as text; the snapshot draws a few hundred of a wide run's
-    thousands, which parsing the whole view would read all of.
-    """
-
-    def __init__(self, texts: Mapping[str, str]) -> None:
-        super().__init__(list(texts.values()))
-        self._ids = list(texts)
-        self.by_id: Mapping[str, ViewNode] = _Parsed(texts)
-        """The nodes by id."""
-
-    def _parsed(self, index: int) -> ViewNode:
-        return self.by_id[self._ids[index]]
-
-
-class _Parsed(dict[str, ViewNode]):
-    """Nodes by id, each parsed from ``texts`` when first asked for."""
-
-    def __init__(self, texts: Mapping[str, str]) -> None:
-        super().__init__()
-        self._texts = texts
-
-    def __missing__(self, node_id: str) -> ViewNode:
-        node = self[node_id] = cast(ViewNode, json.loads(self._texts[node_id]))
-        return node
