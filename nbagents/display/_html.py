@@ -306,8 +306,6 @@ class _Tree:
             for i, kid in enumerate(kids):
                 if self.budget <= 0:
                     break
-                # Read (parsed, from a builder's texts) only when drawn: past the budget, a wide
-                # step's hundreds of children are not.
                 self._node(self.nodes[kid], f"{path}.{i}")
             out.append("</ul></details>")
         elif info:

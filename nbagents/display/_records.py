@@ -8,6 +8,7 @@ renderer and ``static/live/`` draw these records and format nothing. Texts are *
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 from nbagents.tracing.model import SpanKind, SpanStatus
@@ -310,7 +311,7 @@ class View(ViewSummary):
     agent_rows: list[AgentRow]
     timeline: list[TimelineRow]
     tools: ToolsView
-    vocabulary: NotRequired[dict[str, list[str]]]
+    vocabulary: NotRequired[Mapping[str, Sequence[str]]]
     """As sent: the span ``kinds`` and ``statuses`` there are, and the ``agent_kinds``, so the
     front end holds no copy of them."""
 

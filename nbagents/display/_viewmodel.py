@@ -45,11 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["ViewBuilder", "build_view"]
 
 _PARTS = ("details", "diff", "conversation")
-VOCABULARY: dict[str, list[str]] = {
-    "kinds": list(KINDS),
-    "statuses": list(STATUSES),
-    "agent_kinds": list(AGENT_KINDS),
-}
+VOCABULARY = {"kinds": KINDS, "statuses": STATUSES, "agent_kinds": AGENT_KINDS}
 """The span kinds and statuses the front end knows, sent with every whole view."""
 
 
