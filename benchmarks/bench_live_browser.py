@@ -15,11 +15,7 @@ view over the run without it in the same round, with the rounds' ratios beside i
 - the run's wall seconds with the notebook open in Chromium (goal: at most 1.15x).
 
     python benchmarks/bench_live_browser.py [--workers 500] [--repeat 5]
-    python benchmarks/bench_live_browser.py --pieces retext
     python benchmarks/bench_live_browser.py --page off,view,off,view
-
-``--pieces`` adds arms that run the view with one of its pieces switched off (see
-:data:`PIECES`), to prove or delete each: every arm's rounds are printed over the view's.
 
 ``--page`` measures only what the page does: each arm run once in the same cell, its output
 replaced each time, with Chromium's CPU and Chrome's counters for its main thread (busy,
@@ -60,25 +56,6 @@ from labharness import (  # noqa: E402
 
 RUN_TIMEOUT_MS = 15 * 60_000
 ARMS = ("off", "view")
-PIECES = {
-    "retext": "the builder makes every record's JSON text again at each update (none kept)",
-}
-"""Arms of the view with one piece switched off, made in the kernel by :data:`PIECES_CELL`."""
-PIECES_CELL = """
-from nbagents.display._viewmodel import ViewBuilder as _Builder
-
-RETEXT = False
-_update = _Builder.update
-
-def _retext_update(self):
-    changes = _update(self)
-    if RETEXT:
-        for kept in (self._heads, self._nodes, self._rows, self._bars):
-            kept.clear()
-    return changes
-
-_Builder.update = _retext_update
-"""
 SETTLE_SECONDS = 3
 """Pause before each measured run: the page draws a run's saved output (about a second of its
 CPU at 500-way) after the run, which would otherwise slow the next one."""
@@ -106,14 +83,10 @@ class BrowserRun:
     """Per run with the view: widget updates, whole views among them, bytes of view state, and
     the seconds its ``finish()`` took (inside the run's wall time: the cell waits for it)."""
 
-    def ratios(self, field: str, arm: str = "view", over: str = "off") -> list[float]:
-        """``field`` of each round's run of ``arm`` over the one of ``over``: by default the
-        run with the view over the one without."""
-        on, off = getattr(self.arms[arm], field), getattr(self.arms[over], field)
+    def ratios(self, field: str) -> list[float]:
+        """``field`` of each round's run with the view over the one without."""
+        on, off = getattr(self.arms["view"], field), getattr(self.arms["off"], field)
         return [a / b for a, b in zip(on, off, strict=True)]
-
-    def chromium(self, arm: str) -> list[float]:
-        return [cpu["Chromium"] for cpu in self.arms[arm].cpu]
 
 
 def _cpu(processes: dict[str, list[psutil.Process]]) -> dict[str, float]:
@@ -134,8 +107,7 @@ def _setup_cell(workers: int) -> str:
         "import bench_views as b\n"
         f"agent = b.build_agent({workers})\n"
         "b.wall(agent, live=False)  # warm: imports, first compilations\n"
-        + PIECES_CELL
-        + "\n'ready'"
+        "'ready'"
     )
 
 
@@ -183,20 +155,19 @@ ARM_CELL = (
     "if globals().get('armed'):\n"
     "    arm = pathlib.Path({arm_file!r}).read_text()\n"
     "    live = arm != 'off'\n"
-    "    RETEXT = arm == 'retext'\n"
     "    cpu = time.process_time()\n"
     "    seconds = b.wall(agent, live=live, show=live)\n"
     "    sent = b.SENT[-1] if live else None\n"
     "    print(json.dumps([seconds, time.process_time() - cpu, sent]))\n"
     "armed = True"
 )
-"""The measured cell: one run of the arm named in ``arm_file`` (``off``, ``view`` or a piece)
-each time it runs, its output replacing the last one's, as when a user runs a cell again; it
+"""The measured cell: one run of the arm named in ``arm_file`` (``off`` or ``view``) each time
+it runs, its output replacing the last one's, as when a user runs a cell again; it
 prints the run's wall seconds, the kernel's CPU seconds and what the view sent. Run All only arms
 it."""
 
 
-def browser_walls(workers: int, repeat: int, pieces: tuple[str, ...] = ()) -> BrowserRun:
+def browser_walls(workers: int, repeat: int) -> BrowserRun:
     """The runs with the notebook open in Chromium, and what each process did meanwhile."""
     traffic = {"messages": 0, "bytes": 0}
 
@@ -207,7 +178,7 @@ def browser_walls(workers: int, repeat: int, pieces: tuple[str, ...] = ()) -> Br
     def watch(page: Any) -> None:
         page.on("websocket", lambda ws: ws.on("framereceived", count))
 
-    names = (*ARMS, *pieces)
+    names = ARMS
     arms = {arm: Arm([], [], []) for arm in names}
     sent = []
     with tempfile.TemporaryDirectory() as base, running_lab(Path(base), None) as server:
@@ -302,21 +273,10 @@ def _figure(name: str, ratios: list[float], goal: float) -> None:
     print(f"{name:<34} {median:>5.2f}x  (goal <= {goal:.2f}x: {verdict}; rounds {rounds}x)")
 
 
-def _compare(name: str, ratios: list[float]) -> None:
-    rounds = ", ".join(f"{r:.2f}" for r in ratios)
-    spread = max(ratios) - min(ratios)
-    print(f"{name:<34} {statistics.median(ratios):>5.2f}x  (rounds {rounds}x; spread {spread:.2f})")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5, help="rounds (each runs both arms)")
-    parser.add_argument(
-        "--pieces",
-        default="",
-        help=f"arms of the view with a piece off, comma-separated: {', '.join(PIECES)}",
-    )
     parser.add_argument(
         "--page",
         metavar="ARMS",
@@ -333,22 +293,12 @@ def main() -> None:
     spans = args.workers * bench_views.SPANS_PER_WORKER
     print(f"{args.workers} parallel sub-agents (~{spans:,} spans), zero latency, ", end="")
     print(f"{args.repeat} rounds")
-    pieces = tuple(p for p in args.pieces.split(",") if p)
-    unknown = sorted(set(pieces) - set(PIECES))
-    if unknown:
-        parser.error(f"pieces are {', '.join(PIECES)}, not {', '.join(unknown)}")
     load = psutil.getloadavg()
     print(f"  load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {psutil.cpu_count()} CPUs")
-    run = browser_walls(args.workers, args.repeat, pieces)
+    run = browser_walls(args.workers, args.repeat)
     print("the live view over display=False, median of the rounds:")
     _figure("  kernel CPU", run.ratios("kernel_cpu"), KERNEL_CPU_GOAL)
     _figure("  wall time, JupyterLab in Chromium", run.ratios("walls"), WALL_GOAL)
-    for piece in pieces:
-        print(f"{piece}: {PIECES[piece]}; over the view with it, median of the rounds:")
-        for name, field in (("kernel CPU", "kernel_cpu"), ("wall time", "walls")):
-            _compare(f"  {name}", run.ratios(field, piece, "view"))
-        views = run.chromium("view")
-        _compare("  Chromium CPU", [a / b for a, b in zip(run.chromium(piece), views, strict=True)])
     print("per arm, medians of the runs (seconds):")
     names = list(run.arms["off"].cpu[0])
     head = f"{'arm':<11}{'wall':>8}{'kernel CPU':>12}" + "".join(f"{n:>19}" for n in names)

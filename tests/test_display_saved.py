@@ -138,7 +138,7 @@ def test_the_saved_view_takes_a_fraction_of_its_json_in_the_notebook() -> None:
     builder.update()
     view_json = builder.view_json()
     html = saved_html(builder)
-    assert saved_view(html) == builder.view()  # the texts it shares put back
+    assert saved_view(html) == builder.view()
     comment = re.search(r"<!--nba-view:(.*?)-->", html, re.S)
     assert comment and len(comment.group(1)) < len(view_json) / 4
 

@@ -51,11 +51,6 @@ class CostBook:
         self._total: dict[str, CostSum] = {}
         self._trace = CostSum()
         self._priced: set[str] = set()
-        self._unbooked: dict[str, tuple[Cost, tuple[str, ...], bool]] | None = {}
-        """Calls not added to the sums yet, while no call is priced (no view reads a cost
-        then): a run on a model no table knows, a local or the scripted one, adds up none.
-        ``None`` once the sums are kept."""
-        self._costs: dict[Cost, Cost] = {}
 
     def set(self, call: Span, agents: Sequence[str], *, final: bool = False) -> None:
         """Record ``call``'s cost; ``agents`` are its agent ancestors, nearest first. ``final``:
@@ -65,27 +60,12 @@ class CostBook:
             self._priced.add(call.id)
         else:
             self._priced.discard(call.id)
-        if self._unbooked is not None and not self._priced:
-            # One object per distinct cost: the calls of an unpriced model all cost the same.
-            cost = self._costs.setdefault(cost, cost)
-            self._unbooked[call.id] = (cost, tuple(agents), final)
-            return
-        self._book_unbooked()
-        self._set(call.id, cost, tuple(agents), final)
-
-    def _set(self, call_id: str, cost: Cost, agents: tuple[str, ...], final: bool) -> None:
-        before = self._calls.pop(call_id, None)
+        before = self._calls.pop(call.id, None)
         if before is not None:
             self._book(*before, sign=-1)
         if not final:
-            self._calls[call_id] = (cost, agents)
-        self._book(cost, agents, sign=1)
-
-    def _book_unbooked(self) -> None:
-        unbooked, self._unbooked = self._unbooked, None
-        self._costs.clear()
-        for call_id, (cost, agents, final) in (unbooked or {}).items():
-            self._set(call_id, cost, agents, final)
+            self._calls[call.id] = (cost, tuple(agents))
+        self._book(cost, tuple(agents), sign=1)
 
     def _book(self, cost: Cost, agents: tuple[str, ...], sign: int) -> None:
         self._trace.add(cost, sign)
@@ -105,12 +85,10 @@ class CostBook:
         return self._cost(self._total, agent_id)
 
     def _cost(self, sums: dict[str, CostSum], agent_id: str) -> Cost:
-        self._book_unbooked()  # before reading: booking fills the sums
         found = sums.get(agent_id)
         return found.cost() if found else Cost()
 
     def trace(self) -> Cost:
-        self._book_unbooked()
         return self._trace.cost()
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from nbagents.display._detailshtml import MINUS, details_html
 from nbagents.display._htmlparts import Columns, cost, dot, e, kind_cls, status_cls, t
-from nbagents.display._records import Header, NodeTexts, Stat, View, ViewNode
+from nbagents.display._records import Header, Stat, View, ViewNode
 from nbagents.display._rows import COST_COLUMNS, COST_LABEL
 from nbagents.display._textbar import LEGEND, text_bar
 from nbagents.display._timelineview import timeline_html
@@ -111,9 +111,7 @@ def render_view(view: View) -> str:
         f'<div class="nba-root nba-trace tex2jax_ignore mathjax_ignore" style="{WRAP_LONG_WORDS}">',
         stylesheet(),
     ]
-    # By id, parsed when read when they are the builder's texts.
-    listed = view["nodes"]
-    nodes = listed.by_id if isinstance(listed, NodeTexts) else {n["id"]: n for n in listed}
+    nodes = {n["id"]: n for n in view["nodes"]}
     out.append(_plain(view, nodes))
     # Shown by its inline style, which outranks the classes that hide it where every inline
     # style is dropped (see `_plain`); JupyterLab's sanitizer keeps both declarations.
@@ -308,8 +306,6 @@ class _Tree:
             for i, kid in enumerate(kids):
                 if self.budget <= 0:
                     break
-                # Read (parsed, from a builder's texts) only when drawn: past the budget, a wide
-                # step's hundreds of children are not.
                 self._node(self.nodes[kid], f"{path}.{i}")
             out.append("</ul></details>")
         elif info:

@@ -8,11 +8,9 @@ renderer and ``static/live/`` draw these records and format nothing. Texts are *
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NotRequired, TypedDict, TypeVar, cast, get_args, overload
+from typing import Any, Literal, NotRequired, TypedDict, get_args
 
-from nbagents.display._sharedtext import fill_node
 from nbagents.tracing.model import SpanKind, SpanStatus
 
 __all__ = [
@@ -28,14 +26,12 @@ __all__ = [
     "FieldType",
     "Header",
     "MessageView",
-    "NodeTexts",
     "PendingView",
     "PlanItemView",
     "PlanMark",
     "Segment",
     "Stat",
     "StateDiffView",
-    "Texts",
     "TimelineRow",
     "ToolCallRef",
     "ToolCallView",
@@ -49,7 +45,6 @@ __all__ = [
 ]
 
 VIEW_VERSION = 2
-_Record = TypeVar("_Record")
 KINDS: tuple[str, ...] = get_args(SpanKind)
 STATUSES: tuple[str, ...] = get_args(SpanStatus)
 TURN_KINDS: tuple[str, ...] = ("system", "input", "reply", "tool", "approval", "error", "note")
@@ -86,9 +81,6 @@ class MessageView(TypedDict):
     content: str
     tool_calls: list[ToolCallView]
     error: NotRequired[bool]
-    content_ref: NotRequired[str]
-    """Sent instead of a long ``content``: its key in the view's ``texts``
-    (:mod:`nbagents.display._sharedtext`); readers get ``content`` back."""
 
 
 class DetailField(TypedDict):
@@ -113,8 +105,6 @@ class TurnView(TypedDict):
     """``turn 2 · 120 in · 30 out`` for a reply; empty otherwise."""
     content: str
     """The text, cut at :data:`~nbagents.display._format.CONVERSATION_TEXT` with the cut said."""
-    content_ref: NotRequired[str]
-    """As for :class:`MessageView`."""
     fold: bool
     """Long: shown folded, its first line as the summary."""
     tool_calls: list[ToolCallView]
@@ -314,16 +304,14 @@ class View(ViewSummary):
 
     columns: list[str]
     roots: list[str]
-    nodes: Sequence[ViewNode]
+    nodes: list[ViewNode]
     """In tree order (depth first)."""
     agents: list[str]
     """The agent and sub-agent node ids in tree order: the token table's and timeline's rows."""
-    agent_rows: Sequence[AgentRow]
-    timeline: Sequence[TimelineRow]
+    agent_rows: list[AgentRow]
+    timeline: list[TimelineRow]
     tools: ToolsView
-    texts: NotRequired[dict[str, str]]
-    """As sent: the long texts the nodes' messages and turns refer to by key."""
-    vocabulary: NotRequired[dict[str, list[str]]]
+    vocabulary: NotRequired[Mapping[str, Sequence[str]]]
     """As sent: the span ``kinds`` and ``statuses`` there are, and the ``agent_kinds``, so the
     front end holds no copy of them."""
 
@@ -344,60 +332,3 @@ class ViewPatch(ViewSummary):
     agents: NotRequired[list[str]]
     columns: NotRequired[list[str]]
     tools: NotRequired[ToolsView]
-    texts: NotRequired[dict[str, str]]
-    """The long texts first referred to since the last update."""
-
-
-class Texts(Sequence[_Record]):
-    """Records kept as their JSON texts, each parsed when read: a snapshot draws the first
-    :data:`~nbagents.display._html.ROW_LIMIT` agent rows of a wide run, and counts the rest."""
-
-    def __init__(self, texts: list[str]) -> None:
-        self._texts = texts
-
-    def _parsed(self, index: int) -> _Record:
-        return cast(_Record, json.loads(self._texts[index]))
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    @overload
-    def __getitem__(self, index: int) -> _Record: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[_Record]: ...
-    def __getitem__(self, index: int | slice) -> _Record | list[_Record]:
-        if isinstance(index, slice):
-            return [self._parsed(i) for i in range(len(self._texts))[index]]
-        return self._parsed(index)
-
-
-class NodeTexts(Texts[ViewNode]):
-    """A view's nodes kept as their JSON texts, each parsed once, when first read.
-
-    The builder holds every node as text; the snapshot draws a few hundred of a wide run's
-    thousands, which parsing the whole view would read all of.
-    """
-
-    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str] | None = None) -> None:
-        super().__init__(list(texts.values()))
-        self._ids = list(texts)
-        self.by_id: Mapping[str, ViewNode] = _Parsed(texts, shared or {})
-        """The nodes by id."""
-
-    def _parsed(self, index: int) -> ViewNode:
-        return self.by_id[self._ids[index]]
-
-
-class _Parsed(dict[str, ViewNode]):
-    """Nodes by id, each parsed from ``texts`` (its long texts put back from ``shared``) when
-    first asked for."""
-
-    def __init__(self, texts: Mapping[str, str], shared: Mapping[str, str]) -> None:
-        super().__init__()
-        self._texts = texts
-        self._shared = shared
-
-    def __missing__(self, node_id: str) -> ViewNode:
-        text = json.loads(self._texts[node_id])
-        node = self[node_id] = cast(ViewNode, fill_node(text, self._shared))
-        return node

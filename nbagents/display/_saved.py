@@ -52,9 +52,10 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
     """The static snapshot of ``builder``'s whole view plus the view itself, as of its last
     update. ``uid``: the widget's whose output this replaces (its view hands what the user chose
     to the saved one), or ``""``."""
-    view_json = builder.view_json()
+    view = builder.snapshot_view()
+    view_json = dumps(view)
     if len(view_json) > SAVED_VIEW_LIMIT:
-        return render_view(builder.snapshot_view()) + (
+        return render_view(view) + (
             '<div class="nba-empty">This run is too large to keep its interactive view in the '
             f"notebook ({len(view_json) / 1e6:.0f} MB); the snapshot above is bounded, and "
             "<code>t.to_dataframe()</code> has every step.</div>"
@@ -66,7 +67,7 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
     packing: list[str] = []
     packer = threading.Thread(target=lambda: packing.append(packed(view_json)), daemon=True)
     packer.start()
-    snapshot = render_view(builder.snapshot_view())
+    snapshot = render_view(view)
     packer.join()
     if not packing:
         raise RuntimeError("The saved view could not be packed.")

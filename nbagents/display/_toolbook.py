@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from nbagents._tokens import TokenUsage
 from nbagents.cost import Cost, default_prices
 from nbagents.display._costview import CostSum, format_cost
-from nbagents.display._format import dumps, format_duration, format_tokens, short
-from nbagents.display._records import GLYPHS, ToolRow
+from nbagents.display._format import format_duration, format_tokens, short
+from nbagents.display._records import GLYPHS, ToolRow, ToolsView
 from nbagents.tracing.cost import priced_call
 from nbagents.tracing.tools import (
     TOOL_KINDS,
@@ -127,22 +127,16 @@ class ToolBook:
         self._asking: dict[str, set[str]] = {}
         """Each turn that asked for a tool → the tools it asked for."""
         self._all = _Figures()
-        self._texts: dict[str, str] = {}
-        """Each row as JSON text, dropped when it changes."""
         self._priced = False
 
     def take(self, span: Span, key: str | None) -> AbstractSet[str]:
         """Take in a changed span (``key``: its view node id, ``None`` if hidden); returns the
         tools whose rows changed."""
         if span.kind == "model":
-            touched = self._take_turn(span)
-        elif span.kind in TOOL_KINDS and key is not None:
-            touched = self._take_call(span, key)
-        else:
-            return _NONE
-        for name in touched:
-            self._texts.pop(name, None)
-        return touched
+            return self._take_turn(span)
+        if span.kind in TOOL_KINDS and key is not None:
+            return self._take_call(span, key)
+        return _NONE
 
     def _take_call(self, span: Span, key: str) -> AbstractSet[str]:
         running = span.end is None
@@ -207,28 +201,22 @@ class ToolBook:
 
     # -- the records -----------------------------------------------------------------------
 
-    def part(self, names: Iterable[str] | None, priced: bool, root: str | None) -> str:
-        """The :class:`ToolsView` as JSON text, with the rows of ``names`` (all: ``None``);
-        ``priced`` adds the cost column; ``root``: the span id of the view's first root."""
-        if priced != self._priced:
-            self._priced = priced
-            self._texts.clear()
+    def part(self, names: Iterable[str] | None, priced: bool, root: str | None) -> ToolsView:
+        """The :class:`ToolsView`, with the rows of ``names`` (all: ``None``); ``priced`` adds
+        the cost column; ``root``: the span id of the view's first root."""
+        self._priced = priced
         rank = tools_by_calls(Counter({n: f.calls for n, f in self._tools.items()}))
         order = sorted(self._tools, key=rank.__getitem__)
         chosen = None if names is None else set(names)
         wanted = order if chosen is None else [n for n in order if n in chosen]
         columns = [*COLUMNS, COST_COLUMN] if priced else COLUMNS
-        return (
-            f'{{"anchor":{dumps(view_anchor(root) if root else "")},"columns":{dumps(columns)},'
-            f'"order":{dumps(order)},"rows":[{",".join(self._row_text(n) for n in wanted)}],'
-            f'"totals":{dumps(self._cells("all", "", self._all))}}}'
-        )
-
-    def _row_text(self, name: str) -> str:
-        text = self._texts.get(name)
-        if text is None:
-            text = self._texts[name] = dumps(self._row(name))
-        return text
+        return {
+            "anchor": view_anchor(root) if root else "",
+            "columns": columns,
+            "order": order,
+            "rows": [self._row(n) for n in wanted],
+            "totals": self._cells("all", "", self._all),
+        }
 
     def _row(self, name: str) -> ToolRow:
         figures = self._tools[name]

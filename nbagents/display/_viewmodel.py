@@ -5,18 +5,14 @@ Each :meth:`ViewBuilder.update` takes, under the trace's lock, only the spans th
 the token and cost roll-ups along their ancestors (:mod:`~nbagents.display._rollups`) and the
 records that depend on them. :meth:`~ViewBuilder.view_json` is the whole view (the static HTML
 draws it, the live widget gets it first), :meth:`~ViewBuilder.patch_json` what changed.
-
-Each record is kept as JSON text, made when its span changes: a whole view of a large run is a
-join of unchanged texts, and the builder keeps few objects for the garbage collector to walk
-while the agent runs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from nbagents.display._conversation import conversation_page, conversation_view, page_count
 from nbagents.display._costview import format_cost
@@ -28,15 +24,15 @@ from nbagents.display._records import (
     VIEW_VERSION,
     AgentRow,
     ConversationPage,
-    NodeTexts,
-    Texts,
+    TimelineRow,
+    ToolsView,
     View,
+    ViewNode,
     ViewPatch,
     ViewSummary,
 )
 from nbagents.display._rollups import UsageRollups
 from nbagents.display._rows import agent_row, columns, header, node_head, status_of, timeline_row
-from nbagents.display._sharedtext import SharedTexts, fill_view
 from nbagents.display._spanview import details, state_diff
 from nbagents.display._toolbook import ToolBook
 from nbagents.display._tree import AGENT_KINDS, VisibleTree
@@ -49,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["ViewBuilder", "build_view"]
 
 _PARTS = ("details", "diff", "conversation")
-VOCABULARY = dumps({"kinds": KINDS, "statuses": STATUSES, "agent_kinds": AGENT_KINDS})
+VOCABULARY = {"kinds": KINDS, "statuses": STATUSES, "agent_kinds": AGENT_KINDS}
 """The span kinds and statuses the front end knows, sent with every whole view."""
 
 
@@ -60,36 +56,11 @@ def build_view(trace: Trace) -> View:
     return builder.view()
 
 
-def _object(head: str, parts: Iterable[tuple[str, str]]) -> str:
-    """``head`` (a JSON object's text) with ``parts`` (key, JSON text) added, in one join."""
-    pieces = [head[:-1]]
-    for key, text in parts:
-        pieces += (f',"{key}":', text)
-    pieces.append("}")
-    return "".join(pieces)
-
-
-def _array(texts: Iterable[str]) -> str:
-    return "[" + ",".join(texts) + "]"
-
-
-class _TextCache(dict[str, str]):
-    """Records as JSON text by span id, made by ``make`` when first asked for."""
-
-    def __init__(self, make: Callable[[str], str]) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, sid: str) -> str:
-        text = self[sid] = self.make(sid)
-        return text
-
-
 @dataclass
 class _Changes:
-    """What one update touched, as span ids; ``parts``: span id → the parts of its node whose
-    text changed (a patch carries only those); ``tools``: the names of the tools whose rows
-    changed; ``texts``: keys of the long texts first made."""
+    """What one update touched, as span ids; ``parts``: span id → the parts of its node that
+    changed (a patch carries only those); ``tools``: the names of the tools whose rows
+    changed."""
 
     nodes: set[str] = field(default_factory=set)
     parts: dict[str, set[str]] = field(default_factory=dict)
@@ -97,7 +68,6 @@ class _Changes:
     agent_rows: set[str] = field(default_factory=set)
     timeline: set[str] = field(default_factory=set)
     tools: set[str] = field(default_factory=set)
-    texts: set[str] = field(default_factory=set)
     roots: bool = False
     agents: bool = False
     columns: bool = False
@@ -116,11 +86,11 @@ class _Changes:
             elif isinstance(mine, bool):
                 setattr(self, f.name, mine or getattr(other, f.name))
 
-    def keep(self, texts: dict[str, str], sid: str, text: str, part: str) -> bool:
-        """Keep ``text`` as span ``sid``'s ``part``; whether it changed."""
-        if texts.get(sid) == text:
+    def keep(self, kept: dict[str, Any], sid: str, record: Any, part: str) -> bool:
+        """Keep ``record`` as span ``sid``'s ``part``; whether it changed."""
+        if kept.get(sid) == record:
             return False
-        texts[sid] = text
+        kept[sid] = record
         self.parts.setdefault(sid, set()).add(part)
         return True
 
@@ -136,22 +106,12 @@ class ViewBuilder:
         self._tree = VisibleTree()
         self._usage = UsageRollups()
         self._tools = ToolBook()
-        self._shared = SharedTexts()
-        """The long texts the details and conversations refer to."""
-        # Each visible span's parts, as JSON text.
-        self._parts: dict[str, dict[str, str]] = {part: {} for part in _PARTS}
+        self._parts: dict[str, dict[str, Any]] = {part: {} for part in _PARTS}
+        """Each visible span's parts (records of :data:`_PARTS`), by part then span id."""
         self._paged: set[str] = set()
         """Agents whose conversation has more than its first page."""
         self._attrs: dict[str, SpanAttributes] = {}
         """Each visible span's typed attributes, read once per take of the span."""
-        # Records as JSON text, dropped when they change: a node's without its children and
-        # parts (a patch and the next whole view share it), whole nodes, agent and timeline rows.
-        self._heads = _TextCache(
-            lambda sid: dumps(node_head(self._tree, self._usage, sid, self._attrs[sid]))
-        )
-        self._nodes = _TextCache(lambda sid: self._node(sid, _PARTS, True))
-        self._rows = _TextCache(lambda sid: dumps(self._agent_row(sid)))
-        self._bars = _TextCache(lambda sid: dumps(timeline_row(self._tree, sid, self._attrs[sid])))
         self._talking: set[str] = set()
         """Agents whose own steps changed in the update under way."""
         self._errors: set[str] = set()
@@ -192,14 +152,6 @@ class ViewBuilder:
             self._priced, self._reasoning = priced, reasoning
             changes.columns = True
             changes.agent_rows.update(self._tree.agents)
-        for cache, ids in (
-            (self._heads, changes.nodes),
-            (self._nodes, changes.nodes | changes.kids),
-            (self._rows, changes.agent_rows),
-            (self._bars, changes.timeline),
-        ):
-            for sid in ids:
-                cache.pop(sid, None)
         roots = self._tree.kids[None]
         last = self._tree.spans[roots[-1]] if roots else None
         self.waiting = bool(last and last.status == "interrupted" and last.error is None)
@@ -218,10 +170,9 @@ class ViewBuilder:
         if not span.hidden:
             changes.nodes.add(sid)
             attrs = self._attrs[sid] = span.typed_attributes()
-            pane = self._shared.details(details(span, attrs), changes.texts)
-            changes.keep(self._parts["details"], sid, dumps(pane), "details")
+            changes.keep(self._parts["details"], sid, details(span, attrs), "details")
             if span.kind == "subagent":
-                changes.keep(self._parts["diff"], sid, dumps(state_diff(attrs)), "diff")
+                changes.keep(self._parts["diff"], sid, state_diff(attrs), "diff")
             self._errors.discard(sid)
             if span.status == "error":
                 self._errors.add(sid)
@@ -265,9 +216,7 @@ class ViewBuilder:
                 self._paged.add(sid)
             else:
                 self._paged.discard(sid)
-            self._shared.share(view["turns"], changes.texts)
-            text = dumps(view)
-            if changes.keep(self._parts["conversation"], sid, text, "conversation"):
+            if changes.keep(self._parts["conversation"], sid, view, "conversation"):
                 changes.nodes.add(sid)
 
     def _key_of(self, span_id: str | None) -> str | None:
@@ -313,13 +262,16 @@ class ViewBuilder:
         task = self._attrs[sid].get("description")
         return agent_row(self._tree, self._usage, sid, task, self._reasoning, self._priced)
 
-    def _node(self, sid: str, parts: Iterable[str], with_children: bool) -> str:
-        """A :class:`ViewNode` as JSON text, with the ``parts`` it has of :data:`_PARTS`."""
-        extra: list[tuple[str, str]] = []
+    def _bar(self, sid: str) -> TimelineRow:
+        return timeline_row(self._tree, sid, self._attrs[sid])
+
+    def _node(self, sid: str, parts: Iterable[str], with_children: bool) -> ViewNode:
+        """A :class:`ViewNode`, with the ``parts`` it has of :data:`_PARTS`."""
+        node = cast(dict[str, Any], node_head(self._tree, self._usage, sid, self._attrs[sid]))
         if with_children:
-            extra.append(("children", dumps(self._tree.keys(self._tree.kids.get(sid, ())))))
-        extra += [(p, self._parts[p][sid]) for p in parts if sid in self._parts[p]]
-        return _object(self._heads[sid], extra)
+            node["children"] = self._tree.keys(self._tree.kids.get(sid, ()))
+        node.update((p, self._parts[p][sid]) for p in parts if sid in self._parts[p])
+        return cast(ViewNode, node)
 
     def _summary(self) -> ViewSummary:
         total, priced = self._usage.total, self._priced
@@ -352,42 +304,31 @@ class ViewBuilder:
             "totals": totals if cost is None else [*totals, cost, cost],
         }
 
+    def snapshot_view(self) -> View:
+        """The whole view as of the last :meth:`update`, as built: what the snapshot draws. Its
+        records are the builder's own (pairs are tuples where :meth:`view` has lists)."""
+        agents = self._tree.agents
+        return {
+            **self._summary(),
+            "columns": columns(self._priced, self._reasoning),
+            "roots": self._tree.keys(self._tree.kids[None]),
+            "nodes": [self._node(s, _PARTS, True) for s in self._tree.walk()],
+            "agents": self._tree.keys(agents),
+            "agent_rows": [self._agent_row(a) for a in agents],
+            "timeline": [self._bar(a) for a in agents],
+            "tools": self._tools_part(None),
+            "vocabulary": VOCABULARY,
+        }
+
     def view_json(self) -> str:
         """The whole :class:`View` as JSON text, as of the last :meth:`update`."""
-        return _object(
-            dumps(self._summary()),
-            [
-                ("columns", dumps(columns(self._priced, self._reasoning))),
-                ("roots", dumps(self._tree.keys(self._tree.kids[None]))),
-                ("nodes", _array(self._nodes[s] for s in self._tree.walk())),
-                ("agents", dumps(self._tree.keys(self._tree.agents))),
-                ("agent_rows", _array(self._rows[a] for a in self._tree.agents)),
-                ("timeline", _array(self._bars[a] for a in self._tree.agents)),
-                ("tools", self._tools_part(None)),
-                ("texts", dumps(self._shared.table)),
-                ("vocabulary", VOCABULARY),
-            ],
-        )
+        return dumps(self.snapshot_view())
 
     def view(self) -> View:
-        """The whole view, as of the last :meth:`update`, its long texts in place."""
-        return cast(View, fill_view(json.loads(self.view_json()), self._shared.table))
+        """The whole view, as of the last :meth:`update`, as the front end reads it."""
+        return cast(View, json.loads(self.view_json()))
 
-    def snapshot_view(self) -> View:
-        """:meth:`view` with its nodes and rows parsed only when read: what the bounded
-        snapshot needs of a wide run, without parsing the whole view."""
-        view = cast(View, dict(self._summary()))
-        view["columns"] = columns(self._priced, self._reasoning)
-        view["roots"] = self._tree.keys(self._tree.kids[None])
-        texts = {self._tree.key[s]: self._nodes[s] for s in self._tree.walk()}
-        view["nodes"] = NodeTexts(texts, self._shared.table)
-        view["agents"] = self._tree.keys(self._tree.agents)
-        view["agent_rows"] = Texts([self._rows[a] for a in self._tree.agents])
-        view["timeline"] = Texts([self._bars[a] for a in self._tree.agents])
-        view["tools"] = json.loads(self._tools_part(None))
-        return view
-
-    def _tools_part(self, names: set[str] | None) -> str:
+    def _tools_part(self, names: set[str] | None) -> ToolsView:
         roots = self._tree.kids[None]
         return self._tools.part(names, self._priced, roots[0] if roots else None)
 
@@ -399,30 +340,27 @@ class ViewBuilder:
             key = self._tree.key
             return sorted((s for s in ids if s in key), key=lambda s: int(key[s]))
 
-        # A node's parts go only when their text changed: the front end keeps the parts a
-        # patch leaves out (most updates of a wide run's agent are a step of its conversation).
-        nodes = (
-            self._node(s, changes.parts.get(s, ()), s in changes.kids)
-            for s in order(changes.nodes | changes.kids)
-        )
-        parts = [
-            ("nodes", _array(nodes)),
-            ("agent_rows", _array(self._rows[a] for a in order(changes.agent_rows))),
-            ("timeline", _array(self._bars[a] for a in order(changes.timeline))),
-        ]
+        # A node's parts go only when they changed: the front end keeps the parts a patch
+        # leaves out (most updates of a wide run's agent are a step of its conversation).
+        patch: dict[str, Any] = {
+            **self._summary(),
+            "nodes": [
+                self._node(s, changes.parts.get(s, ()), s in changes.kids)
+                for s in order(changes.nodes | changes.kids)
+            ],
+            "agent_rows": [self._agent_row(a) for a in order(changes.agent_rows)],
+            "timeline": [self._bar(a) for a in order(changes.timeline)],
+        }
         if changes.roots:
-            parts.append(("roots", dumps(self._tree.keys(self._tree.kids[None]))))
+            patch["roots"] = self._tree.keys(self._tree.kids[None])
         if changes.agents:
-            parts.append(("agents", dumps(self._tree.keys(self._tree.agents))))
+            patch["agents"] = self._tree.keys(self._tree.agents)
         if changes.columns:
-            parts.append(("columns", dumps(columns(self._priced, self._reasoning))))
+            patch["columns"] = columns(self._priced, self._reasoning)
         if changes.tools or changes.columns:  # a new column: every row again
-            parts.append(("tools", self._tools_part(None if changes.columns else changes.tools)))
-        if changes.texts:
-            table = self._shared.table
-            parts.append(("texts", dumps({k: table[k] for k in sorted(changes.texts, key=int)})))
-        return _object(dumps(self._summary()), parts)
+            patch["tools"] = self._tools_part(None if changes.columns else changes.tools)
+        return dumps(patch)
 
     def patch(self, changes: _Changes) -> ViewPatch:
-        """:meth:`patch_json`, parsed, its long texts in place."""
-        return cast(ViewPatch, fill_view(json.loads(self.patch_json(changes)), self._shared.table))
+        """:meth:`patch_json`, parsed."""
+        return cast(ViewPatch, json.loads(self.patch_json(changes)))

@@ -989,9 +989,9 @@ def test_a_sub_agents_conversation_opens_from_its_parents_and_grows(page: Any) -
     assert not page.errors
 
 
-def test_long_texts_sent_once_are_put_back_in_the_conversations_and_details(page: Any) -> None:
-    # As the widget gets them: a sub-agent's system prompt goes once in the view's texts, its
-    # conversation and model calls refer to it; a patch brings the texts new since.
+def test_long_texts_are_drawn_in_the_conversations_and_details(page: Any) -> None:
+    # As the widget gets them: a sub-agent's system prompt is in its conversation and its model
+    # calls' inputs, the view's or a patch's.
     from nbagents.display._viewmodel import ViewBuilder
     from nbagents.tracing import Trace
 
@@ -1006,14 +1006,12 @@ def test_long_texts_sent_once_are_put_back_in_the_conversations_and_details(page
     text = builder.view_json()
     researcher = next(n for n in builder.view()["nodes"] if n["name"] == "researcher")
     prompt = researcher["conversation"]["turns"][0]["content"]
-    assert len(prompt) > 200 and text.count(json.dumps(prompt)) == 1
-    assert text.count('"content_ref"') >= 2  # the conversation's and a model call's input
+    assert len(prompt) > 200 and json.dumps(prompt) in text
     page.evaluate("(v) => window.nbaModel.set('view_json', v)", text)
     for span in whole.spans:
         if span.start >= writer.start:
             trace.add(span)
     patch = builder.patch_json(builder.update())
-    assert '"texts"' in patch  # the writer's prompt, first seen now
     page.evaluate("(v) => window.nbaModel.set('patch_json', v)", patch)
     _wait_drawn(page, json.loads(patch)["rev"])
     expected = next(n for n in builder.view()["nodes"] if n["name"] == "writer")

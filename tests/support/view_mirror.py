@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from nbagents.display._saved import unpacked
-from nbagents.display._sharedtext import fill_node, fill_view
 from nbagents.display.live import LiveView
 
 
@@ -25,15 +24,13 @@ class Mirror:
         self.tool_rows: dict[str, dict[str, Any]] = {}
         self.patches = 0
         self.patch_bytes: list[int] = []
-        self.texts: dict[str, str] = {}
 
     def reset(self, text: str) -> None:
         view = json.loads(text)
         if view is None:
             return
-        self.texts = view.pop("texts", {})
         self.base = view
-        self.nodes = {n["id"]: fill_node(n, self.texts) for n in view["nodes"]}
+        self.nodes = {n["id"]: n for n in view["nodes"]}
         self.agent_rows = {r["id"]: r for r in view["agent_rows"]}
         self.timeline = {r["id"]: r for r in view["timeline"]}
         self._take_tools(view["tools"], whole=True)
@@ -52,10 +49,9 @@ class Mirror:
         for key in ("roots", "agents", "columns"):
             if key in patch:
                 base[key] = patch[key]
-        self.texts.update(patch.get("texts", {}))
         for node in patch["nodes"]:
             old = self.nodes.get(node["id"], {"children": [], "details": []})
-            self.nodes[node["id"]] = fill_node({**old, **node}, self.texts)
+            self.nodes[node["id"]] = {**old, **node}
         for row in patch["agent_rows"]:
             self.agent_rows[row["id"]] = row
         for row in patch["timeline"]:
@@ -110,7 +106,7 @@ def saved_view(html: str) -> dict[str, Any]:
     """The view a finished live output draws where it is trusted (``nbagents/display/_saved``)."""
     found = SAVED_VIEW.search(html)
     assert found, "the output holds no saved view"
-    return fill_view(json.loads(unpacked(found.group(1))))
+    return json.loads(unpacked(found.group(1)))
 
 
 def final_view(view: LiveView) -> dict[str, Any]:

@@ -87,21 +87,6 @@ function takeRows(map, rows, touched) {
   });
 }
 
-// Long texts come once: a message or turn holds `content_ref`, the key of its text in the view's
-// `texts` (nbagents/display/_sharedtext.py), put back as the node is taken in.
-function fillTexts(node, texts) {
-  const fill = (m) => {
-    if (m && typeof m === "object" && typeof m.content_ref === "string") {
-      m.content = texts.get(m.content_ref) || "";
-      delete m.content_ref;
-    }
-  };
-  (Array.isArray(node.details) ? node.details : []).forEach((f) => {
-    if (f && f.type === "messages" && Array.isArray(f.value)) f.value.forEach(fill);
-  });
-  turns(node).forEach(fill);
-}
-
 // A whole view is a patch of everything to empty data.
 function loadView(view) {
   if (!view || typeof view !== "object" || !Array.isArray(view.nodes)) return null;
@@ -111,7 +96,7 @@ function loadView(view) {
   AGENT_KINDS = new Set(words.agent_kinds || []);
   const data = {
     rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
-    nodes: new Map(), agentRows: new Map(), timeline: new Map(), texts: new Map(),
+    nodes: new Map(), agentRows: new Map(), timeline: new Map(),
     tools: { anchor: "", columns: [], order: [], totals: [], rows: new Map() },
   };
   applyPatch(data, view);
@@ -132,11 +117,9 @@ function applyPatch(data, patch) {
     touched.kids.add(null);
   }
   if (patch.agents) data.agents = patch.agents;
-  for (const [key, text] of Object.entries(patch.texts || {})) if (typeof text === "string") data.texts.set(key, text);
   (patch.nodes || []).forEach((n) => {
     const old = data.nodes.get(n.id);
     const merged = Object.assign(old ? {} : { children: [], details: [] }, old || {}, n);
-    fillTexts(merged, data.texts);
     delete merged._search;
     data.nodes.set(n.id, merged);
     touched.nodes.add(n.id);

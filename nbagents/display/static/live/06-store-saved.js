@@ -23,7 +23,6 @@ class Store {
     const next = loadView(this.parse("view_json"));
     const patch = this.data && next ? asPatch(this.data, next) : null;
     if (patch) {
-      this.data.texts = next.texts; // the keys of the builder that made it (a new one: a move)
       this.data.pages = next.pages;
       this.draw(patch);
       return;
