@@ -143,10 +143,10 @@ def test_the_saved_view_takes_a_fraction_of_its_json_in_the_notebook() -> None:
     assert comment and len(comment.group(1)) < len(view_json) / 4
 
 
-def test_a_wide_runs_snapshot_reads_its_nodes_lazily_and_draws_the_same() -> None:
+def test_a_wide_runs_snapshot_from_the_builders_own_records_draws_the_same() -> None:
     builder = ViewBuilder(wide_trace(NODE_LIMIT + 50))
     builder.update()
-    lazy = builder.snapshot_view()
-    assert render_view(lazy) == render_view(builder.view())
-    assert "… and 51 more steps" in render_view(lazy)
-    assert list(lazy["nodes"]) == builder.view()["nodes"]
+    kept = builder.snapshot_view()
+    assert render_view(kept) == render_view(builder.view())
+    assert "… and 51 more steps" in render_view(kept)
+    assert list(kept["nodes"]) == builder.view()["nodes"]
