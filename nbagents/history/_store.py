@@ -25,6 +25,7 @@ SCHEMA_VERSION = 2
 
 _COLUMNS = [f.name for f in fields(RunInfo)]
 _LISTS = {"tags", "agent_types", "models"}
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM runs"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
@@ -99,7 +100,9 @@ class RunStore:
         """Save ``trace`` under ``info.run_id``, replacing what was saved under it before (a
         paused run saved again when it resumes)."""
         blob = zlib.compress(trace.to_json().encode("utf-8"), 6)
-        row = _row(info)
+        row = asdict(info)
+        for column in _LISTS:
+            row[column] = json.dumps(list(row[column]))
         names = [*row, "saved_at", "trace"]
         marks = ", ".join("?" for _ in names)
         with self._connect(write=True) as db:
@@ -212,10 +215,7 @@ class RunStore:
     def info(self, run_id: str) -> RunInfo:
         """The listing facts of one run."""
         with self._connect() as db:
-            cursor = db.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE run_id = ?", [run_id]
-            )
-            found = cursor.fetchone()
+            found = db.execute(f"{_SELECT} WHERE run_id = ?", [run_id]).fetchone()
         if found is None:
             raise RunNotFoundError(f"No run {run_id!r} in {self.path}.")
         return _info(found)
@@ -241,7 +241,7 @@ class RunStore:
         ]
         where = [test for test, value in tests if value is not None]
         values: list[Any] = [value for _, value in tests if value is not None]
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM runs"
+        sql = _SELECT
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY started_at DESC, rowid DESC"
@@ -347,13 +347,6 @@ def _make_folder(folder: Path) -> None:
     ignore = folder / ".gitignore"
     if fresh and folder.name == ".nbagents" and not ignore.exists():
         ignore.write_text(_GITIGNORE, encoding="utf-8")
-
-
-def _row(info: RunInfo) -> dict[str, Any]:
-    data = asdict(info)
-    for column in _LISTS:
-        data[column] = json.dumps(list(data[column]))
-    return data
 
 
 def _info(row: Sequence[Any]) -> RunInfo:

@@ -46,7 +46,7 @@ def split_frontmatter(text: str) -> str:
     """The YAML between the opening and closing ``---`` lines."""
     text = text.removeprefix("\ufeff")
     first_newline = text.find("\n")
-    if first_newline < 0 or not text.startswith("---") or text[:first_newline].strip() != "---":
+    if first_newline < 0 or text[:first_newline].rstrip() != "---":
         raise SkillFormatError("SKILL.md must start with a '---' line opening the YAML frontmatter")
     match = re.compile(r"^---[ \t]*\r?$", re.MULTILINE).search(
         text, first_newline + 1, first_newline + 2 + MAX_FRONTMATTER_BYTES
@@ -109,11 +109,6 @@ def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, li
     unknown = sorted(str(k) for k in data if k not in KNOWN_KEYS)
     if unknown:
         warnings.append(f"unknown frontmatter keys ignored: {', '.join(unknown)}")
-    _optional_fields(data, skill, warnings)
-    return skill, warnings
-
-
-def _optional_fields(data: Mapping[Any, Any], skill: SkillMetadata, warnings: list[str]) -> None:
     if "license" in data:
         if isinstance(data["license"], str):
             skill["license"] = data["license"]
@@ -148,3 +143,4 @@ def _optional_fields(data: Mapping[Any, Any], skill: SkillMetadata, warnings: li
             skill["allowed_tools"] = list(value)
         else:
             warnings.append("allowed-tools must be a space-separated string of tool names; ignored")
+    return skill, warnings
