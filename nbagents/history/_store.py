@@ -275,8 +275,11 @@ class RunStore:
     @contextmanager
     def _connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
         try:
-            if write:
-                _make_folder(self.path.parent)
+            folder = self.path.parent
+            if write and not folder.exists():
+                folder.mkdir(parents=True, exist_ok=True)
+                if folder.name == ".nbagents":  # a folder made for runs alone: keep it out of git
+                    (folder / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
             db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             with closing(db):
                 if write:  # WAL stays set in the file: readers need not (and may not) set it
@@ -339,14 +342,6 @@ def _has_experiments(db: sqlite3.Connection) -> bool:
     return (
         db.execute("SELECT 1 FROM sqlite_master WHERE name = 'experiments'").fetchone() is not None
     )
-
-
-def _make_folder(folder: Path) -> None:
-    fresh = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
-    ignore = folder / ".gitignore"
-    if fresh and folder.name == ".nbagents" and not ignore.exists():
-        ignore.write_text(_GITIGNORE, encoding="utf-8")
 
 
 def _info(row: Sequence[Any]) -> RunInfo:
