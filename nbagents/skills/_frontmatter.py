@@ -44,21 +44,18 @@ def name_problem(name: object) -> str | None:
 
 def split_frontmatter(text: str) -> str:
     """The YAML between the opening and closing ``---`` lines."""
-    text = text.removeprefix("\ufeff")
-    first_newline = text.find("\n")
-    if first_newline < 0 or text[:first_newline].rstrip() != "---":
+    head, newline, rest = text.removeprefix("\ufeff").partition("\n")
+    if not newline or head.rstrip() != "---":
         raise SkillFormatError("SKILL.md must start with a '---' line opening the YAML frontmatter")
-    match = re.compile(r"^---[ \t]*\r?$", re.MULTILINE).search(
-        text, first_newline + 1, first_newline + 2 + MAX_FRONTMATTER_BYTES
-    )
+    match = re.compile(r"^---[ \t]*\r?$", re.MULTILINE).search(rest, 0, MAX_FRONTMATTER_BYTES + 1)
     if match is None:
-        if len(text) - first_newline > MAX_FRONTMATTER_BYTES:
+        if len(rest) >= MAX_FRONTMATTER_BYTES:
             raise SkillFormatError(
                 f"frontmatter is not closed within {MAX_FRONTMATTER_BYTES} characters "
                 "(too large, or the closing '---' line is missing)"
             )
         raise SkillFormatError("frontmatter is not closed: add a '---' line after it")
-    return text[first_newline + 1 : match.start()]
+    return rest[: match.start()]
 
 
 def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, list[str]]:
