@@ -192,12 +192,8 @@ class RunStore:
         with self._connect() as db:
             if not _has_experiments(db):
                 return []
-            ids = [
-                str(row[0])
-                for row in db.execute(
-                    "SELECT experiment_id FROM experiments ORDER BY created_at DESC, rowid DESC"
-                )
-            ]
+            query = "SELECT experiment_id FROM experiments ORDER BY created_at DESC, rowid DESC"
+            ids = [str(row[0]) for row in db.execute(query)]
         return [(i, *self.experiment(i)) for i in ids]
 
     def load(self, run_id: str) -> Trace:
