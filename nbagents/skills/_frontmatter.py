@@ -78,8 +78,7 @@ def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, li
     if not isinstance(data, Mapping):
         raise SkillFormatError("frontmatter must be a YAML mapping of keys to values")
 
-    problem = name_problem(data.get("name"))
-    if problem:
+    if problem := name_problem(data.get("name")):
         raise SkillFormatError(problem)
     name: str = data["name"]
     if name != folder:
