@@ -25,6 +25,7 @@ SCHEMA_VERSION = 2
 
 _COLUMNS = [f.name for f in fields(RunInfo)]
 _LISTS = {"tags", "agent_types", "models"}
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM runs"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
@@ -99,7 +100,9 @@ class RunStore:
         """Save ``trace`` under ``info.run_id``, replacing what was saved under it before (a
         paused run saved again when it resumes)."""
         blob = zlib.compress(trace.to_json().encode("utf-8"), 6)
-        row = _row(info)
+        row = asdict(info)
+        for column in _LISTS:
+            row[column] = json.dumps(list(row[column]))
         names = [*row, "saved_at", "trace"]
         marks = ", ".join("?" for _ in names)
         with self._connect(write=True) as db:
@@ -189,12 +192,8 @@ class RunStore:
         with self._connect() as db:
             if not _has_experiments(db):
                 return []
-            ids = [
-                str(row[0])
-                for row in db.execute(
-                    "SELECT experiment_id FROM experiments ORDER BY created_at DESC, rowid DESC"
-                )
-            ]
+            query = "SELECT experiment_id FROM experiments ORDER BY created_at DESC, rowid DESC"
+            ids = [str(row[0]) for row in db.execute(query)]
         return [(i, *self.experiment(i)) for i in ids]
 
     def load(self, run_id: str) -> Trace:
@@ -212,10 +211,7 @@ class RunStore:
     def info(self, run_id: str) -> RunInfo:
         """The listing facts of one run."""
         with self._connect() as db:
-            cursor = db.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE run_id = ?", [run_id]
-            )
-            found = cursor.fetchone()
+            found = db.execute(f"{_SELECT} WHERE run_id = ?", [run_id]).fetchone()
         if found is None:
             raise RunNotFoundError(f"No run {run_id!r} in {self.path}.")
         return _info(found)
@@ -241,7 +237,7 @@ class RunStore:
         ]
         where = [test for test, value in tests if value is not None]
         values: list[Any] = [value for _, value in tests if value is not None]
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM runs"
+        sql = _SELECT
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY started_at DESC, rowid DESC"
@@ -275,8 +271,11 @@ class RunStore:
     @contextmanager
     def _connect(self, *, write: bool = False) -> Iterator[sqlite3.Connection]:
         try:
-            if write:
-                _make_folder(self.path.parent)
+            folder = self.path.parent
+            if write and not folder.exists():
+                folder.mkdir(parents=True, exist_ok=True)
+                if folder.name == ".nbagents":  # a folder made for runs alone: keep it out of git
+                    (folder / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
             db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             with closing(db):
                 if write:  # WAL stays set in the file: readers need not (and may not) set it
@@ -339,21 +338,6 @@ def _has_experiments(db: sqlite3.Connection) -> bool:
     return (
         db.execute("SELECT 1 FROM sqlite_master WHERE name = 'experiments'").fetchone() is not None
     )
-
-
-def _make_folder(folder: Path) -> None:
-    fresh = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True)
-    ignore = folder / ".gitignore"
-    if fresh and folder.name == ".nbagents" and not ignore.exists():
-        ignore.write_text(_GITIGNORE, encoding="utf-8")
-
-
-def _row(info: RunInfo) -> dict[str, Any]:
-    data = asdict(info)
-    for column in _LISTS:
-        data[column] = json.dumps(list(data[column]))
-    return data
 
 
 def _info(row: Sequence[Any]) -> RunInfo:

@@ -236,11 +236,8 @@ def discover_skill_dirs(
         root = Path(directory)
         if not root.is_dir():
             continue
-        steps = _source_steps(SkillSource("/", label))
-        label, skills, warnings = _drive(DiskBackend(root), steps)
-        for skill in skills:
-            skill["path"] = str(root / skill["path"].lstrip("/"))
-        for warning in warnings:
-            warning["path"] = str(root / warning["path"].lstrip("/"))
+        label, skills, warnings = _drive(DiskBackend(root), _source_steps(SkillSource("/", label)))
+        for record in [*skills, *warnings]:
+            record["path"] = str(root / record["path"].lstrip("/"))
         loaded.append((label, skills, warnings))
     return merge_sources(loaded)

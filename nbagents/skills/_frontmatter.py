@@ -44,21 +44,18 @@ def name_problem(name: object) -> str | None:
 
 def split_frontmatter(text: str) -> str:
     """The YAML between the opening and closing ``---`` lines."""
-    text = text.removeprefix("\ufeff")
-    first_newline = text.find("\n")
-    if first_newline < 0 or not text.startswith("---") or text[:first_newline].strip() != "---":
+    head, newline, rest = text.removeprefix("\ufeff").partition("\n")
+    if not newline or head.rstrip() != "---":
         raise SkillFormatError("SKILL.md must start with a '---' line opening the YAML frontmatter")
-    match = re.compile(r"^---[ \t]*\r?$", re.MULTILINE).search(
-        text, first_newline + 1, first_newline + 2 + MAX_FRONTMATTER_BYTES
-    )
+    match = re.compile(r"^---[ \t]*\r?$", re.MULTILINE).search(rest, 0, MAX_FRONTMATTER_BYTES + 1)
     if match is None:
-        if len(text) - first_newline > MAX_FRONTMATTER_BYTES:
+        if len(rest) >= MAX_FRONTMATTER_BYTES:
             raise SkillFormatError(
                 f"frontmatter is not closed within {MAX_FRONTMATTER_BYTES} characters "
                 "(too large, or the closing '---' line is missing)"
             )
         raise SkillFormatError("frontmatter is not closed: add a '---' line after it")
-    return text[first_newline + 1 : match.start()]
+    return rest[: match.start()]
 
 
 def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, list[str]]:
@@ -81,8 +78,7 @@ def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, li
     if not isinstance(data, Mapping):
         raise SkillFormatError("frontmatter must be a YAML mapping of keys to values")
 
-    problem = name_problem(data.get("name"))
-    if problem:
+    if problem := name_problem(data.get("name")):
         raise SkillFormatError(problem)
     name: str = data["name"]
     if name != folder:
@@ -109,11 +105,6 @@ def parse_skill(text: str, *, folder: str, path: str) -> tuple[SkillMetadata, li
     unknown = sorted(str(k) for k in data if k not in KNOWN_KEYS)
     if unknown:
         warnings.append(f"unknown frontmatter keys ignored: {', '.join(unknown)}")
-    _optional_fields(data, skill, warnings)
-    return skill, warnings
-
-
-def _optional_fields(data: Mapping[Any, Any], skill: SkillMetadata, warnings: list[str]) -> None:
     if "license" in data:
         if isinstance(data["license"], str):
             skill["license"] = data["license"]
@@ -148,3 +139,4 @@ def _optional_fields(data: Mapping[Any, Any], skill: SkillMetadata, warnings: li
             skill["allowed_tools"] = list(value)
         else:
             warnings.append("allowed-tools must be a space-separated string of tool names; ignored")
+    return skill, warnings

@@ -67,15 +67,6 @@ def format_warnings(problems: Sequence[str]) -> str:
     )
 
 
-def format_locations(sources: Sequence[SkillSource]) -> str:
-    # Later sources win a name clash: the model should know which copy it is reading.
-    last = len(sources) - 1
-    return "\n".join(
-        f"- {s.name}: `{s.path}`" + (" (higher priority)" if i == last and last else "")
-        for i, s in enumerate(sources)
-    )
-
-
 def skills_section(
     skills: Sequence[SkillMetadata],
     problems: Sequence[str] = (),
@@ -85,11 +76,17 @@ def skills_section(
     """``template`` filled in. Its slots: ``{skills_list}``, ``{warnings}`` and deepagents' names,
     ``{skills_load_warnings}`` (the same problems) and ``{skills_locations}`` (the sources)."""
     text = format_warnings(problems)
+    # Later sources win a name clash: the model should know which copy it is reading.
+    last = len(sources) - 1
+    locations = "\n".join(
+        f"- {s.name}: `{s.path}`" + (" (higher priority)" if i == last and last else "")
+        for i, s in enumerate(sources)
+    )
     return template.format(
         skills_list=format_skills_list(skills),
         warnings=text,
         skills_load_warnings=text,
-        skills_locations=format_locations(sources),
+        skills_locations=locations,
     )
 
 

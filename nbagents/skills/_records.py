@@ -65,7 +65,7 @@ def label_for_path(path: str) -> str:
         return "Built-in"
     if leaf.lower() == "skills" and len(parts) > 1:
         parent = parts[-2].lstrip(".")
-        if parent and parent != ".":
+        if parent:
             return parent.replace("_", " ").replace("-", " ").title()
     return leaf.capitalize()
 

@@ -27,18 +27,13 @@ def user_dir(option: str | None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".nbagents" / "skills"
 
 
-def project_root(start: Path) -> Path:
-    """The nearest ancestor of ``start`` holding ``.git``, else ``start``."""
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return directory
-    return start
-
-
 def project_dir(option: str | None) -> Path:
     if option:
         return Path(option).expanduser()
-    return project_root(Path.cwd()) / PROJECT_SKILLS
+    # The project is the nearest folder holding .git, else the working directory.
+    here = Path.cwd()
+    root = next((folder for folder in (here, *here.parents) if (folder / ".git").exists()), here)
+    return root / PROJECT_SKILLS
 
 
 def _sources(args: argparse.Namespace) -> list[tuple[str, Path]]:
