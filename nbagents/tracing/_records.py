@@ -65,12 +65,6 @@ class AgentRecord:
         return None if self.end is None else self.end - self.start
 
     @property
-    def result_preview(self) -> str:
-        """The result on one line, cut to 80 characters."""
-        text = " ".join((self.result or "").split())
-        return text if len(text) <= 80 else text[:79] + "…"
-
-    @property
     def spawns(self) -> tuple[AgentRecord, ...]:
         """The sub-agents it spawned itself (``children`` without agents started in a step)."""
         return tuple(c for c in self.children if c.kind == "subagent")

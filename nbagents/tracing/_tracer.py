@@ -27,7 +27,6 @@ from langchain_core.outputs import LLMResult
 
 from nbagents._guard import Guard, guarded
 from nbagents.tracing._extract import model_result
-from nbagents.tracing._lock import TraceLock
 from nbagents.tracing._writer import TraceWriter
 from nbagents.tracing.model import Trace
 
@@ -128,10 +127,6 @@ class Tracer(BaseCallbackHandler):
         self._writer = TraceWriter(self.trace, self.guard)
         self._apply = self._writer.apply
         self._queued = self.trace._queued
-
-    @property
-    def lock(self) -> TraceLock:
-        return self.trace.lock
 
     def __repr__(self) -> str:
         return f"<Tracer: {self.trace.summary()}>"
