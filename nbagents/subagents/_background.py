@@ -33,7 +33,6 @@ from nbagents.subagents._background_tasks import (
     WAITING,
     BackgroundTask,
     Refused,
-    Server,
     cancel_runs,
     client_of,
     settled,
@@ -109,10 +108,7 @@ class BackgroundSubAgentMiddleware(PromptSection, AgentMiddleware[BackgroundStat
                     f"Sub-agent {spec['name']!r}: only a RemoteSubAgent (url and graph_id) can "
                     f"run in the background."
                 )
-        self._servers = {
-            s["name"]: Server(RemoteGraphRunnable(s), s.get("update_strategy", "interrupt"))
-            for s in specs
-        }
+        self._servers = {s["name"]: RemoteGraphRunnable(s) for s in specs}
         listing = "\n".join(f"- {s['name']}: {s['description']}" for s in specs)
         self.tools = _tools(self._servers, listing)
         self.system_prompt: str | None = (
@@ -155,11 +151,11 @@ _Answer = tuple[str, Sequence[BackgroundTask]]
 """What a background-task tool answers, and the tasks whose records it changed."""
 
 
-def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
+def _tools(servers: Mapping[str, RemoteGraphRunnable], listing: str) -> list[BaseTool]:
     def tasks_of(runtime: ToolRuntime) -> dict[str, BackgroundTask]:
         return dict((runtime.state or {}).get(BACKGROUND_TASKS_KEY) or {})
 
-    def known(runtime: ToolRuntime, task_id: str) -> tuple[BackgroundTask, Server]:
+    def known(runtime: ToolRuntime, task_id: str) -> tuple[BackgroundTask, RemoteGraphRunnable]:
         tasks = tasks_of(runtime)
         task = tasks.get(task_id)
         if task is None:
@@ -202,7 +198,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
             task_id = str(thread["thread_id"])
             run = client.runs.create(
                 task_id,
-                server.runner.graph_id,
+                server.graph_id,
                 input={"messages": [{"role": "user", "content": description}]},
             )
         task = BackgroundTask(
@@ -246,7 +242,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
         with client_of(server) as client:
             run = client.runs.create(
                 task_id,
-                server.runner.graph_id,
+                server.graph_id,
                 input={"messages": [{"role": "user", "content": message}]},
                 multitask_strategy=server.update_strategy,
             )
@@ -318,7 +314,7 @@ def _tools(servers: Mapping[str, Server], listing: str) -> list[BaseTool]:
     ]
 
 
-def _update_description(servers: Mapping[str, Server]) -> str:
+def _update_description(servers: Mapping[str, RemoteGraphRunnable]) -> str:
     """What a follow-up does, per sub-agent: the model decides whether to send one now."""
     queued = [name for name, server in servers.items() if server.update_strategy == "enqueue"]
     head = "Send a background task a follow-up instruction on its own thread."

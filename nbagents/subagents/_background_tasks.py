@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from nbagents.subagents._remote import RemoteGraphRunnable
@@ -18,7 +17,6 @@ __all__ = [
     "WAITING",
     "BackgroundTask",
     "Refused",
-    "Server",
     "cancel_runs",
     "client_of",
     "read_end",
@@ -49,29 +47,21 @@ class BackgroundTask(TypedDict):
     says ``success`` then; the thread's state says what it waits for)."""
 
 
-@dataclass
-class Server:
-    runner: RemoteGraphRunnable
-    update_strategy: str = "interrupt"
-    """The spec's: what a follow-up does to a run still going (the server's
-    ``multitask_strategy``): ``interrupt`` it, or ``enqueue`` behind it."""
-
-
 class Refused(Exception):
     """A call the tool answers with an error message (unknown id or sub-agent, server error)."""
 
 
 @contextmanager
-def client_of(server: Server) -> Iterator[Any]:
+def client_of(server: RemoteGraphRunnable) -> Iterator[Any]:
     """A client of the task's server; any failure of it becomes an error naming the server."""
     client = None
     try:
-        client = server.runner._sync_client()
+        client = server._sync_client()
         yield client
     except Refused:
         raise
     except Exception as error:
-        raise Refused(str(server.runner._explain(error))) from error
+        raise Refused(str(server._explain(error))) from error
     finally:
         if client is not None:
             with suppress(Exception):

@@ -90,6 +90,9 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self.connect_timeout = float(spec.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT))
         self.connect_retries = int(spec.get("connect_retries", DEFAULT_CONNECT_RETRIES))
         self.detail: TraceDetail = spec.get("trace", "steps")
+        self.update_strategy = spec.get("update_strategy", "interrupt")
+        """What a background task's follow-up does to its run still going (the server's
+        ``multitask_strategy``): ``interrupt`` it, or ``enqueue`` behind it."""
         self._clients: SharedClients[Any] = SharedClients()
 
     def __repr__(self) -> str:
