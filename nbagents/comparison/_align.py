@@ -76,26 +76,18 @@ def align(
                 j = queue.popleft()
                 matched[i] = j
                 taken.add(j)
-    pairs: list[Pair] = []
+    order: list[tuple[AgentRecord | None, AgentRecord | None]] = []
     cursor = 0  # b's agents before it are placed
     for i, left in enumerate(a):
         partner = matched.get(i)
         if partner is not None:
             # b's unmatched agents that come before this match go before it, as added.
-            for k in range(cursor, partner):
-                if k not in taken:
-                    pairs.append(_alone(None, b[k], depth))
+            order += [(None, b[k]) for k in range(cursor, partner) if k not in taken]
             cursor = max(cursor, partner)
-            right = b[partner]
-            pairs.append(Pair(left, right, depth, align(left.spawns, right.spawns, depth + 1)))
-        else:
-            pairs.append(_alone(left, None, depth))
-    pairs.extend(_alone(None, b[k], depth) for k in range(cursor, len(b)) if k not in taken)
-    return pairs
-
-
-def _alone(a: AgentRecord | None, b: AgentRecord | None, depth: int) -> Pair:
-    only = a or b
-    assert only is not None
-    kids = [_alone(c if a else None, None if a else c, depth + 1) for c in only.spawns]
-    return Pair(a, b, depth, kids)
+        order.append((left, None if partner is None else b[partner]))
+    order += [(None, b[k]) for k in range(cursor, len(b)) if k not in taken]
+    # An agent only one run has is aligned with nothing, and so is every agent under it.
+    return [
+        Pair(x, y, depth, align(x.spawns if x else (), y.spawns if y else (), depth + 1))
+        for x, y in order
+    ]

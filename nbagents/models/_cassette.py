@@ -103,12 +103,6 @@ class Cassette:
     def __len__(self) -> int:
         return len(self._interactions)
 
-    def __contains__(self, key: object) -> bool:
-        return key in self._interactions
-
-    def keys(self) -> list[str]:
-        return sorted(self._interactions)
-
     def interaction(self, key: str) -> Mapping[str, Any] | None:
         """The recorded request summary and response for ``key``, if any."""
         found = self._interactions.get(key)

@@ -119,10 +119,6 @@ class RecordingChatModel(CannedChatModel):
         return self._mode
 
     @property
-    def cassette(self) -> Cassette:
-        return self._cassette
-
-    @property
     def _llm_type(self) -> str:
         return "recorded"
 
