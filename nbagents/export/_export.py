@@ -173,12 +173,9 @@ class LiveExport:
         # The trace's lock makes a span's end and status one consistent reading. Only the new
         # tail of the trace and the still-running spans need a look: spans are only appended.
         with self.trace.lock:
-            if len(self.trace) > self._seen:
-                fresh = self.trace.spans[self._seen :]
-                self._seen += len(fresh)
-                for span in fresh:
-                    if not span.hidden:
-                        self._pending[span.id] = span
+            fresh = self.trace.spans_from(self._seen)
+            self._seen += len(fresh)
+            self._pending.update((s.id, s) for s in fresh if not s.hidden)
             ready = [s for s in self._pending.values() if s.end is not None]
             for span in ready:
                 del self._pending[span.id]
