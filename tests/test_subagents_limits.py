@@ -326,7 +326,7 @@ def test_sub_agents_get_the_model_call_hook_only_when_a_run_has_limits_to_keep()
     )
     agent.invoke(GO)
     registry = agent.subagent_registry
-    assert registry._admitting == {}
+    assert registry._by_format == {}
     bounded = create_deep_agent(
         ScriptedChatModel(script={**script, "free": pings(1)}),
         [ping],
@@ -334,4 +334,4 @@ def test_sub_agents_get_the_model_call_hook_only_when_a_run_has_limits_to_keep()
         limits={"model_calls": 10},
     )
     bounded.invoke(GO)
-    assert list(bounded.subagent_registry._admitting) == ["free"]
+    assert [key[0] for key in bounded.subagent_registry._by_format] == ["free"]

@@ -34,7 +34,8 @@ DefaultStack = Callable[
 """Builds a sub-agent's default middleware from its name and model: ``(core, tail)``."""
 
 _FORMATS_KEPT = 32
-"""Sub-agents built for a per-call response format that are kept for reuse."""
+"""Sub-agents built for a per-call response format or to admit model calls against limits that
+are kept for reuse."""
 
 
 @dataclass(eq=False, repr=False, kw_only=True)
@@ -74,10 +75,6 @@ class SubAgentRegistry:
         )
         self._lock = threading.Lock()
         self._reducers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-        # Built sub-agents that admit each model call against limits, made when a run first
-        # has limits to keep: without limits a built sub-agent needs no model-call hook.
-        self._admitting: dict[str, Runnable[Any, Any]] = {}
-        self._building = threading.Lock()
 
     def graph_for(
         self, name: str, response_format: Any = None, *, admits: bool = False
@@ -88,13 +85,9 @@ class SubAgentRegistry:
         """
         spec = self.specs[name]
         built = "runnable" not in spec and "graph_id" not in spec
-        if response_format is None:
-            if not (admits and built):
-                return self.graphs[name]
-            with self._building:  # the first spawns of a wide fan-out all ask at once
-                if name not in self._admitting:
-                    self._admitting[name] = self._build(spec, admits=True)
-                return self._admitting[name]
+        # Without limits to keep, a built sub-agent needs no model-call hook: the eager graph.
+        if response_format is None and not (admits and built):
+            return self.graphs[name]
         if not built:
             kind = "compiled" if "runnable" in spec else "remote"
             raise ValueError(
@@ -103,13 +96,12 @@ class SubAgentRegistry:
                 f"config) needs a SubAgent spec that nbagents builds."
             )
         key = (name, id(response_format), admits)
-        with self._lock:
+        with self._lock:  # built under it: the first spawns of a wide fan-out all ask at once
             cached = self._by_format.get(key)
             if cached is not None and cached[0] is response_format:
                 self._by_format.move_to_end(key)
                 return cached[1]
-        graph = self._build(spec, response_format, admits=admits)
-        with self._lock:
+            graph = self._build(spec, response_format, admits=admits)
             self._by_format[key] = (response_format, graph)
             while len(self._by_format) > _FORMATS_KEPT:
                 self._by_format.popitem(last=False)

@@ -16,20 +16,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    ChatMessage,
-    FunctionMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-    message_chunk_to_message,
-)
+from langchain_core.messages import AnyMessage, BaseMessage, message_chunk_to_message
 from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
+from pydantic import TypeAdapter
 
 __all__ = [
     "Call",
@@ -48,15 +39,6 @@ __all__ = [
 
 _COMMAND_FIELDS = {"graph", "update", "resume", "goto"}
 """A ``Command`` as the server serialises it (its dataclass fields)."""
-_MESSAGE_TYPES: dict[str, type[BaseMessage]] = {
-    "human": HumanMessage,
-    "ai": AIMessage,
-    "AIMessageChunk": AIMessageChunk,
-    "tool": ToolMessage,
-    "system": SystemMessage,
-    "function": FunctionMessage,
-    "chat": ChatMessage,
-}
 
 # Server bookkeeping (its run, thread, assistant and host) describes the remote run, not the
 # local one: a handler reading ``thread_id`` must keep seeing the notebook's thread.
@@ -248,13 +230,17 @@ def revive(value: Any) -> Any:
             resume=value["resume"],
             goto=value["goto"] or (),
         )
-    cls = _MESSAGE_TYPES.get(str(value.get("type")))
-    if cls is not None and "content" in value:
-        try:
-            return cls.model_validate({k: v for k, v in value.items() if k != "type"})
+    if "type" in value and "content" in value:
+        try:  # LangChain's message classes, told apart by their ``type``
+            return _messages().validate_python(value)
         except ValueError:
             pass  # not a message after all: keep it as data
     return {k: revive(v) for k, v in value.items()}
+
+
+@functools.cache
+def _messages() -> TypeAdapter[BaseMessage]:
+    return TypeAdapter(AnyMessage)
 
 
 def llm_result(output: Any) -> LLMResult:

@@ -15,7 +15,6 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
@@ -102,13 +101,13 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
         self, run: RemoteRun, config: RunnableConfig
     ) -> Generator[Any, Any, dict[str, Any]]:
         """The run's actions in order, for ``invoke`` and ``ainvoke`` to make: a request on their
-        client (its answer is sent back), a stream to read, ``_CANCEL``, or callbacks to make.
-        An error in any of them is thrown in."""
+        client (its answer is sent back), a run to stream (its options, a dict), ``_CANCEL``, or
+        callbacks to make. An error in any of them is thrown in."""
         try:
             key = ThreadKey.of(config, self.url, self.graph_id)
             resume = yield from self._start(run, key)
             while True:
-                yield _Stream(_stream_options(run, resume))
+                yield _stream_options(run, resume)
                 if run.paused:
                     run.interrupts = waiting_for((yield _threads("get_state", run.thread_id)))
                 if not run.interrupts:
@@ -169,8 +168,8 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             while True:
                 answer = None
                 try:
-                    if isinstance(action, _Stream):
-                        parts = client.runs.stream(run.thread_id, self.graph_id, **action.options)
+                    if isinstance(action, dict):
+                        parts = client.runs.stream(run.thread_id, self.graph_id, **action)
                         for part in bounded(parts, self.timeout):
                             for op in run.accept(part.event, part.data):
                                 perform(op, manager, run)
@@ -203,8 +202,8 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
             while True:
                 answer = None
                 try:
-                    if isinstance(action, _Stream):
-                        parts = client.runs.stream(run.thread_id, self.graph_id, **action.options)
+                    if isinstance(action, dict):
+                        parts = client.runs.stream(run.thread_id, self.graph_id, **action)
                         async with asyncio.timeout(self.timeout):
                             async for part in parts:
                                 for op in run.accept(part.event, part.data):
@@ -297,10 +296,6 @@ class RemoteGraphRunnable(Runnable[dict[str, Any], dict[str, Any]]):
 
     def _resolved(self) -> dict[str, Any]:
         """What the SDK's own client would use (URL, headers with the API key, timeouts)."""
-        try:
-            import httpx  # noqa: F401
-        except ImportError as error:  # pragma: no cover - httpx comes with langgraph-sdk
-            raise _missing_sdk() from error
         key: str | None = None
         env = self.spec.get("api_key_env")
         if env:
@@ -387,13 +382,6 @@ def _threads(method: str, *args: Any, **kwargs: Any) -> _Request:
 
 _CANCEL = object()
 """An action: cancel the run on the server (best effort)."""
-
-
-@dataclass(frozen=True)
-class _Stream:
-    """A request to stream a run with these options."""
-
-    options: dict[str, Any]
 
 
 async def _acancel(client: LangGraphClient, thread_id: str, run_id: str) -> None:
