@@ -124,14 +124,10 @@ def inside_same_agent(trace: Trace, rows: pd.DataFrame) -> list[bool]:
     spans: dict[tuple[str, str], set[str]] = {}
     for key, span_id in zip(keys, rows["span_id"], strict=True):
         spans.setdefault(key, set()).add(span_id)
-    out: list[bool] = []
-    for key, span_id in zip(keys, rows["span_id"], strict=True):
-        same = spans[key]
-        above = trace.parent(trace.get(span_id))
-        while above is not None and above.id not in same:
-            above = trace.parent(above)
-        out.append(above is not None)
-    return out
+    return [
+        any(above.id in spans[key] for above in trace.ancestors(trace.get(span_id)))
+        for key, span_id in zip(keys, rows["span_id"], strict=True)
+    ]
 
 
 def todos_frame(trace: Trace) -> pd.DataFrame:
