@@ -126,9 +126,7 @@ def _record(trace: Trace, span: Span) -> AgentRecord:
 
 
 def _last_message(span: Span) -> str | None:
-    outputs = span.outputs
-    messages = outputs.get("messages") if isinstance(outputs, dict) else None
-    if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
-        content = messages[-1].get("content")
-        return content if isinstance(content, str) else None
-    return None
+    messages = outputs.get("messages") if isinstance(outputs := span.outputs, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    return content if isinstance(content, str) else None

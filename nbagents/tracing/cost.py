@@ -95,21 +95,18 @@ def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
 
     from nbagents.tracing._frames import token_cells
 
-    rows = []
-    for span in trace.walk():
-        if span.kind != "model":
-            continue
-        cost = span_cost(span, table)
-        rows.append(
-            {
-                "agent": span.agent,
-                "model": span.model,
-                **token_cells(span.usage),
-                "cost": _cell(cost),
-                "unknown_models": _names(cost),
-                "span_id": span.id,
-            }
-        )
+    calls = [(span, span_cost(span, table)) for span in trace.walk() if span.kind == "model"]
+    rows = [
+        {
+            "agent": span.agent,
+            "model": span.model,
+            **token_cells(span.usage),
+            "cost": _cell(cost),
+            "unknown_models": _names(cost),
+            "span_id": span.id,
+        }
+        for span, cost in calls
+    ]
     columns = ["agent", "model", *token_cells(TokenUsage()), "cost", "unknown_models", "span_id"]
     columns.remove("total_tokens")  # not one of the columns
     return pd.DataFrame(rows, columns=columns)
