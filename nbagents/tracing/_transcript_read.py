@@ -230,9 +230,8 @@ class _Builder:
 
     def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
         self.answered.add(_call_id(message))
-        kind = span.kind if span is not None else None
-        sub = _spawned(self.trace, span) if span is not None and kind == "task" else None
-        skill = typed_attribute(span.attributes, "skill") if kind == "skill" and span else None
+        sub = _spawned(self.trace, span) if span is not None and span.kind == "task" else None
+        skill = typed_attribute(span.attributes, "skill") if span and span.kind == "skill" else None
         title = ""
         if sub is not None:
             task = typed_attribute(sub.attributes, "description")
