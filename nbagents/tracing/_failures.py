@@ -14,15 +14,9 @@ __all__ = ["count_failures", "trace_failures"]
 def trace_failures(trace: Trace) -> int:
     """``Trace.failures()``: the failed visible steps, each linked to its nearest visible parent."""
     with trace.lock:
-        spans = {s.id: s for s in trace.spans}
-        failed = {sid: s for sid, s in spans.items() if s.status == "error" and not s.hidden}
-        up: dict[str, str | None] = {}
-        for sid in failed:
-            parent = spans.get(spans[sid].parent_id or "")
-            while parent is not None and parent.hidden:
-                parent = spans.get(parent.parent_id or "")
-            up[sid] = parent.id if parent is not None else None
-    return count_failures({sid: s.error for sid, s in failed.items()}, up)
+        failed = [s for s in trace.spans if s.status == "error" and not s.hidden]
+        up = {s.id: next((a.id for a in trace.ancestors(s) if not a.hidden), None) for s in failed}
+    return count_failures({s.id: s.error for s in failed}, up)
 
 
 def count_failures(errors: Mapping[str, str | None], parent: Mapping[str, str | None]) -> int:

@@ -90,11 +90,9 @@ def token_usage_frame(trace: Trace, per: Literal["agent", "spawn"] = "agent") ->
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=["agent", "role", "spawns", *_TOKEN_COLUMNS])
-    columns = list(_TOKEN_COLUMNS)
-    if frame["reasoning_tokens"].any():
-        columns.insert(columns.index("output_tokens") + 1, "reasoning_tokens")
-    else:
+    if not frame["reasoning_tokens"].any():
         frame = frame.drop(columns=["reasoning_tokens"])
+    columns = [c for c in frame.columns if "tokens" in c]
     if per == "spawn":
         return frame.drop(columns=["spawns"]).reset_index(drop=True)
     # A spawn inside another of its own type (a researcher that delegates to a researcher) is
@@ -120,18 +118,12 @@ def inside_same_agent(trace: Trace, rows: pd.DataFrame) -> list[bool]:
     The rows of one agent and role that are not nested have disjoint subtrees, which together
     hold every step of that agent's spawns exactly once.
     """
-    keys = list(zip(rows["agent"], rows["role"], strict=True))
-    spans: dict[tuple[str, str], set[str]] = {}
-    for key, span_id in zip(keys, rows["span_id"], strict=True):
-        spans.setdefault(key, set()).add(span_id)
-    out: list[bool] = []
-    for key, span_id in zip(keys, rows["span_id"], strict=True):
-        same = spans[key]
-        above = trace.parent(trace.get(span_id))
-        while above is not None and above.id not in same:
-            above = trace.parent(above)
-        out.append(above is not None)
-    return out
+    keys = zip(rows["agent"], rows["role"], strict=True)
+    key_of = dict(zip(rows["span_id"], keys, strict=True))  # one row per agent span
+    return [
+        any(key_of.get(above.id) == key for above in trace.ancestors(trace.get(span_id)))
+        for span_id, key in key_of.items()
+    ]
 
 
 def todos_frame(trace: Trace) -> pd.DataFrame:

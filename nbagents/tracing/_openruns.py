@@ -35,8 +35,8 @@ class OpenRuns:
         self.trace = trace
         self.pauses = PausedSpans()
         self._runs: dict[UUID, RunFrame] = {}
-        self._calls: dict[tuple[str | None, str], tuple[str, int]] = {}
-        """(agent span id, tool call id) → (model span id, position in its tool calls)."""
+        self._calls: dict[tuple[str | None, str], SpanAttributes] = {}
+        """(agent span id, tool call id) → ``batch`` (the model span id) and ``call_index``."""
         self._origin: float | None = None
         self._lock = trace.lock
         self.clock: float | None = None
@@ -130,12 +130,11 @@ class OpenRuns:
     def calls_made(self, run: RunFrame, calls: list[tuple[str, int]]) -> None:
         """The model ``run`` replied with these tool calls (id, position in its reply)."""
         for call_id, index in calls:
-            self._calls[(run.agent.span_id, call_id)] = (run.span.id, index)
+            self._calls[(run.agent.span_id, call_id)] = {"batch": run.span.id, "call_index": index}
 
     def call_position(self, agent: AgentFrame, call_id: str | None) -> SpanAttributes:
         """Which reply of ``agent`` made the tool call ``call_id``, and where in it."""
-        found = self._calls.get((agent.span_id, call_id)) if call_id else None
-        return {} if found is None else {"batch": found[0], "call_index": found[1]}
+        return self._calls.get((agent.span_id, call_id), {}) if call_id else {}
 
     def end(self, run: RunFrame, status: SpanStatus, error: str | None, outputs: Any) -> None:
         span = run.span

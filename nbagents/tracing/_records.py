@@ -99,7 +99,8 @@ def agents_under(trace: Trace, span: Span | None) -> Iterator[Span]:
 
 def _record(trace: Trace, span: Span) -> AgentRecord:
     attrs = span.typed_attributes()
-    task = _enclosing_task(trace, span)
+    # The nearest task or agent above it: a task call spawned it, an agent ran it in a step.
+    above = next((a for a in trace.ancestors(span) if a.kind in ("task", *AGENT_KINDS)), None)
     spawned = span.kind == "subagent"
     result = attrs.get("result") if spawned else _last_message(span)
     return AgentRecord(
@@ -119,24 +120,13 @@ def _record(trace: Trace, span: Span) -> AgentRecord:
         passed=dict(attrs.get("passed", {})),
         returned=tuple(attrs.get("returned", ())),
         error=span.error,
-        task_span_id=task.id if task else None,
+        task_span_id=above.id if above is not None and above.kind == "task" else None,
         children=tuple(_record(trace, s) for s in agents_under(trace, span)),
     )
 
 
-def _enclosing_task(trace: Trace, span: Span) -> Span | None:
-    parent = trace.parent(span)
-    while parent is not None and parent.kind != "task":
-        if parent.kind in AGENT_KINDS:
-            return None
-        parent = trace.parent(parent)
-    return parent
-
-
 def _last_message(span: Span) -> str | None:
-    outputs = span.outputs
-    messages = outputs.get("messages") if isinstance(outputs, dict) else None
-    if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
-        content = messages[-1].get("content")
-        return content if isinstance(content, str) else None
-    return None
+    messages = outputs.get("messages") if isinstance(outputs := span.outputs, dict) else None
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    return content if isinstance(content, str) else None

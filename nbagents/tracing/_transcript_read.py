@@ -76,17 +76,11 @@ def find_agent_span(trace: Trace, which: Any) -> Span:
             f"{len(named)} agents are named {which!r}; pick one from trace.subagents "
             "(or pass its span id)."
         )
-    span = _agent_at(trace, trace.get(which))
-    if span is None:
+    span = trace.get(which)
+    agent = next((s for s in (span, *trace.ancestors(span)) if s.kind in AGENT_KINDS), None)
+    if agent is None:
         raise LookupError(f"The span {which!r} belongs to no agent.")
-    return span
-
-
-def _agent_at(trace: Trace, span: Span | None) -> Span | None:
-    """``span`` if it is an agent's, else the agent span it runs under."""
-    while span is not None and span.kind not in AGENT_KINDS:
-        span = trace.parent(span)
-    return span
+    return agent
 
 
 def transcript_of(trace: Trace, agent: Span) -> Transcript:
@@ -101,7 +95,7 @@ def transcript_of(trace: Trace, agent: Span) -> Transcript:
         )
         calls = [s for s in own if s.kind in _CALL_KINDS]
         entries = _Builder(trace, agent, calls, folds).build(models)
-        parent = _agent_at(trace, trace.parent(agent))
+        parent = next((s for s in trace.ancestors(agent) if s.kind in AGENT_KINDS), None)
         attrs = agent.typed_attributes()
         return Transcript(
             span_id=agent.id,
@@ -236,9 +230,8 @@ class _Builder:
 
     def _tool_result(self, message: Mapping[str, Any], turn: int, span: Span | None) -> None:
         self.answered.add(_call_id(message))
-        kind = span.kind if span is not None else None
-        sub = _spawned(self.trace, span) if span is not None and kind == "task" else None
-        skill = typed_attribute(span.attributes, "skill") if kind == "skill" and span else None
+        sub = _spawned(self.trace, span) if span is not None and span.kind == "task" else None
+        skill = typed_attribute(span.attributes, "skill") if span and span.kind == "skill" else None
         title = ""
         if sub is not None:
             task = typed_attribute(sub.attributes, "description")

@@ -62,48 +62,31 @@ def trace_cost(
         return _per_call(trace, table)
     if per not in ("agent", "spawn"):
         raise ValueError(f"per must be 'agent', 'spawn' or 'call', got {per!r}.")
+    import pandas as pd
+
+    from nbagents.tracing._frames import inside_same_agent
+
     frame = trace.token_usage(per="spawn")
     if frame.empty:
         return frame.assign(cost=[], cost_incl_descendants=[], unknown_models=[])
-    own: list[Cost] = []
-    total: list[Cost] = []
-    for span_id in frame["span_id"]:
-        span = trace.get(str(span_id))
-        own.append(cost_of_spans(trace.own_model_spans(span), table))
-        total.append(
-            cost_of_spans((d for d in trace.descendants(span) if d.kind == "model"), table)
-        )
-    if per == "spawn":
-        return frame.assign(
-            cost=[_cell(c) for c in own],
-            cost_incl_descendants=[_cell(c) for c in total],
-            unknown_models=[_names(o + t) for o, t in zip(own, total, strict=True)],
-        )
-    return _per_agent(trace, frame, own, total)
-
-
-def _per_agent(
-    trace: Trace, spawns: pd.DataFrame, own: list[Cost], total: list[Cost]
-) -> pd.DataFrame:
-    # Grouped exactly as token_usage() groups its rows (agent name and role, first seen first),
-    # with the sums kept in Decimal until the end so they are exact. A spawn inside another of
-    # its own type is already in that one's total, so only the outer one's total is added.
-    from nbagents.tracing._frames import inside_same_agent
-
-    frame = trace.token_usage(per="agent")
-    nested = inside_same_agent(trace, spawns)
-    sums: dict[tuple[str, str], tuple[Cost, Cost]] = {}
-    for (agent, role), o, t, inside in zip(
-        zip(spawns["agent"], spawns["role"], strict=True), own, total, nested, strict=True
-    ):
-        key = (str(agent), str(role))
-        prev_own, prev_total = sums.get(key, (Cost(), Cost()))
-        sums[key] = (prev_own + o, prev_total if inside else prev_total + t)
-    keys = [(str(a), str(r)) for a, r in zip(frame["agent"], frame["role"], strict=True)]
+    spans = [trace.get(str(span_id)) for span_id in frame["span_id"]]
+    own = [cost_of_spans(trace.own_model_spans(s), table) for s in spans]
+    total = [
+        cost_of_spans((d for d in trace.descendants(s) if d.kind == "model"), table) for s in spans
+    ]
+    if per == "agent":
+        # Grouped exactly as token_usage() groups its rows (agent name and role, first seen
+        # first), with the sums kept in Decimal until the end so they are exact. A spawn inside
+        # another of its own type is already in that one's total: only the outer one's is added.
+        nested = inside_same_agent(trace, frame)
+        total = [Cost() if inside else t for t, inside in zip(total, nested, strict=True)]
+        costs = {"agent": frame["agent"], "role": frame["role"], "own": own, "total": total}
+        sums = pd.DataFrame(costs).groupby(["agent", "role"], sort=False).sum()
+        frame, own, total = trace.token_usage(per="agent"), list(sums["own"]), list(sums["total"])
     return frame.assign(
-        cost=[_cell(sums[k][0]) for k in keys],
-        cost_incl_descendants=[_cell(sums[k][1]) for k in keys],
-        unknown_models=[_names(sums[k][0] + sums[k][1]) for k in keys],
+        cost=[_cell(c) for c in own],
+        cost_incl_descendants=[_cell(c) for c in total],
+        unknown_models=[_names(o + t) for o, t in zip(own, total, strict=True)],
     )
 
 
@@ -112,21 +95,18 @@ def _per_call(trace: Trace, table: PriceSource) -> pd.DataFrame:
 
     from nbagents.tracing._frames import token_cells
 
-    rows = []
-    for span in trace.walk():
-        if span.kind != "model":
-            continue
-        cost = span_cost(span, table)
-        rows.append(
-            {
-                "agent": span.agent,
-                "model": span.model,
-                **token_cells(span.usage),
-                "cost": _cell(cost),
-                "unknown_models": _names(cost),
-                "span_id": span.id,
-            }
-        )
+    calls = [(span, span_cost(span, table)) for span in trace.walk() if span.kind == "model"]
+    rows = [
+        {
+            "agent": span.agent,
+            "model": span.model,
+            **token_cells(span.usage),
+            "cost": _cell(cost),
+            "unknown_models": _names(cost),
+            "span_id": span.id,
+        }
+        for span, cost in calls
+    ]
     columns = ["agent", "model", *token_cells(TokenUsage()), "cost", "unknown_models", "span_id"]
     columns.remove("total_tokens")  # not one of the columns
     return pd.DataFrame(rows, columns=columns)

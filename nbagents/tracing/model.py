@@ -214,6 +214,12 @@ class Trace:
         self._catch_up()
         return self._spans.get(span.parent_id) if span.parent_id else None
 
+    def ancestors(self, span: Span) -> Iterator[Span]:
+        """The spans ``span`` ran under, nearest first."""
+        while (parent := self.parent(span)) is not None:
+            yield parent
+            span = parent
+
     @property
     def status(self) -> SpanStatus:
         """``running`` while any root runs, ``error`` if any root failed, ``limit`` if a
