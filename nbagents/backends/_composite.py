@@ -140,13 +140,6 @@ class CompositeBackend(BackendProtocol):
             entries.setdefault(child, {"path": child, "is_dir": True})
         return LsResult(entries=[entries[key] for key in sorted(entries)])
 
-    def _forward(
-        self, method: str, file_path: str, *args: Any, **kwargs: Any
-    ) -> tuple[str, str, Any]:
-        """(prefix, inner path, result) of ``method`` of the backend ``file_path`` routes to."""
-        prefix, backend, inner = self._route(file_path or "/")
-        return prefix, inner, getattr(backend, method)(inner, *args, **kwargs)
-
     @_reported(ReadResult, (BackendError,))
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
         prefix, backend, inner = self._route(file_path or "/")
@@ -156,15 +149,16 @@ class CompositeBackend(BackendProtocol):
 
     @_reported(WriteResult, (BackendError,))
     def write(self, file_path: str, content: str) -> WriteResult:
-        return WriteResult(**self._outer_fields(*self._forward("write", file_path, content)))
+        prefix, backend, inner = self._route(file_path or "/")
+        result = backend.write(inner, content)
+        return WriteResult(**self._outer_fields(prefix, inner, result))
 
     @_reported(EditResult, (BackendError,))
     def edit(
         self, file_path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> EditResult:
-        prefix, inner, result = self._forward(
-            "edit", file_path, old_string, new_string, replace_all
-        )
+        prefix, backend, inner = self._route(file_path or "/")
+        result = backend.edit(inner, old_string, new_string, replace_all=replace_all)
         fields = self._outer_fields(prefix, inner, result)
         return EditResult(**fields, occurrences=result.occurrences)
 
