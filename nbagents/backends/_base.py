@@ -12,11 +12,10 @@ import itertools
 import posixpath
 from collections.abc import Callable, Iterable
 from time import monotonic
-from typing import Literal, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from nbagents.backends._content import (
     data_bytes,
-    data_size,
     data_text,
     decode,
     replace_exact,
@@ -40,6 +39,7 @@ from nbagents.backends._protocol import (
     FileDownloadResponse,
     FileInfo,
     FileMissingError,
+    FileTooLargeError,
     FileUploadResponse,
     GlobResult,
     GrepMatch,
@@ -81,16 +81,22 @@ def _reported(
     return wrap
 
 
-def _error_code(error: Exception) -> str:
-    if isinstance(error, IsDirectoryError):
-        return IS_DIRECTORY
-    if isinstance(error, FileMissingError):
-        return FILE_NOT_FOUND
-    if isinstance(error, AccessDeniedError | PermissionError):
-        return PERMISSION_DENIED
-    if isinstance(error, InvalidPathError):
-        return INVALID_PATH
-    return failure_text(error)
+def _answered(response: Callable[..., R], do: Callable[..., R], given: str, *args: Any) -> R:
+    """``do(given, *args)``, else ``response(path=given, error=...)`` with the error code (or
+    text) of the :class:`BackendError` or ``OSError`` it raised."""
+    try:
+        return do(given, *args)
+    except IsDirectoryError:
+        code = IS_DIRECTORY
+    except FileMissingError:
+        code = FILE_NOT_FOUND
+    except (AccessDeniedError, PermissionError):
+        code = PERMISSION_DENIED
+    except InvalidPathError:
+        code = INVALID_PATH
+    except (BackendError, OSError) as error:
+        code = failure_text(error)
+    return response(path=given, error=code)
 
 
 class _Clock:
@@ -289,7 +295,10 @@ class FileBackend(BackendProtocol):
             name = info["path"]
             if glob is not None and not glob_matches(glob, name, base):
                 continue
-            data = self._grep_data(name)
+            try:
+                data = self._get(name)
+            except FileTooLargeError:
+                continue  # a disk backend's huge file: skipped, not an error for the whole search
             if data is None or data.get("encoding", "utf-8") != "utf-8":
                 continue
             for number, line in enumerate(data_text(data).splitlines(), 1):
@@ -301,10 +310,6 @@ class FileBackend(BackendProtocol):
         if clock.stopped and not matches:
             return GrepResult(error=clock.nothing_found("grep", base))
         return GrepResult(matches=matches, truncated=clock.stopped)
-
-    def _grep_data(self, path: str) -> FileData | None:
-        """The file grep searches, or ``None`` to skip it (a disk backend skips huge files)."""
-        return self._get(path)
 
     def _readable(self, base: str, clock: _Clock) -> list[FileInfo]:
         """The files under ``base`` the rules let the model read, in path order; only those
@@ -328,30 +333,23 @@ class FileBackend(BackendProtocol):
         return readable
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
-        responses = []
-        for given, content in files:
-            try:
-                text, encoding = decode(content)
-                self._save(self._normalize(given), text, encoding)
-                responses.append(FileUploadResponse(path=given))
-            except (BackendError, OSError) as error:
-                responses.append(FileUploadResponse(path=given, error=_error_code(error)))
-        return responses
+        def upload(given: str, content: bytes) -> FileUploadResponse:
+            self._save(self._normalize(given), *decode(content))
+            return FileUploadResponse(path=given)
+
+        return [_answered(FileUploadResponse, upload, *file) for file in files]
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
-        responses = []
-        for given in paths:
-            try:
-                data = self._file(self._normalize(given))
-                responses.append(FileDownloadResponse(path=given, content=data_bytes(data)))
-            except (BackendError, OSError) as error:
-                responses.append(FileDownloadResponse(path=given, error=_error_code(error)))
-        return responses
+        def download(given: str) -> FileDownloadResponse:
+            data = self._file(self._normalize(given))
+            return FileDownloadResponse(path=given, content=data_bytes(data))
+
+        return [_answered(FileDownloadResponse, download, given) for given in paths]
 
 
 def file_info(path: str, data: FileData) -> FileInfo:
     """The listing entry of a stored file."""
-    info: FileInfo = {"path": path, "is_dir": False, "size": data_size(data)}
+    info: FileInfo = {"path": path, "is_dir": False, "size": len(data_bytes(data))}
     if "modified_at" in data:
         info["modified_at"] = data["modified_at"]
     return info

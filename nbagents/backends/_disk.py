@@ -216,11 +216,6 @@ class DiskBackend(FileBackend):
                     continue
                 yield self._info(child)
 
-    def _grep_data(self, path: str) -> FileData | None:
-        if self._host(path).stat().st_size > self.max_file_bytes:
-            return None
-        return self._get(path)
-
 
 class FilesystemBackend(DiskBackend):
     """deepagents' name and arguments for a directory on disk.

@@ -67,15 +67,13 @@ def shrink(result: ToolResult, backend: Any, limit_tokens: int) -> ToolResult:
 
 
 async def ashrink(result: ToolResult, backend: Any, limit_tokens: int) -> ToolResult:
+    write = getattr(backend, "awrite", None) or (
+        lambda path, text: asyncio.to_thread(backend.write, path, text)
+    )
     replaced: dict[int, ToolMessage] = {}
     for message in _large(result, limit_tokens):
         path = result_path(message.tool_call_id, backend)
-        writer = getattr(backend, "awrite", None)
-        if writer is None:
-            write_result = await asyncio.to_thread(backend.write, path, message.text)
-        else:
-            write_result = await writer(path, message.text)
-        replaced[id(message)] = _replacement(message, path, write_result)
+        replaced[id(message)] = _replacement(message, path, await write(path, message.text))
     return _map_messages(result, replaced)
 
 

@@ -73,13 +73,13 @@ def _file_tool(
         extra = {"output_mode": given.pop("output_mode")} if method == "grep" else {}
         return runtime, given, extra
 
-    def refused(runtime: ToolRuntime[Any, Any], args: dict[str, Any]) -> ToolMessage | None:
-        if args.get("max_count") is not None and args["max_count"] < 1:
-            return _message(runtime, name, BAD_MAX_COUNT, ok=False)
-        return None
-
     def failed(runtime: ToolRuntime[Any, Any], error: Exception) -> ToolMessage:
-        why = f"glob failed: {error}" if method == "glob" else _why(error)
+        if method == "glob":
+            why = f"glob failed: {error}"
+        elif isinstance(error, NotImplementedError):
+            why = "this backend does not support the operation."
+        else:
+            why = failure_text(error)
         return _message(runtime, name, truncate(why), ok=False)
 
     def shaped(runtime: ToolRuntime[Any, Any], result: Any, args: Any) -> ToolMessage:
@@ -95,9 +95,9 @@ def _file_tool(
     @functools.wraps(signature)
     def run(*args: Any, **kwargs: Any) -> ToolMessage:
         runtime, given, extra = split(args, kwargs)
-        if (refusal := refused(runtime, given)) is not None:
-            return refusal
         try:
+            if given.get("max_count") is not None and given["max_count"] < 1:
+                raise ValueError(BAD_MAX_COUNT)
             found = resolve_backend(backend, runtime)
             if method == "grep":
                 result = grep_at_most(found, **given)
@@ -110,9 +110,9 @@ def _file_tool(
     @functools.wraps(signature)
     async def arun(*args: Any, **kwargs: Any) -> ToolMessage:
         runtime, given, extra = split(args, kwargs)
-        if (refusal := refused(runtime, given)) is not None:
-            return refusal
         try:
+            if given.get("max_count") is not None and given["max_count"] < 1:
+                raise ValueError(BAD_MAX_COUNT)
             found = resolve_backend(backend, runtime)
             if method == "grep":
                 result = await agrep_at_most(found, **given)
@@ -136,36 +136,14 @@ def _method(backend: Any, name: str) -> Callable[..., Any]:
     return method  # type: ignore[no-any-return]
 
 
-def _why(error: Exception) -> str:
-    if isinstance(error, NotImplementedError):
-        return "this backend does not support the operation."
-    return failure_text(error)
-
-
-def _ls(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.entries or [])
-
-
 def _read(result: Any, args: dict[str, Any]) -> str:
     return format_read(args["file_path"], result, args["offset"], args["limit"])
-
-
-def _write(result: Any, args: dict[str, Any]) -> str:
-    return f"Wrote {result.path or args['file_path']} ({len(args['content'])} characters)."
 
 
 def _edit(result: Any, args: dict[str, Any]) -> str:
     count = result.occurrences or 0
     times = "1 occurrence" if count == 1 else f"{count} occurrences"
     return f"Replaced {times} in {result.path or args['file_path']}."
-
-
-def _delete(result: Any, args: dict[str, Any]) -> str:
-    return f"Deleted {result.path or args['file_path']}."
-
-
-def _glob(result: Any, args: dict[str, Any]) -> str:
-    return format_listing(result.matches or [], truncated=result.truncated)
 
 
 def _grep(result: Any, args: dict[str, Any]) -> str:
@@ -230,7 +208,21 @@ def build_file_tools(backend: Any, descriptions: Mapping[str, str] | None = None
     moved = results_dir(backend)
     chosen = {k: v.replace(LARGE_TOOL_RESULTS_DIR, moved) for k, v in TOOL_DESCRIPTIONS.items()}
     chosen.update(descriptions or {})
-    shapes: list[tuple[Callable[..., Any], Shape]] = [(ls, _ls), (read_file, _read)]
-    shapes += [(write_file, _write), (edit_file, _edit), (delete, _delete)]
-    shapes += [(glob, _glob), (grep, _grep)]
+    shapes: list[tuple[Callable[..., Any], Shape]] = [
+        (ls, lambda result, args: format_listing(result.entries or [])),
+        (read_file, _read),
+        (
+            write_file,
+            lambda result, args: (
+                f"Wrote {result.path or args['file_path']} ({len(args['content'])} characters)."
+            ),
+        ),
+        (edit_file, _edit),
+        (delete, lambda result, args: f"Deleted {result.path or args['file_path']}."),
+        (
+            glob,
+            lambda result, args: format_listing(result.matches or [], truncated=result.truncated),
+        ),
+        (grep, _grep),
+    ]
     return [_file_tool(backend, f, shape, chosen[f.__name__].rstrip()) for f, shape in shapes]
