@@ -16,6 +16,7 @@ from typing import Any, Literal, ParamSpec, TypeVar
 
 from nbagents.backends._content import (
     data_bytes,
+    data_size,
     data_text,
     decode,
     replace_exact,
@@ -349,7 +350,7 @@ class FileBackend(BackendProtocol):
 
 def file_info(path: str, data: FileData) -> FileInfo:
     """The listing entry of a stored file."""
-    info: FileInfo = {"path": path, "is_dir": False, "size": len(data_bytes(data))}
+    info: FileInfo = {"path": path, "is_dir": False, "size": data_size(data)}
     if "modified_at" in data:
         info["modified_at"] = data["modified_at"]
     return info

@@ -49,6 +49,14 @@ def data_bytes(data: FileData) -> bytes:
     return text.encode("utf-8")
 
 
+def data_size(data: FileData) -> int:
+    """The content's size in bytes, from its text alone (a listing decodes nothing)."""
+    text = data_text(data)
+    if data.get("encoding", "utf-8") == "base64":
+        return len(text) * 3 // 4 - text[-2:].count("=")
+    return len(text.encode("utf-8"))
+
+
 BINARY_SUFFIXES = frozenset(
     {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico", ".tif", ".tiff", ".pdf"}
     | {".mp3", ".wav", ".ogg", ".flac", ".m4a", ".mp4", ".mkv", ".mov", ".avi", ".webm"}

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Literal
 
-from nbagents.backends._content import data_bytes
+from nbagents.backends._content import data_size
 from nbagents.backends._protocol import FileInfo, GrepMatch, ReadResult
 
 MAX_LINE_CHARS = 2000
@@ -58,7 +58,7 @@ def format_read(path: str, result: ReadResult, offset: int, limit: int) -> str:
         return f"{path} could not be read."
     if data.get("encoding", "utf-8") != "utf-8":
         return (
-            f"{path} is a binary file ({len(data_bytes(data))} bytes); its content is not shown. "
+            f"{path} is a binary file ({data_size(data)} bytes); its content is not shown. "
             "Only text files can be read."
         )
     if result.start_line is None:
