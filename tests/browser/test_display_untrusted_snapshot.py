@@ -177,6 +177,9 @@ def test_each_tutorial_timeline_matches_its_times_untrusted(lab: LabPage, name: 
     checked = 0
     for (i, j), rows in saved.items():
         output = code_cells.nth(i).locator(".jp-OutputArea-output").nth(j)
+        # JupyterLab draws a long notebook's cells a few at a time after it opens: wait until
+        # this output shows the snapshot or the widget before telling which one it is.
+        output.locator(".nba-trace, .nba-live").first.wait_for(state="attached")
         drawn = output.locator(".nba-trace .nba-tl-row")
         if drawn.count() == 0:
             continue  # drawn as the widget (its saved state), not from the snapshot
