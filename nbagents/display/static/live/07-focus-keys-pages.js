@@ -55,15 +55,6 @@ class Focus extends Part {
     if (was !== null) this.view.keys.go(was);
   }
 
-  // Out: focus on the focused agent's parent agent, or the whole run from a top agent.
-  up() {
-    const id = this.focused();
-    if (id === null) return;
-    const parent = this.parentAgent(id);
-    if (parent === null) this.leave();
-    else this.set(parent);
-  }
-
   // Selecting a step outside the focused subtree shows the whole run again.
   admit(id) {
     if (id && this.focused() !== null && this.data.nodes.has(id) && !this.holds(id)) this.to(null);
@@ -194,13 +185,16 @@ class TreeKeys extends Part {
     this.bring(target);
   }
 
-  // Out: the focus, else the selection, to the parent agent.
+  // Out: the focus, else the selection, to the parent agent (the focus from a top agent: the
+  // whole run).
   out(id) {
     const focus = this.view.focus;
     const was = focus.focused();
     if (was !== null) {
-      focus.up();
-      this.bring(focus.focused() ?? was);
+      const parent = focus.parentAgent(was);
+      if (parent === null) focus.leave();
+      else focus.set(parent);
+      this.bring(parent ?? was);
       return;
     }
     const agent = focus.agentOf(id);
