@@ -156,10 +156,9 @@ function asPatch(data, next) {
   return patch;
 }
 
+// Equal values of the view (JSON's: no NaN, no function).
 function same(a, b) {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 // What the filter's text searches: the row, the details' texts and the conversation.

@@ -244,12 +244,11 @@ class TurnPages extends Part {
   }
 
   entries(node) {
-    const conv = node.conversation || {};
-    return conv.entries !== undefined ? num(conv.entries) : turns(node).length + num(conv.left_out);
+    return num(node.conversation.entries);
   }
 
   size(node) {
-    return Math.max(num((node.conversation || {}).page_size), turns(node).length, 1);
+    return Math.max(num(node.conversation.page_size), 1);
   }
 
   count(node) {
