@@ -189,17 +189,6 @@ function searchText(node) {
   return node._search;
 }
 
-// Where the filter's text is in a node's conversation: its first matching turn, or null.
-function conversationHit(node, needle) {
-  if (!needle) return null;
-  for (const t of turns(node)) {
-    const text = turnText(t);
-    const at = text.toLowerCase().indexOf(needle);
-    if (at >= 0) return { turn: t, text, at };
-  }
-  return null;
-}
-
 // `text` into `parent`, each `needle` (lower case) in a <mark>; none where lower-casing changes
 // the length.
 function highlighted(parent, text, needle) {
@@ -216,11 +205,18 @@ function highlighted(parent, text, needle) {
   return parent;
 }
 
-// The line under a tree row saying where its conversation holds the filter's text.
-function whereLine(hit, needle) {
-  const el = h("div", "nba-where", "conversation · turn " + num(hit.turn.turn) + " · " + hit.turn.label + ": ");
-  const lo = Math.max(hit.at - 40, 0);
-  const hi = Math.min(hit.at + needle.length + 60, hit.text.length);
-  const snippet = (lo ? "…" : "") + hit.text.slice(lo, hi).replace(/\s+/g, " ") + (hi < hit.text.length ? "…" : "");
-  return highlighted(el, snippet, needle);
+// The line under a tree row saying where its conversation holds the filter's text (its first
+// matching turn), or null.
+function whereLine(node, needle) {
+  for (const t of needle ? turns(node) : []) {
+    const text = turnText(t);
+    const at = text.toLowerCase().indexOf(needle);
+    if (at < 0) continue;
+    const el = h("div", "nba-where", "conversation · turn " + num(t.turn) + " · " + t.label + ": ");
+    const lo = Math.max(at - 40, 0);
+    const hi = Math.min(at + needle.length + 60, text.length);
+    const snippet = (lo ? "…" : "") + text.slice(lo, hi).replace(/\s+/g, " ") + (hi < text.length ? "…" : "");
+    return highlighted(el, snippet, needle);
+  }
+  return null;
 }
