@@ -9,8 +9,7 @@ function line(node) {
 }
 
 function message(msg) {
-  const box = h("div", "nba-msg");
-  box.appendChild(h("span", "nba-role", (msg.role || "") + (msg.name ? " · " + msg.name : "")));
+  const box = h("div", "nba-msg", [h("span", "nba-role", (msg.role || "") + (msg.name ? " · " + msg.name : ""))]);
   if (msg.content) box.appendChild(h("div", "nba-text" + (msg.error ? " nba-error-text" : ""), msg.content));
   (msg.tool_calls || []).forEach((call) => box.appendChild(h("div", "nba-call", "→ " + callText(call))));
   return box;
@@ -39,9 +38,7 @@ function field(f) {
 
 function diff(d) {
   const box = h("div", "nba-diff");
-  const row = (cls, sign, key, note) => {
-    box.appendChild(h("div", "nba-diff-row " + cls, [sign + " " + key + " ", h("span", "nba-diff-note", note)]));
-  };
+  const row = (cls, sign, key, note) => box.appendChild(h("div", "nba-diff-row " + cls, [sign + " " + key + " ", h("span", "nba-diff-note", note)]));
   (d.withheld || []).forEach((p) => row("nba-diff-del", "−", p[0], p[1] + " · withheld"));
   (d.passed || []).forEach((p) => row("nba-diff-ctx", " ", p[0], p[1] + " · passed"));
   (d.returned || []).forEach((k) => row("nba-diff-add", "+", k, "returned"));
@@ -104,7 +101,6 @@ class TraceView {
   reset(data) {
     this.data = data;
     this.build();
-    this.settle();
   }
 
   patched({ touched, agents, columns }) {
@@ -115,20 +111,15 @@ class TraceView {
     if (this.selected && touched.nodes.has(this.selected)) this.details.draw();
     if (columns) this.table.ids = null; // new columns (cost): the table is drawn again
     this.table.update(touched.rows, agents || columns);
-    this.tools.update(touched.tools, columns);
+    if (touched.tools.size || columns) this.tools.redraw();
     this.timeline.update(touched.timeline, agents);
-    this.settle();
+    this.root.dataset.nbaRev = String(this.data.rev);
   }
 
   // The whole view again, as it was: what the user chose and where the tree was scrolled.
   redraw(data) {
     this.scrollTo = this.tree.el ? this.tree.el.scrollTop : 0;
     this.reset(data);
-  }
-
-  // After each draw: the revision drawn, for whoever waits for it.
-  settle() {
-    if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
   }
 
   build() {
@@ -156,6 +147,7 @@ class TraceView {
     this.table.redraw();
     this.tools.redraw();
     this.timeline.redraw();
+    this.root.dataset.nbaRev = String(this.data.rev); // the revision drawn, for whoever waits for it
   }
 
   drawHeader() {
