@@ -72,7 +72,6 @@ class Approvals extends Part {
     this.decisions = new Map(); // pending request key -> {decision, args_json, message}
     this.sending = false;
     this.sentKeys = null;
-    this.el = null;
   }
 
   build() {
@@ -118,12 +117,8 @@ class Approvals extends Part {
     };
     p.allowed.forEach((decision) => {
       const choose = () => {
-        const old = this.decisions.get(p.key);
-        this.decisions.set(p.key, {
-          decision,
-          args_json: old && old.args_json !== undefined ? old.args_json : p.args_json,
-          message: old ? old.message || "" : "",
-        });
+        const old = this.decisions.get(p.key) || {};
+        this.decisions.set(p.key, { decision, args_json: old.args_json ?? p.args_json, message: old.message || "" });
         draw();
       };
       choices.appendChild(button("nba-choice", decision, choose, { "data-decision": decision, disabled: !this.answerable() }));

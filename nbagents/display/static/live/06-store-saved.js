@@ -162,10 +162,9 @@ function takeOver(handed, model, el, store) {
   const patch = handed.stale ? null : asPatch(view.data, store.data);
   if (!patch) view.redraw(store.data);
   else {
-    const changes = applyPatch(view.data, patch);
     view.data.pages = store.data.pages;
     store.data = view.data;
-    view.patched(changes);
+    view.patched(applyPatch(view.data, patch));
   }
   return view;
 }

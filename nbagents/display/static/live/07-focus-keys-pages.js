@@ -4,7 +4,6 @@ class Focus extends Part {
   constructor(view) {
     super(view);
     this.id = null; // the focused agent's node id, or null: the whole run
-    this.el = null;
   }
 
   focused() {
@@ -266,13 +265,6 @@ class TurnPages extends Part {
     return null;
   }
 
-  ask(node, page) {
-    const key = node.id + ":" + page + ":" + this.entries(node);
-    if (this.asked.has(key)) return;
-    this.asked.add(key);
-    this.view.model.send({ type: "turns", id: node.id, page });
-  }
-
   received(msg) {
     if (typeof msg.id !== "string" || !Number.isInteger(msg.page) || !Array.isArray(msg.turns)) return;
     this.got.set(msg.id + ":" + msg.page, { turns: msg.turns, entries: num(msg.entries) });
@@ -294,7 +286,11 @@ class TurnPages extends Part {
     const shown = this.page(node, page);
     if (count > 1) box.appendChild(this.bar(node, page, count));
     if (shown === null && this.view.canSend()) {
-      this.ask(node, page);
+      const key = node.id + ":" + page + ":" + this.entries(node);
+      if (!this.asked.has(key)) {
+        this.asked.add(key);
+        this.view.model.send({ type: "turns", id: node.id, page });
+      }
       box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
     } else if (shown === null) {
       box.appendChild(h("div", "nba-empty", "This page is not in the saved output: trace.transcript(…) has every entry."));
