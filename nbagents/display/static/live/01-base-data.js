@@ -71,15 +71,6 @@ function pct(value) {
 
 // -- the data: the whole view plus patches ------------------------------------------------------
 
-// A patch's Tools table: the rows that changed, the rest whole. `touched` gets null too.
-function takeTools(into, tools, touched) {
-  if (!tools || typeof tools !== "object") return;
-  into.anchor = String(tools.anchor || "");
-  for (const key of ["columns", "order", "totals"]) into[key] = Array.isArray(tools[key]) ? tools[key] : [];
-  takeRows(into.rows, tools.rows, touched);
-  touched.add(null);
-}
-
 function takeRows(map, rows, touched) {
   (rows || []).forEach((r) => {
     map.set(r.id, r);
@@ -97,14 +88,15 @@ function loadView(view) {
   const data = {
     rev: -1, header: null, columns: [], totals: [], roots: [], agents: [], duration: 0,
     nodes: new Map(), agentRows: new Map(), timeline: new Map(),
-    tools: { anchor: "", columns: [], order: [], totals: [], rows: new Map() },
+    tools: { columns: [], order: [], totals: [], rows: new Map() },
   };
   applyPatch(data, view);
   data.pages = view.pages && typeof view.pages === "object" ? view.pages : null; // a saved view's
   return data;
 }
 
-// Applies a patch to the data; returns what the drawing must update.
+// Applies a patch to the data; returns what the drawing must update (`touched`), and whether the
+// patch brought a new order of the agents or new columns.
 function applyPatch(data, patch) {
   const touched = { nodes: new Set(), kids: new Set(), rows: new Set(), timeline: new Set(), tools: new Set() };
   data.rev = num(patch.rev);
@@ -127,8 +119,12 @@ function applyPatch(data, patch) {
   });
   takeRows(data.agentRows, patch.agent_rows, touched.rows);
   takeRows(data.timeline, patch.timeline, touched.timeline);
-  takeTools(data.tools, patch.tools, touched.tools);
-  return touched;
+  if (patch.tools) {
+    data.tools = { ...patch.tools, rows: data.tools.rows }; // its rows: those that changed
+    takeRows(data.tools.rows, patch.tools.rows, touched.tools);
+    touched.tools.add(null);
+  }
+  return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
 }
 
 // A whole view that mostly repeats `data` as a patch of what differs, so only that is redrawn;
@@ -155,17 +151,14 @@ function asPatch(data, next) {
   const rows = (before, after) => [...after.values()].filter((r) => !same(before.get(r.id), r));
   patch.agent_rows = rows(data.agentRows, next.agentRows);
   patch.timeline = rows(data.timeline, next.timeline);
-  const [was, tools] = [data.tools, next.tools];
-  const toolRows = rows(was.rows, tools.rows);
-  const table = ["anchor", "columns", "order", "totals"];
-  if (toolRows.length || table.some((key) => !same(was[key], tools[key]))) patch.tools = { ...tools, rows: toolRows };
+  const toolRows = rows(data.tools.rows, next.tools.rows);
+  if (toolRows.length || !same({ ...data.tools, rows: null }, { ...next.tools, rows: null })) patch.tools = { ...next.tools, rows: toolRows };
   return patch;
 }
 
+// Equal values of the view (JSON's: no NaN, no function).
 function same(a, b) {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  return JSON.stringify(a) === JSON.stringify(b);
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 // What the filter's text searches: the row, the details' texts and the conversation.
@@ -196,17 +189,6 @@ function searchText(node) {
   return node._search;
 }
 
-// Where the filter's text is in a node's conversation: its first matching turn, or null.
-function conversationHit(node, needle) {
-  if (!needle) return null;
-  for (const t of turns(node)) {
-    const text = turnText(t);
-    const at = text.toLowerCase().indexOf(needle);
-    if (at >= 0) return { turn: t, text, at };
-  }
-  return null;
-}
-
 // `text` into `parent`, each `needle` (lower case) in a <mark>; none where lower-casing changes
 // the length.
 function highlighted(parent, text, needle) {
@@ -223,11 +205,18 @@ function highlighted(parent, text, needle) {
   return parent;
 }
 
-// The line under a tree row saying where its conversation holds the filter's text.
-function whereLine(hit, needle) {
-  const el = h("div", "nba-where", "conversation · turn " + num(hit.turn.turn) + " · " + hit.turn.label + ": ");
-  const lo = Math.max(hit.at - 40, 0);
-  const hi = Math.min(hit.at + needle.length + 60, hit.text.length);
-  const snippet = (lo ? "…" : "") + hit.text.slice(lo, hi).replace(/\s+/g, " ") + (hi < hit.text.length ? "…" : "");
-  return highlighted(el, snippet, needle);
+// The line under a tree row saying where its conversation holds the filter's text (its first
+// matching turn), or null.
+function whereLine(node, needle) {
+  for (const t of needle ? turns(node) : []) {
+    const text = turnText(t);
+    const at = text.toLowerCase().indexOf(needle);
+    if (at < 0) continue;
+    const el = h("div", "nba-where", "conversation · turn " + num(t.turn) + " · " + t.label + ": ");
+    const lo = Math.max(at - 40, 0);
+    const hi = Math.min(at + needle.length + 60, text.length);
+    const snippet = (lo ? "…" : "") + text.slice(lo, hi).replace(/\s+/g, " ") + (hi < text.length ? "…" : "");
+    return highlighted(el, snippet, needle);
+  }
+  return null;
 }

@@ -1,20 +1,5 @@
 // -- drawing ------------------------------------------------------------------------------------
 
-function header(hd) {
-  const bar = h("div", "nba-header");
-  if (!hd) return bar;
-  bar.appendChild(h("span", "nba-badge " + statusCls(hd.status), hd.status));
-  if (hd.title) bar.appendChild(h("span", "nba-title", hd.title));
-  (hd.stats || []).forEach((st) => {
-    const extra = st.emphasis === "error" ? " nba-err" : st.emphasis === "waiting" ? " nba-waiting" : "";
-    const s = h("span", "nba-stat" + extra, st.label ? st.label + " " : "");
-    s.appendChild(h("b", null, st.value));
-    if (st.note) s.append(" " + st.note);
-    bar.appendChild(s);
-  });
-  return bar;
-}
-
 function line(node) {
   const row = h("span", "nba-line", [dot(node.status, node.glyph), h("span", "nba-kind", node.kind_label), h("span", "nba-name", node.name)]);
   if (node.preview) row.appendChild(h("span", "nba-preview", node.preview));
@@ -24,8 +9,7 @@ function line(node) {
 }
 
 function message(msg) {
-  const box = h("div", "nba-msg");
-  box.appendChild(h("span", "nba-role", (msg.role || "") + (msg.name ? " · " + msg.name : "")));
+  const box = h("div", "nba-msg", [h("span", "nba-role", (msg.role || "") + (msg.name ? " · " + msg.name : ""))]);
   if (msg.content) box.appendChild(h("div", "nba-text" + (msg.error ? " nba-error-text" : ""), msg.content));
   (msg.tool_calls || []).forEach((call) => box.appendChild(h("div", "nba-call", "→ " + callText(call))));
   return box;
@@ -54,9 +38,7 @@ function field(f) {
 
 function diff(d) {
   const box = h("div", "nba-diff");
-  const row = (cls, sign, key, note) => {
-    box.appendChild(h("div", "nba-diff-row " + cls, [sign + " " + key + " ", h("span", "nba-diff-note", note)]));
-  };
+  const row = (cls, sign, key, note) => box.appendChild(h("div", "nba-diff-row " + cls, [sign + " " + key + " ", h("span", "nba-diff-note", note)]));
   (d.withheld || []).forEach((p) => row("nba-diff-del", "−", p[0], p[1] + " · withheld"));
   (d.passed || []).forEach((p) => row("nba-diff-ctx", " ", p[0], p[1] + " · passed"));
   (d.returned || []).forEach((k) => row("nba-diff-add", "+", k, "returned"));
@@ -82,6 +64,15 @@ class Part {
     return this.view.data;
   }
 }
+
+// The UI state each part keeps (the view's own under "view"), handed over by uiState().
+const UI_STATE = {
+  view: ["selected", "closedSections", "openFolds", "inputs", "agentLimit"],
+  tree: ["collapsed", "expanded", "shown", "filter", "focused"],
+  tools: ["open", "limit"],
+  focus: ["id"],
+  pages: ["at"],
+};
 
 class TraceView {
   constructor(root, model) {
@@ -110,7 +101,6 @@ class TraceView {
   reset(data) {
     this.data = data;
     this.build();
-    this.settle();
   }
 
   patched({ touched, agents, columns }) {
@@ -121,20 +111,15 @@ class TraceView {
     if (this.selected && touched.nodes.has(this.selected)) this.details.draw();
     if (columns) this.table.ids = null; // new columns (cost): the table is drawn again
     this.table.update(touched.rows, agents || columns);
-    this.tools.update(touched.tools, columns);
+    if (touched.tools.size || columns) this.tools.redraw();
     this.timeline.update(touched.timeline, agents);
-    this.settle();
+    this.root.dataset.nbaRev = String(this.data.rev);
   }
 
   // The whole view again, as it was: what the user chose and where the tree was scrolled.
   redraw(data) {
     this.scrollTo = this.tree.el ? this.tree.el.scrollTop : 0;
     this.reset(data);
-  }
-
-  // After each draw: the revision drawn, for whoever waits for it.
-  settle() {
-    if (this.data) this.root.dataset.nbaRev = String(this.data.rev);
   }
 
   build() {
@@ -162,52 +147,39 @@ class TraceView {
     this.table.redraw();
     this.tools.redraw();
     this.timeline.redraw();
+    this.root.dataset.nbaRev = String(this.data.rev); // the revision drawn, for whoever waits for it
   }
 
   drawHeader() {
-    this.headerEl.replaceChildren(header(this.data.header));
+    const hd = this.data.header;
+    const bar = h("div", "nba-header");
+    this.headerEl.replaceChildren(bar);
+    if (!hd) return;
+    bar.appendChild(h("span", "nba-badge " + statusCls(hd.status), hd.status));
+    if (hd.title) bar.appendChild(h("span", "nba-title", hd.title));
+    (hd.stats || []).forEach((st) => {
+      const extra = st.emphasis === "error" ? " nba-err" : st.emphasis === "waiting" ? " nba-waiting" : "";
+      const s = h("span", "nba-stat" + extra, st.label ? st.label + " " : "");
+      s.appendChild(h("b", null, st.value));
+      if (st.note) s.append(" " + st.note);
+      bar.appendChild(s);
+    });
   }
 
   // What the user chose in this view, as plain data: another view of the same run adopts it.
   uiState() {
-    const t = this.tree;
-    return {
-      selected: this.selected,
-      closedSections: [...this.closedSections],
-      openFolds: [...this.openFolds],
-      inputs: [...this.inputs],
-      collapsed: [...t.collapsed],
-      expanded: [...t.expanded],
-      shown: [...t.shown],
-      filter: { ...t.filter },
-      focused: t.focused,
-      limit: this.agentLimit,
-      openTools: [...this.tools.open],
-      toolLimit: this.tools.limit,
-      treeScroll: t.el ? t.el.scrollTop : 0,
-      focus: this.focus.id,
-      turnPages: [...this.pages.at],
-    };
+    const state = { treeScroll: this.tree.el ? this.tree.el.scrollTop : 0 };
+    for (const [name, keys] of Object.entries(UI_STATE)) {
+      const part = name === "view" ? this : this[name];
+      state[name] = Object.fromEntries(keys.map((key) => [key, part[key]]));
+    }
+    return structuredClone(state);
   }
 
   // Takes over uiState() of a view that is gone; call before reset().
-  adopt(s) {
-    const t = this.tree;
-    this.selected = s.selected;
-    this.closedSections = new Set(s.closedSections);
-    this.openFolds = new Set(s.openFolds);
-    this.inputs = new Map(s.inputs);
-    t.collapsed = new Set(s.collapsed);
-    t.expanded = new Set(s.expanded);
-    t.shown = new Map(s.shown);
-    t.filter = { ...t.filter, ...s.filter };
-    t.focused = s.focused;
-    this.agentLimit = Math.max(num(s.limit), ROW_PAGE);
-    this.tools.open = new Set(s.openTools || []);
-    this.tools.limit = Math.max(num(s.toolLimit), ROW_PAGE);
-    this.scrollTo = s.treeScroll;
-    this.focus.id = s.focus || null;
-    this.pages.at = new Map(s.turnPages || []);
+  adopt(state) {
+    for (const name of Object.keys(UI_STATE)) Object.assign(name === "view" ? this : this[name], state[name]);
+    this.scrollTo = state.treeScroll;
   }
 
   // A saved view's model has no send: no kernel to ask.

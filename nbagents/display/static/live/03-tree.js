@@ -46,24 +46,17 @@ class TreePane extends Part {
     return h("div", "nba-filter", [text, kind, status, this.countEl]);
   }
 
-  matches(node) {
-    const f = this.filter;
-    if (f.kind && node.kind !== f.kind) return false;
-    if (f.status && node.status !== f.status) return false;
-    return !f.text || searchText(node).includes(f.text);
-  }
-
+  // While filtering: the steps drawn (the first matches and their ancestors), and how many match.
   computeKeep() {
     const f = this.filter;
     if (!f.text && !f.kind && !f.status) return null;
-    const keep = new Set();
-    let found = 0;
+    const keep = Object.assign(new Set(), { found: 0 });
     for (const node of this.data.nodes.values()) {
-      if (!this.matches(node) || !this.view.focus.holds(node.id)) continue;
-      found += 1;
-      if (found <= FILTER_LIMIT) lineage(this.data.nodes, node.id).forEach((k) => keep.add(k));
+      const match = (!f.kind || node.kind === f.kind) && (!f.status || node.status === f.status);
+      if (!match || (f.text && !searchText(node).includes(f.text)) || !this.view.focus.holds(node.id)) continue;
+      keep.found += 1;
+      if (keep.found <= FILTER_LIMIT) lineage(this.data.nodes, node.id).forEach((k) => keep.add(k));
     }
-    keep.found = found;
     return keep;
   }
 
@@ -154,8 +147,7 @@ class TreePane extends Part {
     } else item.row.removeAttribute("aria-expanded");
     item.row.replaceChildren(toggle, line(node));
     if (item.where) item.where.remove();
-    const hit = this.keep ? conversationHit(node, this.filter.text) : null;
-    item.where = hit ? whereLine(hit, this.filter.text) : null;
+    item.where = this.keep ? whereLine(node, this.filter.text) : null;
     if (item.where) item.row.after(item.where);
     this.view.approvals.drawCards(item, node);
   }

@@ -18,23 +18,19 @@ class DetailsPane extends Part {
     (node.details || []).forEach((f) => {
       const isInput = node.kind === "model" && typeof f.label === "string" && f.label.startsWith("Input messages");
       pane.appendChild(field(isInput && whole ? { label: whole.label, type: "messages", value: whole.messages } : f));
-      if (isInput && !whole && this.view.canSend()) pane.appendChild(this.wholeInputButton(id));
+      if (!isInput || whole || !this.view.canSend()) return;
+      // Asks the kernel for the whole input; its answer arrives as a custom message.
+      const ask = pane.appendChild(button("nba-more-button nba-whole-input", "open the whole input", () => {
+        ask.disabled = true;
+        ask.textContent = "loading the whole input…";
+        this.view.model.send({ type: "input", id });
+      }));
     });
     if ((node.token_table || []).length) pane.appendChild(field({ label: "Tokens", type: "kv", value: node.token_table }));
     if (node.diff) pane.appendChild(field({ label: "State", type: "diff", value: node.diff }));
     if (node.conversation) pane.appendChild(this.conversation(node));
     this.view.focus.decorate(pane, head, node);
     pane.scrollTop = scroll;
-  }
-
-  // Asks the kernel for a model call's whole input; its answer arrives as a custom message.
-  wholeInputButton(id) {
-    const b = button("nba-more-button nba-whole-input", "open the whole input", () => {
-      b.disabled = true;
-      b.textContent = "loading the whole input…";
-      this.view.model.send({ type: "input", id });
-    });
-    return b;
   }
 
   conversation(node, title = "Conversation") {
@@ -76,7 +72,6 @@ class Approvals extends Part {
     this.decisions = new Map(); // pending request key -> {decision, args_json, message}
     this.sending = false;
     this.sentKeys = null;
-    this.el = null;
   }
 
   build() {
@@ -122,12 +117,8 @@ class Approvals extends Part {
     };
     p.allowed.forEach((decision) => {
       const choose = () => {
-        const old = this.decisions.get(p.key);
-        this.decisions.set(p.key, {
-          decision,
-          args_json: old && old.args_json !== undefined ? old.args_json : p.args_json,
-          message: old ? old.message || "" : "",
-        });
+        const old = this.decisions.get(p.key) || {};
+        this.decisions.set(p.key, { decision, args_json: old.args_json ?? p.args_json, message: old.message || "" });
         draw();
       };
       choices.appendChild(button("nba-choice", decision, choose, { "data-decision": decision, disabled: !this.answerable() }));

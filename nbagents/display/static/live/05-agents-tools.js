@@ -5,9 +5,7 @@
 class KeyedRows extends Part {
   constructor(view, key, title, cls) {
     super(view);
-    this.key = key;
-    this.title = title;
-    this.cls = cls;
+    Object.assign(this, { key, title, cls });
     this.ids = null; // the agents drawn, in order
     this.entries = new Map(); // id -> what row(id) returned
     this.more = null;
@@ -30,15 +28,16 @@ class KeyedRows extends Part {
     const ids = agents.slice(0, Math.max(this.view.agentLimit, ROW_PAGE));
     // New agents past the drawn page only change the "show more" count: no redraw.
     if (reorder && !same(this.ids, ids)) this.ids = null;
+    const draw = (id) => this.entries.set(id, this.row(id)).get(id).el;
     if (this.ids) {
       touched.forEach((id) => {
         const old = this.entries.get(id);
-        if (old) old.el.replaceWith(this.add(id).el);
+        if (old) old.el.replaceWith(draw(id));
       });
     } else {
       this.entries = new Map();
       this.ids = ids;
-      this.drawAll(ids.map((id) => this.add(id).el));
+      this.drawAll(ids.map(draw));
     }
     if (this.more) this.more.remove();
     const rest = agents.length - ids.length;
@@ -49,12 +48,6 @@ class KeyedRows extends Part {
     };
     this.more = rest > 0 ? this.moreAt.appendChild(moreButton(rest, ROW_PAGE, " agents", more)) : null;
     this.refresh();
-  }
-
-  add(id) {
-    const entry = this.row(id);
-    this.entries.set(id, entry);
-    return entry;
   }
 }
 
@@ -68,20 +61,10 @@ function figureTable(cls, columns, figures, rows, total) {
   return h("table", "nba-table " + cls, [head, h("tbody", null, [...rows, total])]);
 }
 
+// A row of the token or the Tools table: its first cell, the name, after the status dot, indented.
 function tableRow(row, figures, selected) {
-  const tr = h("tr", statusCls(row.status) + (selected ? " nba-selected" : ""));
-  (row.cells || []).forEach((c, i) => {
-    if (i === 0) {
-      const td = h("td", null, "\u2003".repeat(Math.min(num(row.depth), 20)));
-      td.append(dot(row.status, row.glyph), " " + c);
-      tr.appendChild(td);
-    } else tr.appendChild(h("td", i >= figures ? "nba-num" : null, c));
-  });
-  return tr;
-}
-
-function totalCells(tr, cells, figures) {
-  tr.replaceChildren(...figureCells("td", cells, figures));
+  const tr = h("tr", statusCls(row.status) + (selected ? " nba-selected" : ""), figureCells("td", row.cells || [], figures));
+  if (tr.firstChild) tr.firstChild.prepend("\u2003".repeat(Math.min(num(row.depth), 20)), dot(row.status, row.glyph), " ");
   return tr;
 }
 
@@ -97,7 +80,7 @@ class AgentTable extends KeyedRows {
   }
 
   refresh() {
-    totalCells(this.totalRow, this.data.totals, AGENT_FIGURES);
+    this.totalRow.replaceChildren(...figureCells("td", this.data.totals, AGENT_FIGURES));
   }
 
   row(id) {
@@ -123,7 +106,20 @@ class Timeline extends KeyedRows {
 
   // The time axis grows with the run: every drawn bar is placed again (numbers only).
   refresh() {
-    this.entries.forEach((entry) => this.place(entry));
+    const horizon = this.data.duration;
+    const scale = horizon > 0 ? 100 / horizon : 0;
+    const put = (el, start, end) => {
+      const s = num(start);
+      const e = end === null || end === undefined ? horizon : num(end);
+      const left = Math.min(Math.max(s * scale, 0), 100);
+      el.style.left = pct(left);
+      el.style.width = pct(Math.min(Math.max((e - s) * scale, 0), 100 - left));
+    };
+    this.entries.forEach(({ bar, row, segs, marks }) => {
+      put(bar, row.start, row.end);
+      segs.forEach(([el, s]) => put(el, s.start, s.end));
+      marks.forEach(([el, m]) => (el.style.left = pct(num(m.at) * scale)));
+    });
   }
 
   row(id) {
@@ -150,21 +146,6 @@ class Timeline extends KeyedRows {
     r.addEventListener("click", () => this.view.select(id));
     return { el: r, bar, row, segs, marks };
   }
-
-  place(entry) {
-    const horizon = this.data.duration;
-    const scale = horizon > 0 ? 100 / horizon : 0;
-    const put = (el, start, end) => {
-      const s = num(start);
-      const e = end === null || end === undefined ? horizon : num(end);
-      const left = Math.min(Math.max(s * scale, 0), 100);
-      el.style.left = pct(left);
-      el.style.width = pct(Math.min(Math.max((e - s) * scale, 0), 100 - left));
-    };
-    put(entry.bar, entry.row.start, entry.row.end);
-    entry.segs.forEach(([el, s]) => put(el, s.start, s.end));
-    entry.marks.forEach(([el, m]) => (el.style.left = pct(Math.min(Math.max(num(m.at) * scale, 0), 100))));
-  }
 }
 
 // -- the tools: a row per tool, which opens its calls ---------------------------------------------
@@ -185,10 +166,6 @@ class ToolTable extends Part {
     return this.sec;
   }
 
-  update(touched, columns) {
-    if (touched.size || columns) this.redraw();
-  }
-
   redraw() {
     const tools = this.data.tools;
     this.sec.style.display = tools.order.length ? "" : "none";
@@ -198,7 +175,7 @@ class ToolTable extends Part {
     }
     const shown = tools.order.slice(0, this.limit).filter((id) => tools.rows.has(id));
     const rows = shown.flatMap((id) => this.rows(id, tools.rows.get(id), tools.columns.length));
-    const total = totalCells(h("tr", "nba-total"), tools.totals, TOOL_FIGURES);
+    const total = h("tr", "nba-total", figureCells("td", tools.totals, TOOL_FIGURES));
     const parts = [figureTable("nba-tools", tools.columns, TOOL_FIGURES, rows, total)];
     const rest = tools.order.length - this.limit;
     const more = () => {

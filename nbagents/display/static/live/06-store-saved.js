@@ -43,7 +43,7 @@ class Store {
 
   // A view out of sight is drawn whole when it comes into sight (catchUp).
   draw(patch) {
-    const changes = changesOf(patch, applyPatch(this.data, patch));
+    const changes = applyPatch(this.data, patch);
     this.views.forEach((view) => {
       if (view.inSight) view.patched(changes);
       else view.stale = true;
@@ -56,11 +56,6 @@ class Store {
     view.stale = false;
     view.redraw(this.data);
   }
-}
-
-// What a patch touched, and whether it brought a new order of the agents or new columns.
-function changesOf(patch, touched) {
-  return { agents: Boolean(patch.agents), columns: Boolean(patch.columns), touched };
 }
 
 const STORES = new WeakMap(); // widget manager -> (widget uid -> its Store)
@@ -101,18 +96,13 @@ function initialize({ model }) {
 // A view that goes leaves what the user chose, by widget uid, for the next view of that run, and
 // for a minute its rows, for the saved view (takeOver), which runs its own copy of this module:
 // hence a global.
-const HANDOFF = Symbol.for("nbagents.handoff");
+const HANDOFFS = (globalThis[Symbol.for("nbagents.handoff")] ??= new Map());
 const HANDOFF_MS = 60_000;
-
-function handoffs() {
-  if (!globalThis[HANDOFF]) globalThis[HANDOFF] = new Map();
-  return globalThis[HANDOFF];
-}
 
 function render({ model, el }, saved = false) {
   const uid = model.get("uid");
-  const handed = uid ? handoffs().get(uid) : undefined;
-  if (handed) handoffs().delete(uid);
+  const handed = uid ? HANDOFFS.get(uid) : undefined;
+  if (handed) HANDOFFS.delete(uid);
   let store = uid ? storesOf(model).get(uid) : undefined;
   let stop = null;
   if (!store) {
@@ -150,10 +140,10 @@ function render({ model, el }, saved = false) {
   return () => {
     if (uid && view.data) {
       const left = { ui: view.uiState(), view, stale: view.stale };
-      handoffs().set(uid, left);
+      HANDOFFS.set(uid, left);
       // Its rows stay with the page only until the saved view takes them.
       setTimeout(() => {
-        if (handoffs().get(uid) === left) handoffs().set(uid, { ui: left.ui });
+        if (HANDOFFS.get(uid) === left) HANDOFFS.set(uid, { ui: left.ui });
       }, HANDOFF_MS);
     }
     sight.disconnect();
@@ -172,10 +162,9 @@ function takeOver(handed, model, el, store) {
   const patch = handed.stale ? null : asPatch(view.data, store.data);
   if (!patch) view.redraw(store.data);
   else {
-    const touched = applyPatch(view.data, patch);
     view.data.pages = store.data.pages;
     store.data = view.data;
-    view.patched(changesOf(patch, touched));
+    view.patched(applyPatch(view.data, patch));
   }
   return view;
 }

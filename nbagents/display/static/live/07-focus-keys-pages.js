@@ -4,7 +4,6 @@ class Focus extends Part {
   constructor(view) {
     super(view);
     this.id = null; // the focused agent's node id, or null: the whole run
-    this.el = null;
   }
 
   focused() {
@@ -53,15 +52,6 @@ class Focus extends Part {
     const was = this.focused();
     this.to(null);
     if (was !== null) this.view.keys.go(was);
-  }
-
-  // Out: focus on the focused agent's parent agent, or the whole run from a top agent.
-  up() {
-    const id = this.focused();
-    if (id === null) return;
-    const parent = this.parentAgent(id);
-    if (parent === null) this.leave();
-    else this.set(parent);
   }
 
   // Selecting a step outside the focused subtree shows the whole run again.
@@ -194,13 +184,16 @@ class TreeKeys extends Part {
     this.bring(target);
   }
 
-  // Out: the focus, else the selection, to the parent agent.
+  // Out: the focus, else the selection, to the parent agent (the focus from a top agent: the
+  // whole run).
   out(id) {
     const focus = this.view.focus;
     const was = focus.focused();
     if (was !== null) {
-      focus.up();
-      this.bring(focus.focused() ?? was);
+      const parent = focus.parentAgent(was);
+      if (parent === null) focus.leave();
+      else focus.set(parent);
+      this.bring(parent ?? was);
       return;
     }
     const agent = focus.agentOf(id);
@@ -250,12 +243,11 @@ class TurnPages extends Part {
   }
 
   entries(node) {
-    const conv = node.conversation || {};
-    return conv.entries !== undefined ? num(conv.entries) : turns(node).length + num(conv.left_out);
+    return num(node.conversation.entries);
   }
 
   size(node) {
-    return Math.max(num((node.conversation || {}).page_size), turns(node).length, 1);
+    return Math.max(num(node.conversation.page_size), 1);
   }
 
   count(node) {
@@ -271,13 +263,6 @@ class TurnPages extends Part {
     // A last page not full when it came may have grown since.
     if (got && (got.turns.length >= this.size(node) || got.entries === this.entries(node))) return got.turns;
     return null;
-  }
-
-  ask(node, page) {
-    const key = node.id + ":" + page + ":" + this.entries(node);
-    if (this.asked.has(key)) return;
-    this.asked.add(key);
-    this.view.model.send({ type: "turns", id: node.id, page });
   }
 
   received(msg) {
@@ -301,7 +286,11 @@ class TurnPages extends Part {
     const shown = this.page(node, page);
     if (count > 1) box.appendChild(this.bar(node, page, count));
     if (shown === null && this.view.canSend()) {
-      this.ask(node, page);
+      const key = node.id + ":" + page + ":" + this.entries(node);
+      if (!this.asked.has(key)) {
+        this.asked.add(key);
+        this.view.model.send({ type: "turns", id: node.id, page });
+      }
       box.appendChild(h("div", "nba-empty nba-conv-loading", "loading entries " + this.range(node, page) + "…"));
     } else if (shown === null) {
       box.appendChild(h("div", "nba-empty", "This page is not in the saved output: trace.transcript(…) has every entry."));
