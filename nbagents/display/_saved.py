@@ -27,6 +27,7 @@ from functools import cache
 
 from nbagents.display._format import dumps
 from nbagents.display._html import live_module, render_view, static_text, unseen
+from nbagents.display._records import TurnView
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
@@ -86,21 +87,15 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
 def conversation_pages(builder: ViewBuilder, limit: int) -> str:
     """The pages past the first of the long conversations, as JSON text: view node id → page
     number (from 1) → its turns. At most about ``limit`` characters, in run order."""
-    kept: list[str] = []
+    kept: dict[str, dict[str, list[TurnView]]] = {}
     used = 0
     for key in builder.long_conversations():
-        pages: list[str] = []
         for page in builder.conversation_pages(key):
-            text = dumps(page["turns"])
-            used += len(text)
+            used += len(dumps(page["turns"]))
             if used > limit:
-                break
-            pages.append(f'"{page["page"]}":{text}')
-        if pages:
-            kept.append(f"{json.dumps(key)}:{{{','.join(pages)}}}")
-        if used > limit:
-            break
-    return "{" + ",".join(kept) + "}"
+                return dumps(kept)
+            kept.setdefault(key, {})[str(page["page"])] = page["turns"]
+    return dumps(kept)
 
 
 def trace_saved_html(trace: Trace) -> str:
