@@ -351,7 +351,6 @@ class LiveView:
         self._guard(self._last_update)
         if not self.widget.answerable:
             self._saved = True
-            self._guard(self._save)
         if self.display_id is not None:
             self._guard(self._refresh)
         if self._saved:
@@ -377,17 +376,13 @@ class LiveView:
             html = render_view(self.builder.snapshot_view())
         return LIVE_HTML_START + html + LIVE_HTML_END
 
-    def _save(self) -> None:
-        """Make the saved output, once (a resumed run starts a new one)."""
-        with self._sync_lock, view_work():
-            self._saved_html = saved_html(self.builder, self.widget.uid)
-
     def _bundle(self) -> dict[str, Any]:
         bundle: dict[str, Any] = {}
         if self._saved:
-            if self._saved_html is None:
-                self._save()
-            html = LIVE_HTML_START + (self._saved_html or "") + LIVE_HTML_END
+            if self._saved_html is None:  # made once: a resumed run starts a new one
+                with self._sync_lock, view_work():
+                    self._saved_html = saved_html(self.builder, self.widget.uid)
+            html = LIVE_HTML_START + self._saved_html + LIVE_HTML_END
         else:
             rendered: Any = self.widget._repr_mimebundle_()
             bundle.update(rendered[0] if isinstance(rendered, tuple) else rendered)
