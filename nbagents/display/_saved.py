@@ -21,8 +21,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 from nbagents.display._format import dumps
@@ -65,18 +65,14 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
     if pages != "{}":
         view_json = view_json[:-1] + f',"pages":{pages}}}'
     # zlib lets go of the GIL: the view is packed on another core while the snapshot is drawn.
-    packing: list[str] = []
-    packer = threading.Thread(target=lambda: packing.append(packed(view_json)), daemon=True)
-    packer.start()
-    snapshot = render_view(view)
-    packer.join()
-    if not packing:
-        raise RuntimeError("The saved view could not be packed.")
+    with ThreadPoolExecutor(1) as pool:
+        packing = pool.submit(packed, view_json)
+        snapshot = render_view(view)
     return "".join(
         (
             f'<div class="nba-saved" data-nba-uid="{_hex(uid)}">',
             f"<!--nba-code:{_code()}-->",
-            f"<!--nba-view:{packing[0]}-->",
+            f"<!--nba-view:{packing.result()}-->",
             snapshot,
             unseen(f"<script>{static_text('saved.js')}</script>"),
             "</div>",
