@@ -8,7 +8,7 @@ unknowns). A cost that includes an unpriced call is unknown (``?``), never a sma
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -47,8 +47,8 @@ class CostBook:
     def __init__(self) -> None:
         self._prices = default_prices()
         self._calls: dict[str, tuple[Cost, tuple[str, ...]]] = {}
-        self._own: dict[str, CostSum] = {}
-        self._total: dict[str, CostSum] = {}
+        self._own: defaultdict[str, CostSum] = defaultdict(CostSum)
+        self._total: defaultdict[str, CostSum] = defaultdict(CostSum)
         self._trace = CostSum()
         self._priced: set[str] = set()
 
@@ -70,23 +70,19 @@ class CostBook:
     def _book(self, cost: Cost, agents: tuple[str, ...], sign: int) -> None:
         self._trace.add(cost, sign)
         if agents:
-            self._own.setdefault(agents[0], CostSum()).add(cost, sign)
+            self._own[agents[0]].add(cost, sign)
         for agent in agents:
-            self._total.setdefault(agent, CostSum()).add(cost, sign)
+            self._total[agent].add(cost, sign)
 
     @property
     def priced(self) -> bool:
         return bool(self._priced)
 
     def own(self, agent_id: str) -> Cost:
-        return self._cost(self._own, agent_id)
+        return self._own[agent_id].cost()
 
     def total(self, agent_id: str) -> Cost:
-        return self._cost(self._total, agent_id)
-
-    def _cost(self, sums: dict[str, CostSum], agent_id: str) -> Cost:
-        found = sums.get(agent_id)
-        return found.cost() if found else Cost()
+        return self._total[agent_id].cost()
 
     def trace(self) -> Cost:
         return self._trace.cost()

@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 import graphviz
 
 from nbagents.display._format import format_tokens, short
-from nbagents.tracing.span import AGENT_KINDS
 
 if TYPE_CHECKING:
-    from nbagents.tracing.model import Span, Trace
+    from nbagents.tracing.model import Trace
 
 __all__ = ["INSTALL_HINT", "TraceGraph", "dot_label", "trace_graphviz"]
 
@@ -103,45 +102,28 @@ def trace_graphviz(trace: Trace) -> TraceGraph:
         fontsize="11",
     )
     graph.attr("edge", fontname="Helvetica", fontsize="9", color="#57606a")
-    agents = _agents(trace)
-    names = {span.id: f"a{i}" for i, (span, _, _) in enumerate(agents)}
-    for span, _, _ in agents:
-        own = trace.own_usage(span).total
-        status = span.status
-        lines = [short(span.name, 40), f"{status} · {format_tokens(own)} tok own"]
+    agents = [record for top in trace.agents() for record in top.walk()]
+    names = {record.span_id: f"a{i}" for i, record in enumerate(agents)}
+    for record in agents:
+        own = format_tokens(record.tokens_own.total)
         graph.node(
-            names[span.id],
-            dot_label(*lines),
-            color=_COLOURS.get(status, "#57606a"),
-            penwidth="2" if status == "error" else "1",
+            names[record.span_id],
+            dot_label(short(record.type, 40), f"{record.status} · {own} tok own"),
+            color=_COLOURS.get(record.status, "#57606a"),
+            penwidth="2" if record.status == "error" else "1",
         )
-    for span, parent, task in agents:
-        if parent is None:
+    parents = {kid.span_id: record.span_id for record in agents for kid in record.children}
+    for kid in agents:
+        if kid.span_id not in parents:
             continue
-        tokens = trace.usage_including_descendants(span).total
+        # Its task: its own description, else that of the ``task`` step that spawned it.
+        task = kid.description
+        if not task and kid.task_span_id is not None:
+            task = trace.get(kid.task_span_id).typed_attributes().get("description", "")
         graph.edge(
-            names[parent.id],
-            names[span.id],
-            dot_label(short(task, 40), f"{format_tokens(tokens)} tok"),
-            color=_COLOURS["error"] if span.status == "error" else "#57606a",
+            names[parents[kid.span_id]],
+            names[kid.span_id],
+            dot_label(short(task, 40), f"{format_tokens(kid.tokens_total.total)} tok"),
+            color=_COLOURS["error"] if kid.status == "error" else "#57606a",
         )
     return graph
-
-
-def _agents(trace: Trace) -> list[tuple[Span, Span | None, str]]:
-    """The visible agents in tree order, each with the nearest visible agent above it and its
-    task: its own description, else that of the ``task`` step right above it."""
-    out: list[tuple[Span, Span | None, str]] = []
-    stack: list[tuple[Span, Span | None, Span | None]] = [
-        (root, None, None) for root in reversed(trace.visible_roots())
-    ]
-    while stack:
-        span, agent, parent = stack.pop()
-        if span.kind in AGENT_KINDS:
-            task = span.typed_attributes().get("description")
-            if not task and parent is not None and parent.kind == "task":
-                task = parent.typed_attributes().get("description")
-            out.append((span, agent, task or ""))
-            agent = span
-        stack.extend((kid, agent, span) for kid in reversed(trace.visible_children(span)))
-    return out

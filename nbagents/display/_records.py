@@ -198,15 +198,12 @@ class ViewNode(TypedDict):
     start: float
     end: float | None
     children: NotRequired[list[str]]
-    """Absent from a patch when the children did not change."""
     details: NotRequired[list[DetailField]]
-    """Absent from a patch when the details did not change."""
     diff: NotRequired[StateDiffView]
     pending: NotRequired[list[PendingView]]
     """What the paused run waits for here; absent when nothing."""
     conversation: NotRequired[ConversationView]
-    """An agent's or sub-agent's transcript; absent from other steps, and from a patch when
-    it did not change."""
+    """An agent's or sub-agent's transcript; absent from other steps."""
 
 
 class AgentRow(TypedDict):

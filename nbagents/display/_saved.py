@@ -21,12 +21,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 from nbagents.display._format import dumps
 from nbagents.display._html import live_module, render_view, static_text, unseen
+from nbagents.display._records import TurnView
 from nbagents.display._viewmodel import ViewBuilder
 from nbagents.tracing.model import Trace
 
@@ -64,18 +65,14 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
     if pages != "{}":
         view_json = view_json[:-1] + f',"pages":{pages}}}'
     # zlib lets go of the GIL: the view is packed on another core while the snapshot is drawn.
-    packing: list[str] = []
-    packer = threading.Thread(target=lambda: packing.append(packed(view_json)), daemon=True)
-    packer.start()
-    snapshot = render_view(view)
-    packer.join()
-    if not packing:
-        raise RuntimeError("The saved view could not be packed.")
+    with ThreadPoolExecutor(1) as pool:
+        packing = pool.submit(packed, view_json)
+        snapshot = render_view(view)
     return "".join(
         (
             f'<div class="nba-saved" data-nba-uid="{_hex(uid)}">',
             f"<!--nba-code:{_code()}-->",
-            f"<!--nba-view:{packing[0]}-->",
+            f"<!--nba-view:{packing.result()}-->",
             snapshot,
             unseen(f"<script>{static_text('saved.js')}</script>"),
             "</div>",
@@ -86,21 +83,15 @@ def saved_html(builder: ViewBuilder, uid: str = "") -> str:
 def conversation_pages(builder: ViewBuilder, limit: int) -> str:
     """The pages past the first of the long conversations, as JSON text: view node id → page
     number (from 1) → its turns. At most about ``limit`` characters, in run order."""
-    kept: list[str] = []
+    kept: dict[str, dict[str, list[TurnView]]] = {}
     used = 0
     for key in builder.long_conversations():
-        pages: list[str] = []
         for page in builder.conversation_pages(key):
-            text = dumps(page["turns"])
-            used += len(text)
+            used += len(dumps(page["turns"]))
             if used > limit:
-                break
-            pages.append(f'"{page["page"]}":{text}')
-        if pages:
-            kept.append(f"{json.dumps(key)}:{{{','.join(pages)}}}")
-        if used > limit:
-            break
-    return "{" + ",".join(kept) + "}"
+                return dumps(kept)
+            kept.setdefault(key, {})[str(page["page"])] = page["turns"]
+    return dumps(kept)
 
 
 def trace_saved_html(trace: Trace) -> str:

@@ -283,14 +283,8 @@ class ViewBuilder:
             {sid: self._tree.spans[sid].error for sid in self._errors},
             {sid: self._tree.parent[sid] for sid in self._errors},
         )
-        stats = header(
-            self._tree,
-            self._usage,
-            self._horizon,
-            self.waiting,
-            cost,
-            failures if self._errors else None,
-        )
+        failed = failures if self._errors else None
+        stats = header(self._tree, self._usage, self._horizon, self.waiting, cost, failed)
         return {
             "version": VIEW_VERSION,
             "rev": self.rev,

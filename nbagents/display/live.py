@@ -79,7 +79,8 @@ class LiveView:
         self.sent_bytes = 0
         self.builder = ViewBuilder(trace)
         self._changes = _Changes()
-        """What the updates since the last patch or whole view changed."""
+        """What the updates since the last patch or whole view changed: what the widget was not
+        sent yet."""
         self._saved_html: str | None = None
         self.display_id: str | None = None
         self._wake = threading.Event()
@@ -90,8 +91,6 @@ class LiveView:
         self._new_widget()
         self._send_at = 0.0
         """When the widget is next due an update from the flusher."""
-        self._unsent = False
-        """Whether the builder took in changes the widget has not been sent."""
         self._finished = False
         self._saved = False
         """The run is over and not waiting for the view: the output is the saved HTML."""
@@ -140,31 +139,30 @@ class LiveView:
             self._wake.clear()
             self._guard(self._tick)
             last = time.monotonic()
-            if self._unsent:
+            if self._changes:
                 self._wake.set()  # taken in, not sent yet: come back when it is due
 
     def _tick(self) -> None:
         with self._sync_lock:
             started, cpu = time.monotonic(), time.thread_time()
-            changed = self._update()
+            self._update()
             # Once finish() began, it makes the last update (none for an output it replaces):
             # a tick caught in it would send a wide run's whole view while the cell waits.
             if not self._stop.is_set() and (started >= self._send_at or not self._based):
-                self._send(changed, whole=False, cpu=cpu)
-            else:
-                self._unsent |= changed
+                self._send(whole=False, cpu=cpu)
 
     def sync(self, *, whole: bool = False) -> bool:
         """Send what changed in the trace to the widget now (``whole``: the whole view, not a
         patch); False when nothing did."""
         with self._sync_lock:
             cpu = time.thread_time()
-            return self._send(self._update(), whole=whole, cpu=cpu)
+            self._update()
+            return self._send(whole=whole, cpu=cpu)
 
-    def _send(self, changed: bool, *, whole: bool, cpu: float) -> bool:
+    def _send(self, *, whole: bool, cpu: float) -> bool:
         """Send the widget what changed since its last update. Under ``_sync_lock``."""
         whole |= not self._based
-        if not (changed or self._unsent or whole):
+        if not (self._changes or whole):
             return False
         changes, self._changes = self._changes, _Changes()
         with view_work():
@@ -175,7 +173,6 @@ class LiveView:
             self.wholes += 1
         else:
             self.widget.patch_json = text
-        self._unsent = False
         self.sent_bytes += len(text)
         self.updates += 1
         self._check_answerable()
@@ -187,12 +184,10 @@ class LiveView:
         )
         return True
 
-    def _update(self) -> bool:
-        """The builder takes in the trace's changes; whether the view changed (under the lock)."""
+    def _update(self) -> None:
+        """The builder takes in the trace's changes (under the lock)."""
         with view_work():
-            changes = self.builder.update()
-        self._changes.merge(changes)
-        return bool(changes)
+            self._changes.merge(self.builder.update())
 
     def _check_answerable(self) -> None:
         agent = approvals.resumable_agent(self.trace) if self.builder.waiting else None
@@ -209,8 +204,8 @@ class LiveView:
         if self.display_id is None:
             self.sync()
         else:
-            with self._sync_lock:
-                self._update()
+            with self._sync_lock, view_work():
+                self.builder.update()  # not kept to send: the widget is closed or sent whole
                 self._check_answerable()
         if self.widget.answerable:
             # The run waits for decisions made in the view: the widget stays to take them.
@@ -356,7 +351,6 @@ class LiveView:
         self._guard(self._last_update)
         if not self.widget.answerable:
             self._saved = True
-            self._guard(self._save)
         if self.display_id is not None:
             self._guard(self._refresh)
         if self._saved:
@@ -382,17 +376,13 @@ class LiveView:
             html = render_view(self.builder.snapshot_view())
         return LIVE_HTML_START + html + LIVE_HTML_END
 
-    def _save(self) -> None:
-        """Make the saved output, once (a resumed run starts a new one)."""
-        with self._sync_lock, view_work():
-            self._saved_html = saved_html(self.builder, self.widget.uid)
-
     def _bundle(self) -> dict[str, Any]:
         bundle: dict[str, Any] = {}
         if self._saved:
-            if self._saved_html is None:
-                self._save()
-            html = LIVE_HTML_START + (self._saved_html or "") + LIVE_HTML_END
+            if self._saved_html is None:  # made once: a resumed run starts a new one
+                with self._sync_lock, view_work():
+                    self._saved_html = saved_html(self.builder, self.widget.uid)
+            html = LIVE_HTML_START + self._saved_html + LIVE_HTML_END
         else:
             rendered: Any = self.widget._repr_mimebundle_()
             bundle.update(rendered[0] if isinstance(rendered, tuple) else rendered)
